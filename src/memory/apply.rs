@@ -1,0 +1,647 @@
+//! Applies a reply to MEMORY.md as it is now: every op checked on its own,
+//! then the caps. Ops address lines by content, so the same reply can be
+//! re-applied to a file that another writer changed meanwhile.
+
+use super::reply::{Op, Reply, TopicAppend};
+use super::template::{self, LineKind, CRITICAL_RULES, PLACEHOLDER, SECTIONS, TOPIC_FILES};
+use super::{MAX_BULLET_CHARS, Size};
+
+pub const HISTORY_FILE: &str = "history.md";
+pub const RETIRED_HEADING: &str = "## Retired CRITICAL RULES";
+/// One topic append may carry at most this much text.
+pub const MAX_TOPIC_APPEND_CHARS: usize = 50_000;
+
+/// An op or topic that was not written, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub entry: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The new MEMORY.md (equal to the input when nothing changed).
+    pub memory: String,
+    /// Text to append to topic files, in order; history.md may appear twice.
+    pub topics: Vec<TopicAppend>,
+    pub added: usize,
+    pub removed: usize,
+    pub replaced: usize,
+    /// CRITICAL RULES bullets removed and kept in history.md.
+    pub retired: Vec<String>,
+    /// Lines a remove or replace named that the file does not have.
+    pub skipped: Vec<String>,
+    pub refused: Vec<Refusal>,
+}
+
+impl Outcome {
+    pub fn topic_files(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for t in &self.topics {
+            if !names.contains(&t.file.as_str()) {
+                names.push(&t.file);
+            }
+        }
+        names
+    }
+}
+
+/// `existing_topics` are the topic files already in the memory folder, so a
+/// new one can be listed under Topic Files.
+pub fn apply(current: &str, reply: &Reply, project: &str, existing_topics: &[String]) -> Outcome {
+    let current = template::repair(current, project).unwrap_or_else(|| current.to_string());
+    let before = Size::of(&current);
+    let mut outcome = apply_ops(&current, reply, before, existing_topics, false);
+    let after = Size::of(&outcome.memory);
+    let shrinks = !before.under_caps()
+        && after.lines <= before.lines
+        && after.chars <= before.chars
+        && after != before;
+    if !after.under_caps() && !shrinks {
+        // Keep what cannot grow the file: the removes. The rest is refused
+        // and counted, not lost silently.
+        let removes_only = Reply {
+            ops: reply.ops.iter().filter(|op| matches!(op, Op::Remove { .. })).cloned().collect(),
+            topics: Vec::new(),
+            malformed: reply.malformed.clone(),
+        };
+        let why = format!(
+            "the result would be over a cap ({} lines, {} characters; the caps are {} and {})",
+            after.lines,
+            after.chars,
+            super::MAX_LINES,
+            super::MAX_CHARS
+        );
+        let mut reduced = apply_ops(&current, &removes_only, before, existing_topics, true);
+        for op in reply.ops.iter().filter(|op| !matches!(op, Op::Remove { .. })) {
+            reduced.refused.push(Refusal { entry: describe_op(op), why: why.clone() });
+        }
+        for topic in &reply.topics {
+            reduced.refused.push(Refusal { entry: format!("topic {}", topic.file), why: why.clone() });
+        }
+        outcome = reduced;
+    }
+    outcome
+}
+
+fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[String], removes_only: bool) -> Outcome {
+    let mut doc = Doc::new(current);
+    let mut out = Outcome::default();
+    for bad in &reply.malformed {
+        out.refused.push(Refusal { entry: bad.entry.clone(), why: bad.why.clone() });
+    }
+    let over_cap = !before.under_caps();
+    let offloading = before.needs_offload();
+    for op in &reply.ops {
+        let result = match op {
+            Op::Add { section, text } => {
+                if over_cap {
+                    Err("the file is over a cap, so this save may only shrink it: add no new bullet".to_string())
+                } else {
+                    doc.add(section, text).map(|added| out.added += usize::from(added))
+                }
+            }
+            Op::Remove { line } => match doc.locate(line) {
+                None => {
+                    out.skipped.push(line.clone());
+                    Ok(())
+                }
+                Some(at) => doc.remove(at, offloading).map(|retired| {
+                    out.removed += 1;
+                    if let Some(rule) = retired {
+                        out.topics.push(TopicAppend {
+                            file: HISTORY_FILE.into(),
+                            append: format!("{RETIRED_HEADING}\n\n{rule}\n"),
+                        });
+                        out.retired.push(rule);
+                    }
+                }),
+            },
+            Op::Replace { line, text } => match doc.locate(line) {
+                None => {
+                    out.skipped.push(line.clone());
+                    Ok(())
+                }
+                Some(at) => doc.replace(at, text, over_cap).map(|()| out.replaced += 1),
+            },
+        };
+        if let Err(why) = result {
+            out.refused.push(Refusal { entry: describe_op(op), why });
+        }
+    }
+    if !removes_only {
+        for topic in &reply.topics {
+            match check_topic(topic) {
+                Ok(()) => out.topics.push(topic.clone()),
+                Err(why) => out.refused.push(Refusal { entry: format!("topic {}", topic.file), why }),
+            }
+        }
+    }
+    for name in out.topic_files() {
+        if !existing_topics.iter().any(|t| t == name) {
+            doc.list_topic(name);
+        }
+    }
+    doc.fill_empty_sections();
+    out.memory = doc.text();
+    out
+}
+
+/// A short name for an op in refusals and in the next fork's notes.
+pub fn describe_op(op: &Op) -> String {
+    let json = match op {
+        Op::Add { section, text } => serde_json::json!({"op": "add", "section": section, "text": text}),
+        Op::Remove { line } => serde_json::json!({"op": "remove", "line": line}),
+        Op::Replace { line, text } => serde_json::json!({"op": "replace", "line": line, "text": text}),
+    };
+    let text = json.to_string();
+    match text.char_indices().nth(300) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// Topic file names: lowercase, `.md`, no folder, not MEMORY.md.
+pub fn check_topic_name(name: &str) -> Result<(), String> {
+    let valid_chars = name.bytes().enumerate().all(|(i, b)| {
+        b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && matches!(b, b'.' | b'_' | b'-'))
+    });
+    if name.len() > 64 || !valid_chars || !name.ends_with(".md") || name.len() <= 3 {
+        return Err(format!(
+            "topic file name {name:?} is not allowed: use lowercase letters, digits, '.', '_' or '-', ending in .md, no folder"
+        ));
+    }
+    if name == "memory.md" {
+        return Err("memory.md is not a topic file".into());
+    }
+    Ok(())
+}
+
+fn check_topic(topic: &TopicAppend) -> Result<(), String> {
+    check_topic_name(&topic.file)?;
+    if topic.append.trim().is_empty() {
+        return Err("the append text is empty".into());
+    }
+    if topic.append.chars().count() > MAX_TOPIC_APPEND_CHARS {
+        return Err(format!("the append text is longer than {MAX_TOPIC_APPEND_CHARS} characters"));
+    }
+    Ok(())
+}
+
+/// A new bullet: one line, a list item, at most 600 characters.
+pub fn check_bullet(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.contains(['\n', '\r']) {
+        return Err("a bullet is one line; split it into several add ops".into());
+    }
+    let content = strip_marker(text);
+    if content.trim_start_matches(['-', '*', '+']).trim().is_empty() {
+        return Err("the bullet is empty".into());
+    }
+    let bullet = format!("- {content}");
+    let chars = bullet.chars().count();
+    if chars > MAX_BULLET_CHARS {
+        return Err(format!(
+            "the bullet has {chars} characters, over {MAX_BULLET_CHARS}: split it or move its detail to a topic file"
+        ));
+    }
+    Ok(bullet)
+}
+
+/// The text of a list item without its marker (`- `, `* `, `+ `, `1. `).
+pub fn strip_marker(line: &str) -> &str {
+    let line = line.trim_start();
+    for marker in ["- ", "* ", "+ "] {
+        if let Some(rest) = line.strip_prefix(marker) {
+            return rest.trim_start();
+        }
+    }
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        if let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
+            return rest.trim_start();
+        }
+    }
+    line
+}
+
+/// MEMORY.md as lines, with what each line is.
+struct Doc {
+    lines: Vec<String>,
+}
+
+impl Doc {
+    fn new(text: &str) -> Doc {
+        Doc { lines: text.lines().map(str::to_string).collect() }
+    }
+
+    fn text(&self) -> String {
+        let mut out = self.lines.join("\n");
+        out.push('\n');
+        out
+    }
+
+    fn kinds(&self) -> Vec<LineKind> {
+        template::classify(&self.lines.join("\n"))
+    }
+
+    /// The `##` section (index into SECTIONS) a line belongs to.
+    fn section_of(&self, at: usize) -> Option<usize> {
+        let kinds = self.kinds();
+        (0..=at)
+            .rev()
+            .find(|&i| kinds[i] == LineKind::Section)
+            .and_then(|i| SECTIONS.iter().position(|s| template::heading_name(&self.lines[i]) == *s))
+    }
+
+    /// Exactly, else after a leading list marker when exactly one line
+    /// matches.
+    fn locate(&self, wanted: &str) -> Option<usize> {
+        let wanted = wanted.trim_end();
+        if wanted.trim().is_empty() {
+            return None;
+        }
+        if let Some(at) = self.lines.iter().position(|l| l.trim_end() == wanted) {
+            return Some(at);
+        }
+        let key = strip_marker(wanted.trim());
+        let mut matches = self.lines.iter().enumerate().filter(|(_, l)| strip_marker(l.trim()) == key);
+        match (matches.next(), matches.next()) {
+            (Some((at, _)), None) => Some(at),
+            _ => None,
+        }
+    }
+
+    fn protect(&self, at: usize) -> Result<(), String> {
+        match self.kinds()[at] {
+            LineKind::Title | LineKind::Section => {
+                Err("the title and the four ## section headings cannot be removed or replaced".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The block a heading owns: the lines after it up to the next heading.
+    fn block_end(&self, heading: usize) -> usize {
+        let kinds = self.kinds();
+        (heading + 1..self.lines.len())
+            .find(|&i| matches!(kinds[i], LineKind::Section | LineKind::Subheading | LineKind::Title))
+            .unwrap_or(self.lines.len())
+    }
+
+    fn find_heading(&self, name: &str) -> Option<usize> {
+        let want = template::heading_name(name);
+        let kinds = self.kinds();
+        (0..self.lines.len()).find(|&i| {
+            matches!(kinds[i], LineKind::Section | LineKind::Subheading)
+                && template::heading_name(&self.lines[i]).eq_ignore_ascii_case(want)
+        })
+    }
+
+    /// `Ok(false)` when the bullet is there already.
+    fn add(&mut self, section: &str, text: &str) -> Result<bool, String> {
+        let bullet = check_bullet(text)?;
+        let Some(heading) = self.find_heading(section) else {
+            return Err(format!("MEMORY.md has no heading {:?}", template::heading_name(section)));
+        };
+        if self.lines.iter().any(|l| l.trim_end() == bullet) {
+            return Ok(false);
+        }
+        self.insert_in_block(heading, bullet);
+        Ok(true)
+    }
+
+    fn insert_in_block(&mut self, heading: usize, bullet: String) {
+        let end = self.block_end(heading);
+        let body: Vec<usize> = (heading + 1..end).filter(|&i| !self.lines[i].trim().is_empty()).collect();
+        match body.as_slice() {
+            [only] if self.lines[*only].trim() == PLACEHOLDER => self.lines[*only] = bullet,
+            [] => self.lines.insert(heading + 1, bullet),
+            [.., last] => self.lines.insert(last + 1, bullet),
+        }
+    }
+
+    /// Returns the CRITICAL RULES bullet it retired, if it was one.
+    fn remove(&mut self, at: usize, offloading: bool) -> Result<Option<String>, String> {
+        self.protect(at)?;
+        let is_rule = self.section_of(at) == Some(CRITICAL_RULES)
+            && self.kinds()[at] == LineKind::Text
+            && self.lines[at].trim() != PLACEHOLDER;
+        if is_rule && offloading {
+            return Err(
+                "a CRITICAL RULES bullet is not moved out while the file is over the offload mark; shorten it with a replace op instead"
+                    .into(),
+            );
+        }
+        let line = self.lines.remove(at);
+        Ok(is_rule.then_some(line))
+    }
+
+    fn replace(&mut self, at: usize, text: &str, over_cap: bool) -> Result<(), String> {
+        self.protect(at)?;
+        let bullet = check_bullet(text)?;
+        if over_cap && bullet.chars().count() > self.lines[at].chars().count() {
+            return Err("the file is over a cap, so a replace may only shorten its line".into());
+        }
+        self.lines[at] = bullet;
+        Ok(())
+    }
+
+    fn list_topic(&mut self, name: &str) {
+        let Some(heading) = self.find_heading(SECTIONS[TOPIC_FILES]) else { return };
+        let end = self.lines.len();
+        let listed = self.lines[heading + 1..end].iter().any(|l| l.contains(name));
+        if !listed {
+            self.insert_in_block(heading, format!("- {name}"));
+        }
+    }
+
+    /// A section whose last bullet went gets the placeholder back, so the
+    /// file keeps saying "nothing here" rather than looking broken.
+    fn fill_empty_sections(&mut self) {
+        let kinds = self.kinds();
+        let sections: Vec<usize> = (0..self.lines.len()).filter(|&i| kinds[i] == LineKind::Section).collect();
+        for &heading in sections.iter().rev() {
+            let next = sections.iter().find(|&&s| s > heading).copied().unwrap_or(self.lines.len());
+            if self.lines[heading + 1..next].iter().all(|l| l.trim().is_empty()) {
+                self.lines.insert(heading + 1, PLACEHOLDER.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::reply::parse;
+    use crate::memory::template::{is_in_template, skeleton};
+    use crate::memory::{MAX_CHARS, MAX_LINES};
+
+    const FILE: &str = "\
+# app
+
+## CRITICAL RULES
+- Run tests with cargo test
+- **Never** push to main
+
+## Architecture & Config Facts
+- Rust 2024 edition
+Plain paragraph line
+### Build
+- cargo build --release
+
+## Active Warnings
+- None yet.
+
+## Topic Files
+- history.md
+";
+
+    fn run(ops: &str) -> Outcome {
+        let reply = parse(&format!("{{\"ops\":[{ops}],\"topics\":[]}}")).unwrap();
+        apply(FILE, &reply, "app", &["history.md".to_string()])
+    }
+
+    fn refusal(out: &Outcome) -> &str {
+        assert_eq!(out.refused.len(), 1, "{out:#?}");
+        &out.refused[0].why
+    }
+
+    #[test]
+    fn add_goes_to_the_end_of_the_named_block() {
+        let out = run(r#"{"op":"add","section":"architecture & config facts","text":"- new fact"}"#);
+        assert_eq!(out.added, 1);
+        assert!(out.memory.contains("Plain paragraph line\n- new fact\n### Build\n"), "{}", out.memory);
+        let out = run(r#"{"op":"add","section":"Build","text":"- cargo test -j1"}"#);
+        assert!(out.memory.contains("- cargo build --release\n- cargo test -j1\n\n## Active"), "{}", out.memory);
+        let out = run(r###"{"op":"add","section":"## Active Warnings","text":"flaky test"}"###);
+        assert!(out.memory.contains("## Active Warnings\n- flaky test\n\n"), "placeholder replaced: {}", out.memory);
+    }
+
+    #[test]
+    fn add_refusals() {
+        let long = "x".repeat(MAX_BULLET_CHARS);
+        let cases: &[(&str, &str)] = &[
+            (r#"{"op":"add","section":"Nope","text":"- a"}"#, "no heading"),
+            (r###"{"op":"add","section":"CRITICAL RULES","text":"- a\n## Injected"}"###, "one line"),
+            (r#"{"op":"add","section":"CRITICAL RULES","text":"-  "}"#, "empty"),
+            (&format!(r#"{{"op":"add","section":"CRITICAL RULES","text":"- {long}"}}"#), "split it"),
+        ];
+        for (op, want) in cases {
+            let out = run(op);
+            assert!(refusal(&out).contains(want), "{op}: {:?}", out.refused);
+            assert_eq!(out.memory, FILE);
+        }
+        // Exactly 600 characters is allowed.
+        let ok = "y".repeat(MAX_BULLET_CHARS - 2);
+        assert_eq!(run(&format!(r#"{{"op":"add","section":"CRITICAL RULES","text":"- {ok}"}}"#)).added, 1);
+    }
+
+    #[test]
+    fn a_duplicate_add_changes_nothing() {
+        let out = run(r#"{"op":"add","section":"CRITICAL RULES","text":"- Run tests with cargo test"}"#);
+        assert_eq!((out.added, out.refused.len()), (0, 0));
+        assert_eq!(out.memory, FILE);
+    }
+
+    #[test]
+    fn remove_and_replace_match_exactly_or_by_one_marker_difference() {
+        let out = run(r#"{"op":"remove","line":"- Rust 2024 edition"}"#);
+        assert_eq!(out.removed, 1);
+        assert!(!out.memory.contains("Rust 2024"));
+        let out = run(r#"{"op":"replace","line":"- Plain paragraph line","text":"- A bullet now"}"#);
+        assert_eq!(out.replaced, 1);
+        assert!(out.memory.contains("- Rust 2024 edition\n- A bullet now\n### Build"));
+        let out = run(r#"{"op":"remove","line":"- Never push to main"}"#);
+        assert_eq!(out.skipped, vec!["- Never push to main".to_string()], "misquoted markup is skipped");
+        assert_eq!(out.memory, FILE);
+    }
+
+    #[test]
+    fn headings_and_title_cannot_go_but_subheadings_can() {
+        for line in ["# app", "## CRITICAL RULES", "## Topic Files"] {
+            let out = run(&format!(r#"{{"op":"remove","line":"{line}"}}"#));
+            assert!(refusal(&out).contains("cannot be removed"), "{line}");
+            let out = run(&format!(r#"{{"op":"replace","line":"{line}","text":"- x"}}"#));
+            assert!(refusal(&out).contains("cannot be removed"), "{line}");
+        }
+        let out = run(r####"{"op":"remove","line":"### Build"}"####);
+        assert_eq!(out.removed, 1);
+        assert!(is_in_template(&out.memory));
+    }
+
+    #[test]
+    fn removing_a_critical_rule_retires_it_to_history() {
+        let out = run(r#"{"op":"remove","line":"- Run tests with cargo test"}"#);
+        assert_eq!(out.retired, vec!["- Run tests with cargo test".to_string()]);
+        assert_eq!(out.topics[0].file, HISTORY_FILE);
+        assert!(out.topics[0].append.starts_with(RETIRED_HEADING));
+        assert!(out.topics[0].append.contains("- Run tests with cargo test"));
+    }
+
+    fn grown(lines: usize, bullet_len: usize) -> String {
+        let bullets: String = (0..lines).map(|i| format!("- fact {i} {}\n", "z".repeat(bullet_len))).collect();
+        FILE.replace("### Build\n", &format!("{bullets}### Build\n"))
+    }
+
+    #[test]
+    fn under_the_offload_note_a_critical_rule_is_not_moved_out() {
+        let file = grown(160, 10);
+        let reply = parse(r#"{"ops":[{"op":"remove","line":"- Run tests with cargo test"}]}"#).unwrap();
+        let out = apply(&file, &reply, "app", &[]);
+        assert!(refusal(&out).contains("shorten it with a replace"));
+        assert_eq!(out.memory, file);
+        let reply = parse(r#"{"ops":[{"op":"replace","line":"- Run tests with cargo test","text":"- cargo test"}]}"#).unwrap();
+        assert_eq!(apply(&file, &reply, "app", &[]).replaced, 1);
+    }
+
+    #[test]
+    fn a_result_over_a_cap_keeps_only_the_removes() {
+        let file = grown(MAX_LINES - 20, 10);
+        let adds: Vec<String> = (0..30)
+            .map(|i| format!(r#"{{"op":"add","section":"Active Warnings","text":"- warning {i}"}}"#))
+            .collect();
+        let reply = parse(&format!(
+            r#"{{"ops":[{},{{"op":"remove","line":"- fact 3 zzzzzzzzzz"}}],"topics":[{{"file":"notes.md","append":"x"}}]}}"#,
+            adds.join(",")
+        ))
+        .unwrap();
+        let out = apply(&file, &reply, "app", &[]);
+        assert_eq!((out.added, out.removed), (0, 1));
+        assert_eq!(out.refused.len(), 31, "30 adds and one topic");
+        assert!(out.refused.iter().all(|r| r.why.contains("over a cap")));
+        assert!(out.topics.is_empty());
+        assert!(Size::of(&out.memory).under_caps());
+    }
+
+    #[test]
+    fn a_file_over_a_cap_may_only_shrink() {
+        let file = grown(MAX_LINES, 10);
+        assert!(!Size::of(&file).under_caps());
+        let reply = parse(
+            r#"{"ops":[{"op":"add","section":"Active Warnings","text":"- new"},{"op":"remove","line":"- fact 1 zzzzzzzzzz"}],
+               "topics":[{"file":"facts.md","append":"- fact 1 zzzzzzzzzz"}]}"#,
+        )
+        .unwrap();
+        let out = apply(&file, &reply, "app", &[]);
+        assert_eq!((out.added, out.removed), (0, 1));
+        assert!(refusal(&out).contains("only shrink"));
+        assert_eq!(out.topics.len(), 1, "moving an entry to a topic file is the point of a shrink");
+        let after = Size::of(&out.memory);
+        let before = Size::of(&file);
+        assert!(after.lines <= before.lines && after.chars < before.chars);
+    }
+
+    #[test]
+    fn topic_names() {
+        let good = ["history.md", "build-notes.md", "v2.md", "a_b.md"];
+        let bad = ["../x.md", "/etc/x.md", "a/b.md", "memory.md", "MEMORY.md", "History.md", "notes.txt", ".md",
+            "-x.md", "hіstory.md" /* Cyrillic і */];
+        for name in good {
+            assert!(check_topic_name(name).is_ok(), "{name}");
+        }
+        for name in bad {
+            assert!(check_topic_name(name).is_err(), "{name}");
+        }
+        assert!(check_topic_name(&format!("{}.md", "a".repeat(80))).is_err());
+    }
+
+    #[test]
+    fn a_new_topic_file_is_listed_once() {
+        let reply = parse(r#"{"ops":[],"topics":[{"file":"build.md","append":"- detail"},{"file":"build.md","append":"- more"}]}"#).unwrap();
+        let out = apply(FILE, &reply, "app", &["history.md".into()]);
+        assert_eq!(out.topics.len(), 2);
+        assert!(out.memory.ends_with("## Topic Files\n- history.md\n- build.md\n"), "{}", out.memory);
+        let out = apply(FILE, &reply, "app", &["history.md".into(), "build.md".into()]);
+        assert_eq!(out.memory.matches("build.md").count(), 0, "already present files are not listed again by apply");
+    }
+
+    #[test]
+    fn malformed_entries_are_refused_alone() {
+        let reply = parse(r#"{"ops":[{"op":"add","section":"Active Warnings","text":"- w"},{"op":"zap"}],"topics":[{"file":"../x.md","append":"y"}]}"#).unwrap();
+        let out = apply(FILE, &reply, "app", &[]);
+        assert_eq!(out.added, 1);
+        assert_eq!(out.refused.len(), 2);
+    }
+
+    #[test]
+    fn a_section_emptied_gets_the_placeholder_back() {
+        let reply = parse(r#"{"ops":[{"op":"remove","line":"- history.md"}]}"#).unwrap();
+        let out = apply(FILE, &reply, "app", &[]);
+        assert!(out.memory.ends_with("## Topic Files\n- None yet.\n"), "{}", out.memory);
+    }
+
+    #[test]
+    fn new_file_from_the_skeleton() {
+        let reply = parse(r#"{"ops":[{"op":"add","section":"CRITICAL RULES","text":"- Use tabs"}]}"#).unwrap();
+        let out = apply(&skeleton("app"), &reply, "app", &[]);
+        assert!(out.memory.contains("## CRITICAL RULES\n- Use tabs\n\n"));
+        assert!(is_in_template(&out.memory));
+    }
+
+    fn op_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let line = prop_oneof![
+            Just("- Run tests with cargo test".to_string()),
+            Just("Run tests with cargo test".to_string()),
+            Just("## CRITICAL RULES".to_string()),
+            Just("# app".to_string()),
+            Just("### Build".to_string()),
+            Just("- None yet.".to_string()),
+            Just("Plain paragraph line".to_string()),
+            "[ -~]{0,20}",
+        ];
+        let section = prop_oneof![
+            Just("CRITICAL RULES".to_string()),
+            Just("build".to_string()),
+            Just("Topic Files".to_string()),
+            Just("Nope".to_string()),
+        ];
+        let text = prop_oneof!["- [ -~]{0,30}", "[ -~\n]{0,30}", Just("x".repeat(700)), Just("- ## hi".to_string())];
+        prop_oneof![
+            (section, text.clone()).prop_map(|(s, t)| serde_json::json!({"op":"add","section":s,"text":t}).to_string()),
+            line.clone().prop_map(|l| serde_json::json!({"op":"remove","line":l}).to_string()),
+            (line, text).prop_map(|(l, t)| serde_json::json!({"op":"replace","line":l,"text":t}).to_string()),
+            Just(r#"{"op":"bogus"}"#.to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        #[test]
+        fn written_file_is_in_template_under_caps_and_keeps_unremoved_lines(
+            ops in proptest::collection::vec(op_strategy(), 0..12),
+            extra in 0usize..220,
+            topic in "[a-z./]{0,10}",
+        ) {
+            let file = grown(extra, 40);
+            let before = Size::of(&file);
+            let text = format!(r#"{{"ops":[{}],"topics":[{{"file":"{topic}","append":"t"}}]}}"#, ops.join(","));
+            let reply = parse(&text).unwrap();
+            let out = apply(&file, &reply, "app", &[]);
+            proptest::prop_assert!(is_in_template(&out.memory), "{}", out.memory);
+            let after = Size::of(&out.memory);
+            if before.under_caps() {
+                proptest::prop_assert!(after.under_caps(), "{after:?}");
+            } else {
+                proptest::prop_assert!(after.lines <= before.lines && after.chars <= before.chars);
+            }
+            // Every line survives unless an op named it (or it was the
+            // placeholder an add replaced).
+            let named: Vec<String> = reply.ops.iter().filter_map(|op| match op {
+                Op::Remove { line } | Op::Replace { line, .. } => Some(strip_marker(line.trim()).to_string()),
+                Op::Add { .. } => None,
+            }).collect();
+            for line in file.lines().filter(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER) {
+                let kept = out.memory.lines().any(|l| l == line);
+                let removed_by_op = named.iter().any(|n| n == strip_marker(line.trim()) || n.trim_end() == line);
+                proptest::prop_assert!(kept || removed_by_op, "lost {:?}", line);
+            }
+            for t in &out.topics {
+                proptest::prop_assert!(check_topic_name(&t.file).is_ok());
+            }
+            proptest::prop_assert!(out.memory.lines().all(|l| l.chars().count() <= MAX_BULLET_CHARS || file.contains(l)));
+            let _ = MAX_CHARS;
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The message the fork receives: the current file, the writing rules, the
+//! notes this save needs, and the reply format.
+
+use super::apply::Refusal;
+use super::template::{self, UNSORTED_PREFIX};
+use super::{MAX_BULLET_CHARS, MAX_CHARS, MAX_LINES, OFFLOAD_CHARS, OFFLOAD_LINES, Size};
+
+/// The first line of every fork message; tests and the stand-in recognise the
+/// fork's request by it.
+pub const MARKER: &str = "[memory-save] This is not a user request.";
+
+/// Where an offloading save aims, a little under the offload mark so that
+/// the very next turn does not need another one.
+const OFFLOAD_TARGET_LINES: usize = OFFLOAD_LINES - 10;
+const OFFLOAD_TARGET_CHARS: usize = OFFLOAD_CHARS - 2_000;
+
+pub struct PromptInput<'a> {
+    pub project: &'a str,
+    /// The current MEMORY.md, already in the template; `None` before the
+    /// first save.
+    pub memory: Option<&'a str>,
+    pub topic_files: &'a [String],
+    /// Lines the last save could not find (EXACT COPY note).
+    pub last_skipped: &'a [String],
+    /// Entries the last save refused (OP SHAPE note).
+    pub last_refused: &'a [Refusal],
+}
+
+pub fn fork_message(input: &PromptInput) -> String {
+    let mut out = String::new();
+    out.push_str(MARKER);
+    out.push_str(
+        " You are the memory keeper of this project. Read the whole conversation above and decide \
+what the project's MEMORY.md must remember for future sessions. Do not call any tool, do not continue \
+the conversation's task, and do not answer in prose: reply with one JSON object only.\n\n",
+    );
+    match input.memory {
+        Some(memory) => {
+            out.push_str("The current MEMORY.md, between the markers:\n<<<MEMORY.md\n");
+            out.push_str(memory);
+            if !memory.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str("MEMORY.md>>>\n\n");
+        }
+        None => {
+            out.push_str(
+                "MEMORY.md does not exist yet. It will be created from this template; add to its headings:\n<<<MEMORY.md\n",
+            );
+            out.push_str(&template::skeleton(input.project));
+            out.push_str("MEMORY.md>>>\n\n");
+        }
+    }
+    if !input.topic_files.is_empty() {
+        out.push_str(&format!("Topic files that exist: {}\n\n", input.topic_files.join(", ")));
+    }
+    out.push_str(&rules());
+    let memory = input.memory.unwrap_or("");
+    for note in [
+        sort_note(memory),
+        offload_note(Size::of(memory)),
+        split_note(memory),
+        exact_copy_note(input.last_skipped),
+        op_shape_note(input.last_refused),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        out.push('\n');
+        out.push_str(&note);
+    }
+    out.push('\n');
+    out.push_str(REPLY_FORMAT);
+    out
+}
+
+fn rules() -> String {
+    format!(
+        "WRITING RULES\n\
+- Keep only what stays true and matters beyond this session: decisions, conventions, commands that work, \
+configuration facts, pitfalls found. Nothing about this turn's progress.\n\
+- ## CRITICAL RULES holds the project's durable rules, each in the imperative mood (\"Run tests with cargo test -j1\"). \
+Add one only when the user stated it or the conversation proved it.\n\
+- ## Architecture & Config Facts holds how the project is built and configured. ## Active Warnings holds known \
+problems that are still open; remove a warning once it is fixed. ## Topic Files lists the topic files.\n\
+- One fact per bullet. Every bullet is one line starting with \"- \", at most {MAX_BULLET_CHARS} characters.\n\
+- No commit hashes, dates or history in MEMORY.md: history, logs and long detail go to a topic file \
+(history.md, or another lowercase name ending in .md) through \"topics\".\n\
+- Prefer replacing an outdated bullet over adding a near-duplicate; remove what is no longer true.\n\
+- Write in English, whatever the conversation's language.\n\
+- MEMORY.md stays under {MAX_LINES} lines and {MAX_CHARS} characters.\n\
+- If nothing new is worth keeping, reply {{\"ops\":[],\"topics\":[]}}. That is the right answer for most turns.\n"
+    )
+}
+
+const REPLY_FORMAT: &str = "REPLY FORMAT\n\
+Reply with exactly one JSON object and nothing else:\n\
+{\"ops\":[\n\
+  {\"op\":\"add\",\"section\":\"<one of the file's ## or ### headings, without the #>\",\"text\":\"- <bullet>\"},\n\
+  {\"op\":\"remove\",\"line\":\"<an existing line, copied exactly>\"},\n\
+  {\"op\":\"replace\",\"line\":\"<an existing line, copied exactly>\",\"text\":\"- <bullet>\"}\n\
+],\"topics\":[\n\
+  {\"file\":\"history.md\",\"append\":\"<markdown to append>\"}\n\
+]}\n";
+
+/// MIGRATION / SORT: a repair left `### Unsorted:` blocks.
+fn sort_note(memory: &str) -> Option<String> {
+    let unsorted: Vec<&str> = memory.lines().filter(|l| l.starts_with(UNSORTED_PREFIX)).collect();
+    if unsorted.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "MIGRATION NOTE\nThe file was put into the four sections and has unsorted blocks: {}. Move each bullet \
+under them to the section it belongs in (remove it and add it there), or history to a topic file, and remove the \
+### Unsorted: line once its block is empty.\n",
+        unsorted.iter().map(|l| format!("\"{l}\"")).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// OFFLOAD: from 160 lines or 42,000 characters.
+fn offload_note(size: Size) -> Option<String> {
+    if !size.needs_offload() {
+        return None;
+    }
+    let lines = size.lines.saturating_sub(OFFLOAD_TARGET_LINES);
+    let chars = size.chars.saturating_sub(OFFLOAD_TARGET_CHARS);
+    let mut note = format!(
+        "OFFLOAD NOTE\nMEMORY.md has {} lines and {} characters, at or over the offload mark ({OFFLOAD_LINES} lines or \
+{OFFLOAD_CHARS} characters). This save must remove at least {lines} lines and {chars} characters: move detailed or \
+historical entries to a topic file (a topics append plus a remove op), and merge near-duplicates with replace ops. \
+Do not move a ## CRITICAL RULES bullet out; shorten it with a replace op if it must shrink.\n",
+        size.lines, size.chars
+    );
+    if !size.under_caps() {
+        note.push_str(
+            "The file is over a cap: this is a shrink-only save. Add no new bullet; only remove, shorten, and move entries to topic files.\n",
+        );
+    }
+    Some(note)
+}
+
+/// BULLET SPLIT: lines over the bullet limit, by line number.
+fn split_note(memory: &str) -> Option<String> {
+    let long: Vec<String> = memory
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.chars().count() > MAX_BULLET_CHARS)
+        .map(|(i, l)| format!("line {} ({} characters)", i + 1, l.chars().count()))
+        .collect();
+    if long.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "BULLET SPLIT NOTE\nThese lines are longer than {MAX_BULLET_CHARS} characters: {}. Replace each with a shorter \
+bullet and add the rest as separate bullets, or move the detail to a topic file.\n",
+        long.join(", ")
+    ))
+}
+
+/// EXACT COPY: the last save's remove/replace lines that matched nothing.
+fn exact_copy_note(skipped: &[String]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut note = String::from(
+        "EXACT COPY NOTE\nThe last save named lines that MEMORY.md does not have, so those ops were skipped. Copy a \
+line exactly as it stands in the file, with its markup (**, `, list marker), in \"line\":\n",
+    );
+    for line in skipped {
+        note.push_str(&format!("  {line}\n"));
+    }
+    Some(note)
+}
+
+/// OP SHAPE: what the last save refused, and why.
+fn op_shape_note(refused: &[Refusal]) -> Option<String> {
+    if refused.is_empty() {
+        return None;
+    }
+    let mut note = String::from("OP SHAPE NOTE\nThe last save refused these entries; do not repeat the mistake:\n");
+    for r in refused {
+        note.push_str(&format!("  {} — {}\n", r.entry, r.why));
+    }
+    Some(note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::template::skeleton;
+
+    fn message(memory: Option<&str>, skipped: &[String], refused: &[Refusal]) -> String {
+        fork_message(&PromptInput { project: "app", memory, topic_files: &[], last_skipped: skipped, last_refused: refused })
+    }
+
+    #[test]
+    fn a_plain_save_carries_the_file_rules_and_format_only() {
+        let memory = skeleton("app");
+        let text = message(Some(&memory), &[], &[]);
+        assert!(text.starts_with(MARKER));
+        assert!(text.contains(&format!("<<<MEMORY.md\n{memory}MEMORY.md>>>")));
+        assert!(text.contains("WRITING RULES") && text.contains("REPLY FORMAT"));
+        for note in ["MIGRATION NOTE", "OFFLOAD NOTE", "BULLET SPLIT NOTE", "EXACT COPY NOTE", "OP SHAPE NOTE"] {
+            assert!(!text.contains(note), "{note}");
+        }
+    }
+
+    #[test]
+    fn no_file_yet_shows_the_template() {
+        let text = message(None, &[], &[]);
+        assert!(text.contains("does not exist yet"));
+        assert!(text.contains(&skeleton("app")));
+    }
+
+    #[test]
+    fn each_note_appears_when_its_condition_holds() {
+        let unsorted = skeleton("app").replace("## Active Warnings", "### Unsorted: Notes\n- n\n\n## Active Warnings");
+        assert!(message(Some(&unsorted), &[], &[]).contains("MIGRATION NOTE"));
+
+        let long = skeleton("app").replace("## Active Warnings\n- None yet.", &format!("## Active Warnings\n- {}", "w".repeat(700)));
+        let text = message(Some(&long), &[], &[]);
+        assert!(text.contains("BULLET SPLIT NOTE") && text.contains("(702 characters)"), "{text}");
+
+        let many: String = (0..165).map(|i| format!("- fact {i}\n")).collect();
+        let big = skeleton("app").replace("## Active Warnings", &format!("{many}\n## Active Warnings"));
+        let text = message(Some(&big), &[], &[]);
+        let lines = big.lines().count();
+        assert!(text.contains(&format!("must remove at least {} lines", lines - 150)), "{text}");
+        assert!(text.contains("Do not move a ## CRITICAL RULES bullet out"));
+        assert!(!text.contains("shrink-only"));
+
+        let huge: String = (0..200).map(|i| format!("- fact {i}\n")).collect();
+        let over = skeleton("app").replace("## Active Warnings", &format!("{huge}\n## Active Warnings"));
+        assert!(message(Some(&over), &[], &[]).contains("shrink-only save"));
+
+        let text = message(Some(&skeleton("app")), &["- **bold** line".into()], &[]);
+        assert!(text.contains("EXACT COPY NOTE") && text.contains("  - **bold** line\n"));
+
+        let refused = [Refusal { entry: "{\"op\":\"zap\"}".into(), why: "unknown op".into() }];
+        let text = message(Some(&skeleton("app")), &[], &refused);
+        assert!(text.contains("OP SHAPE NOTE") && text.contains("{\"op\":\"zap\"} — unknown op"));
+    }
+}
