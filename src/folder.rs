@@ -1,0 +1,132 @@
+//! A project's memory folder: MEMORY.md, its topic files, the backup of the
+//! last repair and the last unreadable reply. All I/O on user files is here.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::fsutil::{self, Lock};
+use crate::memory::apply::check_topic_name;
+use crate::memory::reply::TopicAppend;
+use crate::memory::template;
+use crate::paths::Roots;
+
+pub const MEMORY_FILE: &str = "MEMORY.md";
+pub const BACKUP_FILE: &str = "MEMORY.pre-migration.md";
+pub const FAILED_REPLY_FILE: &str = "memory-save.failed-reply.txt";
+pub const REPAIR_REPORT: &str =
+    "memory-save: MEMORY.md: put into the four sections (old copy: MEMORY.pre-migration.md)";
+/// Readers and writers of one project's files take turns for at most this long.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+pub struct Folder {
+    pub project: String,
+    pub dir: PathBuf,
+    lock_path: PathBuf,
+}
+
+impl Folder {
+    pub fn new(roots: &Roots, project: &str) -> Folder {
+        Folder {
+            project: project.to_string(),
+            dir: roots.project_dir(project),
+            lock_path: roots.projects_state_dir().join(format!("{project}.lock")),
+        }
+    }
+
+    pub fn memory_path(&self) -> PathBuf {
+        self.dir.join(MEMORY_FILE)
+    }
+
+    /// Holds every other memory-save process of this project off the files:
+    /// a load's repair, a save's apply-and-write.
+    pub fn lock(&self) -> Result<Lock> {
+        if let Some(parent) = self.lock_path.parent() {
+            fsutil::create_private_dir(parent)?;
+        }
+        Lock::acquire(&self.lock_path, LOCK_WAIT)
+    }
+
+    /// MEMORY.md in the template, repairing it on disk first when needed
+    /// (call with the lock held). `None` when there is no file. The flag
+    /// says whether a repair happened.
+    pub fn read_repaired(&self) -> Result<Option<(String, bool)>> {
+        let Some(text) = read_if_exists(&self.memory_path())? else { return Ok(None) };
+        match template::repair(&text, &self.project) {
+            None => Ok(Some((text, false))),
+            Some(repaired) => {
+                fsutil::write_atomic(&self.dir.join(BACKUP_FILE), text.as_bytes(), true)?;
+                self.write_file(MEMORY_FILE, &repaired)?;
+                Ok(Some((repaired, true)))
+            }
+        }
+    }
+
+    /// The topic files present, by name.
+    pub fn topic_files(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| check_topic_name(n).is_ok())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Appends each topic text to its file; topic files are written before
+    /// MEMORY.md, so a listed topic file always exists.
+    pub fn append_topics(&self, topics: &[TopicAppend]) -> Result<()> {
+        for topic in topics {
+            check_topic_name(&topic.file).map_err(anyhow::Error::msg)?;
+            let old = read_if_exists(&self.dir.join(&topic.file))?.unwrap_or_default();
+            let mut text = old;
+            if !text.is_empty() {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push('\n');
+            }
+            text.push_str(topic.append.trim_end_matches('\n'));
+            text.push('\n');
+            self.write_file(&topic.file, &text)?;
+        }
+        Ok(())
+    }
+
+    pub fn write_memory(&self, text: &str) -> Result<()> {
+        self.write_file(MEMORY_FILE, text)
+    }
+
+    pub fn keep_failed_reply(&self, text: &str) -> Result<()> {
+        self.write_file(FAILED_REPLY_FILE, text)
+    }
+
+    /// Atomic and durable. A file planted as a symlink is not followed: the
+    /// rename replaces the link itself.
+    fn write_file(&self, name: &str, text: &str) -> Result<()> {
+        fsutil::create_private_dir(&self.dir)?;
+        let dir_meta = std::fs::symlink_metadata(&self.dir)
+            .with_context(|| format!("cannot read {}", self.dir.display()))?;
+        if dir_meta.file_type().is_symlink() {
+            bail!("{} is a symlink; memory-save writes only into a real folder", self.dir.display());
+        }
+        fsutil::write_atomic(&self.dir.join(name), text.as_bytes(), true)
+    }
+}
+
+/// Reads a file that may not exist. A symlink is refused, so a planted link
+/// cannot leak another file into the context or the fork's message.
+pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            bail!("{} is a symlink; replace it with a real file", path.display())
+        }
+        Ok(_) => {}
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -1,0 +1,50 @@
+//! SessionStart: loads the memory into the context at startup, resume,
+//! /clear and compaction, repairing the file into the template first. Part N
+//! of the block comes from the N-th registered command, since each hook
+//! command has its own 10,000-character budget.
+
+use anyhow::Result;
+
+use super::Ctx;
+use super::wire::{HookOutput, HookSpecificOutput};
+use crate::folder::{Folder, REPAIR_REPORT};
+use crate::memory::block;
+
+pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
+    // A `--fork-session` run is our own save (or a user's fork, whose parent
+    // already had the memory).
+    if ctx.input.source.as_deref() == Some("fork") {
+        return Ok(None);
+    }
+    if part == 1 {
+        ctx.sessions().remove_stale();
+    }
+    let project = crate::project::name_for(std::path::Path::new(&ctx.input.cwd))?;
+    let folder = Folder::new(&ctx.roots, &project);
+    if !folder.memory_path().exists() {
+        return Ok(None);
+    }
+    // Several parts start at once; the lock lets exactly one of them repair.
+    let (memory, repaired) = {
+        let _lock = folder.lock()?;
+        match folder.read_repaired()? {
+            Some(read) => read,
+            None => return Ok(None),
+        }
+    };
+    let topics = folder.topic_files();
+    let topic_line = (!topics.is_empty())
+        .then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
+    let parts = block::context_parts(&project, &memory, topic_line.as_deref());
+    let context = parts.into_iter().nth(part - 1);
+    if context.is_none() && !repaired {
+        return Ok(None);
+    }
+    Ok(Some(HookOutput {
+        system_message: repaired.then(|| REPAIR_REPORT.to_string()),
+        hook_specific_output: context.map(|additional_context| HookSpecificOutput {
+            hook_event_name: "SessionStart",
+            additional_context,
+        }),
+    }))
+}

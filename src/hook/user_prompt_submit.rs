@@ -1,0 +1,42 @@
+//! UserPromptSubmit: a new turn starts. Marks that a person spoke (prompts
+//! Claude Code generates, such as a background task's notification, do not
+//! count), saves an interrupted previous turn, and hands over the last
+//! save's report.
+
+use anyhow::Result;
+
+use super::stop::remember_session;
+use super::wire::HookOutput;
+use super::{Ctx, report_output};
+use crate::save::queue;
+
+/// Claude Code's own prompt when a background task finishes (measured).
+const TASK_NOTIFICATION: &str = "<task-notification>";
+
+pub fn is_generated_prompt(prompt: &str) -> bool {
+    prompt.trim_start().starts_with(TASK_NOTIFICATION)
+}
+
+pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
+    let sessions = ctx.sessions();
+    let id = &ctx.input.session_id;
+    let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
+    let report = sessions.update(id, |s| {
+        remember_session(s, ctx);
+        // The previous turn never reached Stop: it was interrupted. Save it
+        // now, before this turn's flags mix with it.
+        if s.turn_open && s.worth_saving() {
+            s.request_save();
+        }
+        s.turn_open = true;
+        s.prompt_id.clone_from(&ctx.input.prompt_id);
+        if !generated {
+            s.person_spoke = true;
+        }
+        if s.save_pending {
+            queue::ensure_worker(&sessions, id);
+        }
+        s.report.take()
+    })?;
+    Ok(report_output(report))
+}

@@ -1,0 +1,50 @@
+//! Serde mirrors of Claude Code's hook input and output. Tolerant: unknown
+//! fields are ignored and every field has a default, so a newer Claude Code
+//! that adds or drops a field does not break a hook.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HookInput {
+    pub session_id: String,
+    pub transcript_path: String,
+    pub cwd: String,
+    pub prompt_id: Option<String>,
+    /// SessionStart: startup, resume, clear, compact, fork.
+    pub source: Option<String>,
+    /// UserPromptSubmit.
+    pub prompt: Option<String>,
+    /// Present only inside a subagent.
+    pub agent_id: Option<String>,
+    pub effort: Option<Effort>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Effort {
+    pub level: Option<String>,
+}
+
+impl HookInput {
+    pub fn effort_level(&self) -> Option<String> {
+        self.effort.as_ref().and_then(|e| e.level.clone())
+    }
+}
+
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput {
+    /// Shown to the user, not sent to the model (measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpecificOutput {
+    pub hook_event_name: &'static str,
+    pub additional_context: String,
+}

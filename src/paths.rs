@@ -1,0 +1,54 @@
+//! Where memory and state live. `MEMORY_SAVE_HOME` moves both roots (tests,
+//! or a user who wants them elsewhere); otherwise `~/.cli-tweaks`, the folder
+//! the original mod used, so a user can switch between the two.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+pub const HOME_ENV: &str = "MEMORY_SAVE_HOME";
+
+#[derive(Debug, Clone)]
+pub struct Roots {
+    /// `<root>/memory`: one folder per project, holding MEMORY.md.
+    pub memory: PathBuf,
+    /// `<root>/state/memory-save`: our private state (mode 0700).
+    pub state: PathBuf,
+}
+
+impl Roots {
+    pub fn from_env() -> Result<Roots> {
+        let base = match std::env::var_os(HOME_ENV) {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => home_dir()?.join(".cli-tweaks"),
+        };
+        Ok(Roots { memory: base.join("memory"), state: base.join("state").join("memory-save") })
+    }
+
+    pub fn project_dir(&self, project: &str) -> PathBuf {
+        self.memory.join(project)
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state.join("sessions")
+    }
+
+    pub fn projects_state_dir(&self) -> PathBuf {
+        self.state.join("projects")
+    }
+
+    pub fn log_file(&self) -> PathBuf {
+        self.state.join("memory-save.log")
+    }
+
+    pub fn saves_log(&self) -> PathBuf {
+        self.state.join("saves.jsonl")
+    }
+}
+
+pub fn home_dir() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set; set HOME or MEMORY_SAVE_HOME")
+}

@@ -1,0 +1,177 @@
+//! What the user sees of a save: the short status-line text and the report
+//! line shown once in the transcript.
+
+use crate::memory::apply::Outcome;
+
+pub struct Summary<'a> {
+    outcome: &'a Outcome,
+    changed_meanwhile: bool,
+}
+
+impl<'a> Summary<'a> {
+    pub fn of(outcome: &'a Outcome, changed_meanwhile: bool) -> Summary<'a> {
+        Summary { outcome, changed_meanwhile }
+    }
+
+    fn topic_names(&self) -> Vec<&str> {
+        self.outcome.topic_files()
+    }
+
+    /// `+2 -1 ~1 topic: history 1 refused`, or `no change`.
+    pub fn status(&self) -> String {
+        let o = self.outcome;
+        let mut parts: Vec<String> = Vec::new();
+        if o.added > 0 {
+            parts.push(format!("+{}", o.added));
+        }
+        if o.removed > 0 {
+            parts.push(format!("-{}", o.removed));
+        }
+        if o.replaced > 0 {
+            parts.push(format!("~{}", o.replaced));
+        }
+        let topics = self.topic_names();
+        if !topics.is_empty() {
+            let names: Vec<&str> = topics.iter().map(|t| t.trim_end_matches(".md")).collect();
+            parts.push(format!("topic: {}", names.join(", ")));
+        }
+        if !o.refused.is_empty() {
+            parts.push(format!("{} refused", o.refused.len()));
+        }
+        if !o.skipped.is_empty() {
+            parts.push(format!("{} skipped", o.skipped.len()));
+        }
+        if !o.retired.is_empty() {
+            parts.push(format!("{} rule(s) retired", o.retired.len()));
+        }
+        if parts.is_empty() { "no change".into() } else { parts.join(" ") }
+    }
+
+    /// `memory-save: MEMORY.md: 2 added, 1 removed; appended to history.md`;
+    /// `None` when the save neither changed, refused nor skipped anything.
+    pub fn report_line(&self) -> Option<String> {
+        let o = self.outcome;
+        let mut counts: Vec<String> = Vec::new();
+        for (n, word) in [(o.added, "added"), (o.removed, "removed"), (o.replaced, "replaced")] {
+            if n > 0 {
+                counts.push(format!("{n} {word}"));
+            }
+        }
+        let mut clauses: Vec<String> = Vec::new();
+        let topics = self.topic_names();
+        match (counts.is_empty(), topics.is_empty()) {
+            (false, _) => clauses.push(counts.join(", ")),
+            (true, false) => clauses.push("topic files only".into()),
+            (true, true) => {}
+        }
+        if !topics.is_empty() {
+            clauses.push(format!("appended to {}", topics.join(", ")));
+        }
+        if !o.retired.is_empty() {
+            clauses.push(format!("retired from CRITICAL RULES, kept in history.md: {}", o.retired.join(" | ")));
+        }
+        if !o.refused.is_empty() {
+            let why: Vec<String> = o.refused.iter().map(|r| r.why.clone()).collect();
+            clauses.push(format!("{} refused ({})", o.refused.len(), dedup(why).join("; ")));
+        }
+        if !o.skipped.is_empty() {
+            clauses.push(format!("{} skipped (line not in the file: {})", o.skipped.len(), o.skipped.join(" | ")));
+        }
+        if clauses.is_empty() {
+            return None;
+        }
+        if self.changed_meanwhile {
+            clauses.push("applied to the file as another writer left it".into());
+        }
+        Some(format!("memory-save: MEMORY.md: {}", clauses.join("; ")))
+    }
+}
+
+fn dedup(mut items: Vec<String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    items.retain(|i| {
+        let new = !seen.contains(i);
+        if new {
+            seen.push(i.clone());
+        }
+        new
+    });
+    items
+}
+
+/// Joins report lines that belong to one save.
+pub fn join(first: Option<&str>, second: Option<&str>) -> String {
+    [first, second].into_iter().flatten().collect::<Vec<_>>().join("\n")
+}
+
+/// Local `HH:MM`, as the status line shows it.
+pub fn clock(unix: i64) -> String {
+    let format = time::macros::format_description!("[hour]:[minute]");
+    local(unix).format(&format).unwrap_or_default()
+}
+
+/// Local date and time for the log.
+pub fn timestamp(unix: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    local(unix).format(&format).unwrap_or_default()
+}
+
+fn local(unix: i64) -> time::OffsetDateTime {
+    let utc = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    match time::UtcOffset::local_offset_at(utc) {
+        Ok(offset) => utc.to_offset(offset),
+        Err(_) => utc,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::apply::Refusal;
+    use crate::memory::reply::TopicAppend;
+
+    fn outcome(added: usize, removed: usize, replaced: usize, topics: &[&str]) -> Outcome {
+        Outcome {
+            added,
+            removed,
+            replaced,
+            topics: topics.iter().map(|f| TopicAppend { file: f.to_string(), append: "x".into() }).collect(),
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn status_and_report_lines() {
+        let cases: Vec<(Outcome, &str, Option<&str>)> = vec![
+            (outcome(0, 0, 0, &[]), "no change", None),
+            (outcome(2, 1, 0, &[]), "+2 -1", Some("memory-save: MEMORY.md: 2 added, 1 removed")),
+            (
+                outcome(3, 1, 3, &["history.md"]),
+                "+3 -1 ~3 topic: history",
+                Some("memory-save: MEMORY.md: 3 added, 1 removed, 3 replaced; appended to history.md"),
+            ),
+            (outcome(0, 0, 0, &["history.md"]), "topic: history", Some("memory-save: MEMORY.md: topic files only; appended to history.md")),
+        ];
+        for (o, status, report) in cases {
+            let s = Summary::of(&o, false);
+            assert_eq!(s.status(), status);
+            assert_eq!(s.report_line().as_deref(), report);
+        }
+        let mut o = outcome(2, 0, 0, &[]);
+        o.refused.push(Refusal { entry: "x".into(), why: "too long".into() });
+        o.skipped.push("- gone".into());
+        let s = Summary::of(&o, true);
+        assert_eq!(s.status(), "+2 1 refused 1 skipped");
+        assert_eq!(
+            s.report_line().unwrap(),
+            "memory-save: MEMORY.md: 2 added; 1 refused (too long); 1 skipped (line not in the file: - gone); applied to the file as another writer left it"
+        );
+    }
+
+    #[test]
+    fn clock_is_hours_and_minutes() {
+        let text = clock(0);
+        assert_eq!(text.len(), 5);
+        assert_eq!(&text[2..3], ":");
+    }
+}

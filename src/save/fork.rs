@@ -1,0 +1,281 @@
+//! Runs the tool-less fork: `claude -p --resume <id> --fork-session …` with
+//! the message on stdin, bounded in time, and reads its JSON result.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::hook::FORK_MARKER_ENV;
+use crate::state::Usage;
+
+/// Overrides where `claude` is found.
+pub const CLAUDE_ENV: &str = "MEMORY_SAVE_CLAUDE";
+
+pub struct ForkRequest<'a> {
+    pub claude: PathBuf,
+    pub session_id: &'a str,
+    pub cwd: &'a Path,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub message: &'a str,
+    pub settings: String,
+    pub timeout: Duration,
+    /// Where the message, output and error files go (our state folder).
+    pub scratch: &'a Path,
+}
+
+#[derive(Debug)]
+pub struct ForkReply {
+    pub text: String,
+    pub usage: Usage,
+}
+
+/// Why a fork gave nothing to read, in status-line words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkError {
+    pub status: String,
+    pub usage: Usage,
+}
+
+impl ForkError {
+    fn new(status: impl Into<String>) -> ForkError {
+        ForkError { status: status.into(), usage: Usage::default() }
+    }
+}
+
+pub fn find_claude() -> Result<PathBuf, ForkError> {
+    if let Some(path) = std::env::var_os(CLAUDE_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    which::which("claude").map_err(|_| ForkError::new("claude not found on PATH (set MEMORY_SAVE_CLAUDE)"))
+}
+
+/// The flags SPEC 4.2 measured: the fork's request keeps the parent's tools,
+/// system prompt and messages (so the prompt cache serves it), yet no tool
+/// runs (`dontAsk`, no settings whose allow rules apply, one turn), no hook
+/// fires, and no transcript is left behind.
+pub fn arguments(req: &ForkRequest) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "-p",
+        "--resume",
+        req.session_id,
+        "--fork-session",
+        "--no-session-persistence",
+        "--setting-sources",
+        "",
+        "--settings",
+        &req.settings,
+        "--permission-mode",
+        "dontAsk",
+        "--max-turns",
+        "1",
+        "--output-format",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(model) = &req.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(effort) = &req.effort {
+        args.extend(["--effort".into(), effort.clone()]);
+    }
+    args
+}
+
+pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
+    let io = |what: &str, e: std::io::Error| ForkError::new(format!("cannot {what}: {e}"));
+    let base = req.scratch.join(format!("fork-{}", req.session_id));
+    let input_path = base.with_extension("in");
+    let output_path = base.with_extension("out");
+    let error_path = base.with_extension("err");
+    // Worth nothing once this call returns: removed on every way out, so the
+    // state folder does not keep a set per session forever.
+    let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path]);
+    // Files, not pipes: the message can pass 128 KiB, and nothing has to
+    // drain a pipe while we wait.
+    std::fs::write(&input_path, req.message).map_err(|e| io("write the fork message", e))?;
+    let stdin = File::open(&input_path).map_err(|e| io("reopen the fork message", e))?;
+    let stdout = File::create(&output_path).map_err(|e| io("create the fork output file", e))?;
+    let stderr = File::create(&error_path).map_err(|e| io("create the fork error file", e))?;
+    let cwd = if req.cwd.is_dir() { req.cwd.to_path_buf() } else { std::env::temp_dir() };
+
+    let started = Instant::now();
+    let mut child = Command::new(&req.claude)
+        .args(arguments(req))
+        .current_dir(cwd)
+        .env(FORK_MARKER_ENV, "1")
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ForkError::new(format!("claude not found at {}", req.claude.display()))
+            }
+            _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
+        })?;
+    let pgid = child.id() as i32;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < req.timeout => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                kill_group(pgid, &mut child);
+                let _ = std::fs::remove_file(&input_path);
+                return Err(ForkError::new(format!("fork timed out after {}s", req.timeout.as_secs())));
+            }
+            Err(e) => return Err(io("wait for the fork", e)),
+        }
+    };
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let _ = std::fs::remove_file(&input_path);
+    let output = std::fs::read_to_string(&output_path).unwrap_or_default();
+    let errors = std::fs::read_to_string(&error_path).unwrap_or_default();
+    let mut result = read_result(&output);
+    if let Ok(reply) = &mut result {
+        reply.usage.duration_ms = duration_ms;
+    }
+    match result {
+        Ok(reply) => Ok(reply),
+        Err(mut e) if !status.success() && e.status.starts_with("fork output") => {
+            let code = status.code().map_or("a signal".to_string(), |c| format!("code {c}"));
+            e.status = format!("fork exited with {code}: {}", last_line(&errors));
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+struct RemoveOnDrop<'a>([&'a Path; 3]);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        for path in self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Ends the fork and anything it started: it runs in its own process group.
+fn kill_group(pgid: i32, child: &mut std::process::Child) {
+    // SAFETY: kill(2) with a negative pid signals the process group we
+    // created for this child; it touches no memory of ours.
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    let grace = Instant::now();
+    while grace.elapsed() < Duration::from_secs(2) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+fn last_line(text: &str) -> String {
+    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no error output").trim();
+    line.chars().take(200).collect()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct CliResult {
+    result: Option<String>,
+    is_error: bool,
+    subtype: Option<String>,
+    usage: Option<Usage>,
+    total_cost_usd: Option<f64>,
+}
+
+/// Reads `claude --output-format json`: one object with `result`,
+/// `is_error`, `subtype`, `usage`, `total_cost_usd`.
+pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
+    // The object is the last non-empty line; anything printed before it is
+    // noise.
+    let line = output.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+    let Ok(parsed) = serde_json::from_str::<Map<String, Value>>(line) else {
+        return Err(ForkError::new("fork output is not claude's JSON result"));
+    };
+    let cli: CliResult = serde_json::from_value(Value::Object(parsed)).unwrap_or_default();
+    let mut usage = cli.usage.unwrap_or_default();
+    usage.total_cost_usd = cli.total_cost_usd.unwrap_or(0.0);
+    let text = cli.result.unwrap_or_default();
+    if cli.is_error {
+        let what = if text.trim().is_empty() { cli.subtype.unwrap_or_else(|| "unknown error".into()) } else { text };
+        return Err(ForkError { status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()), usage });
+    }
+    if text.trim().is_empty() {
+        let why = match cli.subtype.as_deref() {
+            Some("error_max_turns") => "fork called a tool instead of replying",
+            _ => "fork gave no text",
+        };
+        return Err(ForkError { status: why.into(), usage });
+    }
+    Ok(ForkReply { text, usage })
+}
+
+/// The last model the session used, from its transcript: the prompt cache
+/// is per model, so the fork must use the same one.
+pub fn session_model(transcript: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 1024 * 1024;
+    let mut file = File::open(transcript).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL).read_to_end(&mut tail).ok()?;
+    let tail = String::from_utf8_lossy(&tail);
+    tail.lines().rev().filter(|l| l.contains("\"assistant\"")).find_map(|line| {
+        let entry: Value = serde_json::from_str(line).ok()?;
+        if entry.get("type")?.as_str()? != "assistant" {
+            return None;
+        }
+        let model = entry.get("message")?.get("model")?.as_str()?;
+        (!model.starts_with('<')).then(|| model.to_string())
+    })
+}
+
+/// The `--settings` JSON: hooks off, plus what the session's settings carry
+/// that the fork needs to authenticate and reach the API the same way
+/// (`--setting-sources ""` drops them). Never the allow rules or hooks.
+pub fn fork_settings(settings_files: &[PathBuf]) -> String {
+    const CARRIED: [&str; 4] = ["apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh"];
+    let mut out = Map::new();
+    out.insert("disableAllHooks".into(), Value::Bool(true));
+    let mut env = Map::new();
+    for path in settings_files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let Ok(Value::Object(settings)) = serde_json::from_str::<Value>(&text) else { continue };
+        if let Some(Value::Object(vars)) = settings.get("env") {
+            env.extend(vars.clone());
+        }
+        for key in CARRIED {
+            if let Some(value) = settings.get(key) {
+                out.insert(key.into(), value.clone());
+            }
+        }
+    }
+    env.insert(FORK_MARKER_ENV.into(), Value::String("1".into()));
+    out.insert("env".into(), Value::Object(env));
+    Value::Object(out).to_string()
+}
+
+/// The settings files a session reads, lowest precedence first.
+pub fn settings_files(cwd: &Path) -> Vec<PathBuf> {
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| crate::paths::home_dir().ok().map(|h| h.join(".claude")));
+    let mut files: Vec<PathBuf> = config_dir.into_iter().map(|d| d.join("settings.json")).collect();
+    files.push(cwd.join(".claude").join("settings.json"));
+    files.push(cwd.join(".claude").join("settings.local.json"));
+    files
+}

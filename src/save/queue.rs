@@ -1,0 +1,91 @@
+//! One save per session at a time, and exactly one more for turns that end
+//! while it runs. The request is a flag in the session state; the running
+//! worker is whoever holds the session's worker lock.
+//!
+//! Why no request is lost: hooks set the flag and look at the worker lock
+//! while holding the session lock, and the worker gives up its worker lock
+//! only while holding the session lock after finding no flag set. So a hook
+//! either sees the worker still holding (and the worker will see the flag),
+//! or sees it free and starts a new one.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::fsutil::Lock;
+use crate::paths::Roots;
+use crate::state::{SessionStore, Status, now_unix};
+
+use super::{Job, run_save};
+
+/// Starts a worker for the session unless one runs. Call while holding the
+/// session lock (inside `SessionStore::update`).
+pub fn ensure_worker(sessions: &SessionStore, id: &str) {
+    match Lock::try_acquire(&sessions.worker_lock_path(id)) {
+        Ok(Some(free)) => {
+            drop(free);
+            if let Err(e) = spawn_worker(id) {
+                crate::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
+            }
+        }
+        Ok(None) => {} // a worker runs and will see the request
+        Err(e) => crate::log::error(&format!("{e:#}")),
+    }
+}
+
+/// The worker is this binary again, detached: its own process group, stdio
+/// on /dev/null, so it outlives the CLI (which exits right after a `-p` turn)
+/// and never holds the hook's pipes open.
+fn spawn_worker(id: &str) -> Result<()> {
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    Command::new(exe)
+        .args(["worker", "--session", id])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("cannot spawn the worker")?;
+    Ok(())
+}
+
+pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
+    crate::state::check_session_id(id)?;
+    let sessions = SessionStore::new(roots.sessions_dir());
+    let Some(worker_lock) = Lock::try_acquire(&sessions.worker_lock_path(id))? else {
+        return Ok(()); // another worker has it
+    };
+    let mut worker_lock = Some(worker_lock);
+    loop {
+        let job = sessions.update(id, |s| {
+            if !s.save_pending {
+                // Released under the session lock: see the module comment.
+                worker_lock.take();
+                s.saving_since = None;
+                return None;
+            }
+            s.save_pending = false;
+            s.saving_since = Some(now_unix());
+            Some(Job {
+                session_id: id.to_string(),
+                cwd: s.cwd.clone(),
+                transcript_path: s.transcript_path.clone(),
+                effort: s.effort.clone(),
+            })
+        })?;
+        let Some(job) = job else { return Ok(()) };
+        let result = run_save(roots, &job);
+        sessions.update(id, |s| {
+            s.saving_since = None;
+            s.saves += 1;
+            s.status = Some(Status { text: result.status.clone(), at: now_unix() });
+            if result.report.is_some() {
+                s.report.clone_from(&result.report);
+            }
+            if result.usage.is_some() {
+                s.last_usage.clone_from(&result.usage);
+            }
+        })?;
+    }
+}

@@ -1,0 +1,158 @@
+//! Per-session state on disk. Every hook is a new process, so the turn's
+//! flags, the save queue and the last result live in one small JSON file per
+//! session, read and written under a separate `.lock` file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::fsutil::{self, Lock};
+
+/// Hooks wait this long at most for another process's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Session files untouched for this long are removed.
+const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionState {
+    pub cwd: String,
+    pub transcript_path: String,
+    pub effort: Option<String>,
+    /// A person sent a prompt since the last save was requested.
+    pub person_spoke: bool,
+    /// A main-loop tool ran since the last save was requested.
+    pub tool_ran: bool,
+    pub prompt_id: Option<String>,
+    /// A prompt was submitted and its Stop has not come (yet).
+    pub turn_open: bool,
+    /// A save is requested and no worker has taken it yet.
+    pub save_pending: bool,
+    /// Unix time the running save started; `None` when idle.
+    pub saving_since: Option<i64>,
+    /// The last finished save's short result, for the status line.
+    pub status: Option<Status>,
+    /// The last save's report line, shown to the user once.
+    pub report: Option<String>,
+    pub saves: u64,
+    pub last_usage: Option<Usage>,
+}
+
+impl SessionState {
+    pub fn worth_saving(&self) -> bool {
+        self.person_spoke || self.tool_ran
+    }
+
+    /// Turns the turn's flags into a save request.
+    pub fn request_save(&mut self) {
+        self.save_pending = true;
+        self.person_spoke = false;
+        self.tool_ran = false;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub text: String,
+    /// Unix time.
+    pub at: i64,
+}
+
+/// What one fork cost, as `claude --output-format json` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_cost_usd: f64,
+    pub duration_ms: u64,
+}
+
+/// Session ids name files, so only a plain id is accepted.
+pub fn check_session_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        bail!("session id {id:?} is not a plain id (letters, digits, '-', '_'); ignoring this hook call");
+    }
+    Ok(())
+}
+
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+impl SessionStore {
+    pub fn new(sessions_dir: PathBuf) -> SessionStore {
+        SessionStore { dir: sessions_dir }
+    }
+
+    fn path(&self, id: &str, ext: &str) -> PathBuf {
+        self.dir.join(format!("{id}.{ext}"))
+    }
+
+    pub fn worker_lock_path(&self, id: &str) -> PathBuf {
+        self.path(id, "worker.lock")
+    }
+
+    /// Reads without locking: fine for a glance (status line, a flag that is
+    /// already set), never for a read-modify-write.
+    pub fn peek(&self, id: &str) -> SessionState {
+        read_state(&self.path(id, "json"))
+    }
+
+    /// Runs `change` on the session's state under its lock and writes the
+    /// result back when it changed.
+    pub fn update<R>(&self, id: &str, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
+        check_session_id(id)?;
+        fsutil::create_private_dir(&self.dir)?;
+        let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
+        let path = self.path(id, "json");
+        let before = read_state(&path);
+        let mut state = before.clone();
+        let result = change(&mut state);
+        if state != before {
+            let text = serde_json::to_vec(&state).context("cannot encode session state")?;
+            fsutil::write_atomic(&path, &text, false)?;
+        }
+        Ok(result)
+    }
+
+    /// Removes the files of sessions idle for two weeks, and no-one holds.
+    pub fn remove_stale(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        let now = std::time::SystemTime::now();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|age| age > STALE_AFTER);
+            if stale && path.extension().is_some_and(|e| e == "json") {
+                let _ = std::fs::remove_file(&path);
+                let _ = std::fs::remove_file(path.with_extension("lock"));
+                let _ = std::fs::remove_file(path.with_extension("worker.lock"));
+            }
+        }
+    }
+}
+
+/// A missing or unreadable state file is a fresh session: the state is ours
+/// and never worth failing a hook over.
+fn read_state(path: &Path) -> SessionState {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

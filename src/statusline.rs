@@ -1,0 +1,88 @@
+//! `memory-save statusline`: the session's save state on one line, under
+//! the prompt. A user's own status command, given after `--`, runs first
+//! with the same input, and its lines are printed before ours.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::paths::Roots;
+use crate::report::clock;
+use crate::state::{SessionState, SessionStore};
+
+/// The wrapped command gets this long; a status line must not hang.
+const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StatusInput {
+    session_id: String,
+}
+
+pub fn run(wrapped: &[OsString]) -> Result<()> {
+    let mut raw = Vec::new();
+    std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
+    let mut out = String::new();
+    if let Some((program, args)) = wrapped.split_first() {
+        out.push_str(run_wrapped(program, args, &raw).trim_end_matches('\n'));
+    }
+    let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
+    // No roots (HOME unset): still print the user's own line.
+    if let (Ok(()), Ok(roots)) = (crate::state::check_session_id(&input.session_id), Roots::from_env()) {
+        let sessions = SessionStore::new(roots.sessions_dir());
+        if let Some(line) = state_line(&sessions.peek(&input.session_id)) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&line);
+        }
+    }
+    if !out.is_empty() {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{out}")?;
+    }
+    Ok(())
+}
+
+/// `memory-save: +2 -1 · 14:32`, `memory-save: saving… · 14:31`.
+pub fn state_line(state: &SessionState) -> Option<String> {
+    if let Some(since) = state.saving_since {
+        return Some(format!("memory-save: saving… · {}", clock(since)));
+    }
+    let status = state.status.as_ref()?;
+    Some(format!("memory-save: {} · {}", status.text, clock(status.at)))
+}
+
+fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else { return String::new() };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input);
+    }
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < WRAPPED_LIMIT => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return String::new();
+            }
+        }
+    }
+    let mut text = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut text);
+    }
+    text
+}
