@@ -15,6 +15,10 @@ use crate::state::Usage;
 
 /// Overrides where `claude` is found.
 pub const CLAUDE_ENV: &str = "MEMORY_SAVE_CLAUDE";
+/// Variables Claude Code sets for its hooks that describe the running
+/// session, not the user's setup (measured on 2.1.328).
+const SESSION_ENV: [&str; 6] =
+    ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PROJECT_DIR", "CLAUDE_EFFORT"];
 
 pub struct ForkRequest<'a> {
     pub claude: PathBuf,
@@ -27,6 +31,10 @@ pub struct ForkRequest<'a> {
     pub timeout: Duration,
     /// Where the message, output and error files go (our state folder).
     pub scratch: &'a Path,
+    /// The session's cost so far: a resumed session's `total_cost_usd`
+    /// counts the parent's cost too (measured), so the fork's own cost is
+    /// the difference.
+    pub parent_cost_usd: f64,
 }
 
 #[derive(Debug)]
@@ -107,7 +115,17 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let cwd = if req.cwd.is_dir() { req.cwd.to_path_buf() } else { std::env::temp_dir() };
 
     let started = Instant::now();
-    let mut child = Command::new(&req.claude)
+    let mut command = Command::new(&req.claude);
+    // The hook inherited the running session's own variables; the fork is a
+    // separate process and must not pose as that session or talk to its
+    // socket. Authentication variables stay.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if SESSION_ENV.contains(&name.as_ref()) || name.starts_with("CLAUDE_CODE_MESSAGING") {
+            command.env_remove(name.as_ref());
+        }
+    }
+    let mut child = command
         .args(arguments(req))
         .current_dir(cwd)
         .env(FORK_MARKER_ENV, "1")
@@ -140,9 +158,12 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let output = std::fs::read_to_string(&output_path).unwrap_or_default();
     let errors = std::fs::read_to_string(&error_path).unwrap_or_default();
     let mut result = read_result(&output);
-    if let Ok(reply) = &mut result {
-        reply.usage.duration_ms = duration_ms;
-    }
+    let usage = match &mut result {
+        Ok(reply) => &mut reply.usage,
+        Err(e) => &mut e.usage,
+    };
+    usage.duration_ms = duration_ms;
+    usage.total_cost_usd = (usage.total_cost_usd - req.parent_cost_usd).max(0.0);
     match result {
         Ok(reply) => Ok(reply),
         Err(mut e) if !status.success() && e.status.starts_with("fork output") => {
@@ -223,25 +244,53 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     Ok(ForkReply { text, usage })
 }
 
-/// The last model the session used, from its transcript: the prompt cache
-/// is per model, so the fork must use the same one.
-pub fn session_model(transcript: &Path) -> Option<String> {
+/// What the fork needs from the session's transcript: the last model it
+/// used (the prompt cache is per model, so the fork must use the same one)
+/// and its cost so far.
+#[derive(Debug, Default, PartialEq)]
+pub struct TranscriptFacts {
+    pub model: Option<String>,
+    pub cost_usd: f64,
+}
+
+pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
     use std::io::{Read, Seek, SeekFrom};
     const TAIL: u64 = 1024 * 1024;
-    let mut file = File::open(transcript).ok()?;
-    let len = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
     let mut tail = Vec::new();
-    file.take(TAIL).read_to_end(&mut tail).ok()?;
-    let tail = String::from_utf8_lossy(&tail);
-    tail.lines().rev().filter(|l| l.contains("\"assistant\"")).find_map(|line| {
-        let entry: Value = serde_json::from_str(line).ok()?;
-        if entry.get("type")?.as_str()? != "assistant" {
-            return None;
+    if let Ok(mut file) = File::open(transcript) {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).is_ok() {
+            let _ = file.take(TAIL).read_to_end(&mut tail);
         }
-        let model = entry.get("message")?.get("model")?.as_str()?;
-        (!model.starts_with('<')).then(|| model.to_string())
-    })
+    }
+    let tail = String::from_utf8_lossy(&tail);
+    let mut facts = TranscriptFacts::default();
+    let mut cost_seen = false;
+    for line in tail.lines().rev() {
+        if facts.model.is_some() && cost_seen {
+            break;
+        }
+        let is_assistant = facts.model.is_none() && line.contains("\"assistant\"");
+        let is_cost = !cost_seen && line.contains("\"cost-state\"");
+        if !is_assistant && !is_cost {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Value>(line) else { continue };
+        match entry.get("type").and_then(Value::as_str) {
+            Some("assistant") if is_assistant => {
+                let model = entry.pointer("/message/model").and_then(Value::as_str).unwrap_or("");
+                if !model.is_empty() && !model.starts_with('<') {
+                    facts.model = Some(model.to_string());
+                }
+            }
+            Some("cost-state") if is_cost => {
+                facts.cost_usd = entry.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0);
+                cost_seen = true;
+            }
+            _ => {}
+        }
+    }
+    facts
 }
 
 /// The `--settings` JSON: hooks off, plus what the session's settings carry
@@ -278,4 +327,52 @@ pub fn settings_files(cwd: &Path) -> Vec<PathBuf> {
     files.push(cwd.join(".claude").join("settings.json"));
     files.push(cwd.join(".claude").join("settings.local.json"));
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328/transcript-sample.jsonl");
+
+    #[test]
+    fn facts_from_a_real_transcript() {
+        let facts = transcript_facts(Path::new(SAMPLE));
+        assert_eq!(facts.model.as_deref(), Some("claude-opus-5-5"));
+        assert!(facts.cost_usd > 0.0, "{facts:?}");
+        assert_eq!(transcript_facts(Path::new("/nonexistent")), TranscriptFacts::default());
+    }
+
+    #[test]
+    fn result_cases() {
+        let ok = read_result(r#"{"type":"result","is_error":false,"result":"{\"ops\":[]}","usage":{"input_tokens":5,"cache_read_input_tokens":900,"output_tokens":7},"total_cost_usd":0.5}"#).unwrap();
+        assert_eq!((ok.usage.input_tokens, ok.usage.cache_read_input_tokens, ok.usage.output_tokens), (5, 900, 7));
+        let cases: &[(&str, &str)] = &[
+            (r#"{"is_error":true,"result":"API Error: 529 overloaded"}"#, "fork failed: API Error: 529 overloaded"),
+            (r#"{"is_error":true,"subtype":"error_during_execution"}"#, "fork failed: error_during_execution"),
+            (r#"{"is_error":false,"subtype":"error_max_turns","result":""}"#, "fork called a tool instead of replying"),
+            (r#"{"is_error":false,"result":"  "}"#, "fork gave no text"),
+            ("not json at all", "fork output is not claude's JSON result"),
+            ("", "fork output is not claude's JSON result"),
+        ];
+        for (output, want) in cases {
+            assert_eq!(read_result(output).unwrap_err().status, *want, "{output}");
+        }
+    }
+
+    #[test]
+    fn settings_carry_auth_but_never_permissions_or_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.json");
+        std::fs::write(&user, r#"{"env":{"ANTHROPIC_BASE_URL":"http://x","A":"1"},"apiKeyHelper":"/bin/key","permissions":{"allow":["Bash"]},"hooks":{"Stop":[]},"model":"opus"}"#).unwrap();
+        let local = dir.path().join("local.json");
+        std::fs::write(&local, r#"{"env":{"A":"2"}}"#).unwrap();
+        let settings: Value = serde_json::from_str(&fork_settings(&[user, local, dir.path().join("missing.json")])).unwrap();
+        assert_eq!(settings["disableAllHooks"], true);
+        assert_eq!(settings["apiKeyHelper"], "/bin/key");
+        assert_eq!(settings["env"]["A"], "2");
+        assert_eq!(settings["env"]["ANTHROPIC_BASE_URL"], "http://x");
+        assert_eq!(settings["env"][FORK_MARKER_ENV], "1");
+        assert!(settings.get("permissions").is_none() && settings.get("hooks").is_none());
+    }
 }

@@ -86,12 +86,14 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     });
 
     let repair_note = repaired.then_some(REPAIR_REPORT);
+    let facts = fork::transcript_facts(Path::new(&job.transcript_path));
     let fork_reply = match fork::find_claude().and_then(|claude| {
         fork::run(&fork::ForkRequest {
             claude,
             session_id: &job.session_id,
             cwd,
-            model: fork::session_model(Path::new(&job.transcript_path)),
+            model: facts.model.clone(),
+            parent_cost_usd: facts.cost_usd,
             effort: job.effort.clone(),
             message: &message,
             settings: fork::fork_settings(&fork::settings_files(cwd)),
