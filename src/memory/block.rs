@@ -51,28 +51,39 @@ pub fn context_parts(project: &str, memory: &str, topic_line: Option<&str>) -> V
     let label_room = width(&format!("[PROJECT MEMORY: {project} · part {MAX_PARTS} of {MAX_PARTS}]")) + 1;
     let mut bodies: Vec<String> = Vec::new();
     let mut body = String::new();
+    // Kept beside `body`: measuring the growing part at every line would
+    // make the split quadratic, and SessionStart runs on every start.
+    let mut body_width = 0;
+    let mut only_heading = false;
     let mut i = 0;
     while i < lines.len() {
         if body.is_empty() {
             if let (Some(heading), true) = (section[i], kinds[i] != LineKind::Section) {
                 body = format!("{heading} (continued)\n");
+                body_width = width(&body);
+                only_heading = true;
             }
         }
-        let room = PART_LIMIT.saturating_sub(label_room + width(&body));
+        let room = PART_LIMIT.saturating_sub(label_room + body_width);
         let line = lines[i];
-        if width(line) + 1 <= room {
+        let line_width = width(line) + 1;
+        if line_width <= room {
             body.push_str(line);
             body.push('\n');
+            body_width += line_width;
+            only_heading = false;
             i += 1;
-        } else if width(&body) > 0 && !body.ends_with("(continued)\n") {
+        } else if body_width > 0 && !only_heading {
             bodies.push(std::mem::take(&mut body));
+            body_width = 0;
         } else {
             // One line longer than a whole part: cut it at a character
             // boundary and carry the rest into the next part.
-            let (head, tail) = split_at_width(line, room.saturating_sub(1));
+            let (head, tail) = split_at_width(line, room.saturating_sub(1).max(1));
             body.push_str(head);
             body.push('\n');
             bodies.push(std::mem::take(&mut body));
+            body_width = 0;
             lines[i] = tail;
             kinds[i] = LineKind::Text;
         }
