@@ -1,0 +1,15 @@
+//! Integration tests: the built `memory-save` binary, run as Claude Code runs
+//! its hooks, with a temporary HOME, real hook payloads on stdin and a fake
+//! `claude`. See support.rs for the bench.
+
+mod support;
+
+mod fork;
+mod install;
+mod project;
+mod queue;
+mod robust;
+mod save;
+mod session_start;
+mod skip;
+mod statusline;

@@ -1,0 +1,147 @@
+//! Applying the reply, the report line, and saves that fail (SPEC 4.4-4.5).
+
+use serde_json::json;
+
+use crate::support::*;
+
+#[test]
+fn the_reply_is_applied_and_reported_once() {
+    let env = Env::new();
+    let bullet = "- Tests run with `cargo test --test cli -j1`.";
+    env.script_reply(
+        1,
+        &format!(
+            "Here is the update:\n```json\n{}\n```",
+            reply(
+                json!([add(ARCH, bullet)]),
+                json!([{"file": "history.md", "append": "## Session\n- Wrote the CLI tests."}])
+            )
+        ),
+    );
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+
+    let memory = env.memory().expect("MEMORY.md written");
+    assert!(memory.starts_with("# proj\n"), "{memory}");
+    let headings: Vec<&str> = memory.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(
+        headings,
+        ["## CRITICAL RULES", "## Architecture & Config Facts", "## Active Warnings", "## Topic Files"]
+    );
+    assert_eq!(section_lines(&memory, ARCH), [bullet]);
+    assert_eq!(section_lines(&memory, "Topic Files"), ["- history.md"], "{memory}");
+    let history = env.memory_file("history.md").expect("history.md written");
+    assert!(history.contains("## Session\n- Wrote the CLI tests.\n"), "{history}");
+    assert_eq!(env.status(SID), "+1 topic: history");
+
+    // The next prompt shows the report, once.
+    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    let message = out.json()["systemMessage"].as_str().unwrap_or_default().to_string();
+    assert!(message.starts_with("memory-save: MEMORY.md: 1 added"), "{out:#?}");
+    assert!(message.contains("appended to history.md"), "{message}");
+    // This turn's Stop saves again (no change) and shows nothing.
+    env.hook("stop").fixture("Stop.json").run().ok().assert_silent();
+    env.wait_saves(SID, 2);
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok().assert_silent();
+    assert_eq!(env.memory().unwrap(), memory, "a no-change save rewrote the file");
+}
+
+#[test]
+fn the_second_save_sees_the_first_ones_bullet() {
+    let env = Env::new();
+    env.script_reply(1, &adds("- First fact."));
+    env.script_reply(2, &adds("- Second fact."));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+
+    assert!(env.call(2).stdin.contains("- First fact."));
+    assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- First fact.", "- Second fact."]);
+}
+
+/// Every failure leaves MEMORY.md as it was and says `error: …`.
+fn assert_failed(env: &Env, before: &str, status_has: &str) {
+    assert_eq!(env.memory().as_deref(), Some(before), "MEMORY.md changed");
+    assert_eq!(env.memory_file("history.md"), None);
+    let status = env.status(SID);
+    assert!(status.starts_with("error: "), "status: {status:?}");
+    assert!(status.contains(status_has), "status {status:?} lacks {status_has:?}");
+    let report = env.state(SID)["report"].as_str().unwrap_or_default().to_string();
+    assert!(report.starts_with("memory-save: MEMORY.md: "), "report: {report:?}");
+}
+
+#[test]
+fn claude_missing() {
+    let env = Env::new();
+    let env = {
+        let missing = env.root().join("no-such-claude");
+        env.with_claude(&missing)
+    };
+    let before = template_with("proj", &["- Kept."]);
+    env.write_memory(&before);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_failed(&env, &before, "claude not found");
+}
+
+#[test]
+fn fork_reports_is_error() {
+    let env = Env::new();
+    let before = template_with("proj", &["- Kept."]);
+    env.write_memory(&before);
+    env.script_is_error(1, "API Error: 529 overloaded");
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_failed(&env, &before, "API Error: 529 overloaded");
+    assert_eq!(env.state(SID)["last_usage"]["output_tokens"], 3, "usage of a failed fork is kept");
+}
+
+#[test]
+fn fork_exits_non_zero_without_output() {
+    let env = Env::new();
+    let before = template_with("proj", &["- Kept."]);
+    env.write_memory(&before);
+    env.script_no_output(1);
+    env.script_exit(1, 3);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_failed(&env, &before, "code 3");
+}
+
+#[test]
+fn a_hanging_fork_is_killed_at_the_bound() {
+    let env = Env::new().with_var("MEMORY_SAVE_FORK_TIMEOUT", "1");
+    let before = template_with("proj", &["- Kept."]);
+    env.write_memory(&before);
+    env.script_sleep(1, 120);
+    env.script_reply(1, &adds("- Too late."));
+    let started = std::time::Instant::now();
+    env.turn(SID);
+    let call = env.call(1);
+    env.wait_saves(SID, 1);
+    assert!(started.elapsed().as_secs() < 10, "the save took {:?}", started.elapsed());
+    assert_failed(&env, &before, "timed out");
+    assert_eq!(env.state_files(), ["saves.jsonl"], "scratch files left behind");
+    assert!(!process_alive(call.pid), "the fake claude still runs");
+    let sleeper = call.sleep_pid;
+    if let Some(pid) = sleeper {
+        wait_until("the fork's own child to end", || !process_alive(pid));
+    }
+}
+
+#[test]
+fn a_reply_without_json_is_kept_and_nothing_else_is_written() {
+    let env = Env::new();
+    let before = template_with("proj", &["- Kept."]);
+    env.write_memory(&before);
+    let text = "I have nothing to add to the memory this time.";
+    env.script_reply(1, text);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_failed(&env, &before, "no JSON object");
+    assert_eq!(env.memory_file("memory-save.failed-reply.txt").as_deref(), Some(text));
+    let mut files = env.memory_tree();
+    files.sort();
+    assert_eq!(files, ["proj", "proj/MEMORY.md", "proj/memory-save.failed-reply.txt"]);
+}

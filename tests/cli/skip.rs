@@ -1,0 +1,74 @@
+//! Which turns are worth a save (SPEC 3): a person spoke, or a main-loop
+//! tool ran; an interrupted turn is saved at the next prompt or at the end.
+
+use crate::support::*;
+
+#[test]
+fn stop_alone_saves_nothing() {
+    let env = Env::new();
+    env.hook("stop").fixture("Stop.json").run().ok().assert_silent();
+    env.assert_no_save(SID);
+}
+
+#[test]
+fn a_task_notification_is_not_a_person() {
+    let env = Env::new();
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit-task-notification.json").run().ok().assert_silent();
+    env.hook("stop").fixture("Stop-with-background-task.json").run().ok().assert_silent();
+    env.assert_no_save(SID_OTHER);
+}
+
+#[test]
+fn a_subagents_tool_call_is_not_the_main_loops() {
+    let env = Env::new();
+    env.hook("post-tool-use").fixture("PostToolUse-subagent.json").run().ok().assert_silent();
+    env.hook("stop").fixture("Stop.json").session(SID_OTHER).run().ok().assert_silent();
+    env.assert_no_save(SID_OTHER);
+}
+
+#[test]
+fn a_main_loop_tool_call_is_worth_a_save() {
+    let env = Env::new();
+    env.hook("post-tool-use").fixture("PostToolUse-main.json").run().ok().assert_silent();
+    env.hook("post-tool-use").fixture("PostToolUse-main.json").run().ok().assert_silent();
+    env.hook("stop").fixture("Stop.json").session(SID_OTHER).run().ok().assert_silent();
+    env.wait_saves(SID_OTHER, 1);
+    assert_eq!(env.call_count(), 1);
+    assert_eq!(env.call(1).flag("--resume"), Some(SID_OTHER));
+}
+
+#[test]
+fn a_saved_turn_is_not_saved_again() {
+    let env = Env::new();
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    env.hook("stop").fixture("Stop.json").run().ok().assert_silent();
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok().assert_silent();
+    // A worker would flip one of these under the lock; none moved.
+    let state = env.state(SID);
+    assert_eq!(state["saves"], 1, "{state:#}");
+    assert_ne!(state["save_pending"], true, "{state:#}");
+    assert!(state["saving_since"].is_null(), "{state:#}");
+    assert_eq!(env.call_count(), 1);
+}
+
+#[test]
+fn an_interrupted_turn_is_saved_at_the_next_prompt() {
+    let env = Env::new();
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    // Esc: no Stop. The next prompt finds the turn still open.
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+}
+
+#[test]
+fn an_interrupted_last_turn_is_saved_at_session_end() {
+    let env = Env::new();
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(SID_OTHER).run().ok();
+    let end = env.hook("session-end").fixture("SessionEnd-other.json").run().ok();
+    end.assert_silent();
+    assert!(end.elapsed.as_millis() < 1500, "SessionEnd must spawn and return: {end:#?}");
+    env.wait_saves(SID_OTHER, 1);
+    assert_eq!(env.call_count(), 1);
+}

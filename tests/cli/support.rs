@@ -1,0 +1,646 @@
+//! The test bench: a temporary HOME, memory root and git project, a fake
+//! `claude` that records each call and prints a scripted reply, and a
+//! builder that runs the built binary as Claude Code would run a hook.
+
+#![allow(dead_code)] // not every test uses every helper
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_memory-save");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328");
+/// Every wait for the background worker ends by then: the machine is small
+/// and shared, so this is generous; a passing test never waits this long.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Session ids of the fixtures.
+pub const SID: &str = "c7913528-c726-407d-a030-104c5096a70b"; // Stop.json, UserPromptSubmit.json
+pub const SID_OTHER: &str = "e4bc3e67-cb90-4f19-b9b8-fc7038273c42"; // PostToolUse, SessionEnd-other, task notification
+
+pub const ARCH: &str = "Architecture & Config Facts";
+
+/// The fake `claude`. Each call takes the first free `calls/N` (mkdir is
+/// atomic, so concurrent calls never share a number) and records argv
+/// (NUL-separated), stdin, the fork marker from its environment, its folder
+/// and its pid. Then it waits for `replies/N.go` if `replies/N.hold` exists,
+/// sleeps `replies/N.sleep` seconds if present, prints `replies/N.json` or
+/// else `replies/default.json`, and exits with `replies/N.exit` (default 0).
+const FAKE_CLAUDE: &str = r#"#!/bin/bash
+root='@ROOT@'
+n=1
+until mkdir "$root/calls/$n" 2>/dev/null; do n=$((n+1)); done
+c="$root/calls/$n"
+r="$root/replies"
+echo $$ > "$c/pid"
+pwd > "$c/cwd"
+printf '%s\0' "$@" > "$c/args"
+env | grep '^MEMORY_SAVE_FORK=' > "$c/env"
+cat > "$c/stdin"
+touch "$c/started"
+if [ -e "$r/$n.hold" ]; then
+  while [ ! -e "$r/$n.go" ]; do sleep 0.05; done
+fi
+if [ -f "$r/$n.sleep" ]; then
+  sleep "$(cat "$r/$n.sleep")" &
+  echo $! > "$c/sleep.pid"
+  wait $!
+fi
+if [ -f "$r/$n.json" ]; then cat "$r/$n.json"; elif [ -f "$r/default.json" ]; then cat "$r/default.json"; fi
+touch "$c/done"
+if [ -f "$r/$n.exit" ]; then exit "$(cat "$r/$n.exit")"; fi
+exit 0
+"#;
+
+pub struct Env {
+    tmp: TempDir,
+    /// The default project: `<tmp>/proj`, a git repository.
+    pub proj: PathBuf,
+    pub home: PathBuf,
+    /// MEMORY_SAVE_HOME.
+    pub mem: PathBuf,
+    pub fake_dir: PathBuf,
+    claude: PathBuf,
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::Builder::new().prefix("memory-save-cli.").tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let home = root.join("home");
+        let mem = root.join("mem");
+        let fake_dir = root.join("fake");
+        for dir in [&home, &mem, &fake_dir.join("calls"), &fake_dir.join("replies")] {
+            fs::create_dir_all(dir).unwrap();
+        }
+        let claude = fake_dir.join("claude");
+        fs::write(&claude, FAKE_CLAUDE.replace("@ROOT@", fake_dir.to_str().unwrap())).unwrap();
+        make_executable(&claude);
+        let env = Env {
+            proj: root.join("proj"),
+            home,
+            mem,
+            fake_dir,
+            claude,
+            tmp,
+            // A stuck fork must not outlive a failed test by minutes.
+            vars: vec![("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into())],
+        };
+        env.git_init("proj");
+        env.script_default(&no_change());
+        env
+    }
+
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Every process this bench starts gets `key=value`.
+    pub fn with_var(mut self, key: &str, value: &str) -> Env {
+        self.vars.retain(|(k, _)| k != key);
+        self.vars.push((key.into(), value.into()));
+        self
+    }
+
+    /// MEMORY_SAVE_CLAUDE points here instead of at the fake.
+    pub fn with_claude(mut self, path: &Path) -> Env {
+        self.claude = path.to_path_buf();
+        self
+    }
+
+    /// `<tmp>/<name>`, a fresh git repository.
+    pub fn git_init(&self, name: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, &["init", "-q"]);
+        dir
+    }
+
+    /// `<tmp>/<name>`, a plain folder.
+    pub fn folder(&self, name: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    pub fn git(&self, dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// The transcript the fixtures point at; `model` is its last assistant
+    /// message's model.
+    pub fn transcript_path(&self) -> PathBuf {
+        self.root().join("transcript.jsonl")
+    }
+
+    /// The real transcript recorded with Claude Code 2.1.328 (model
+    /// `claude-opus-5-5`).
+    pub fn copy_transcript_fixture(&self) {
+        fs::copy(Path::new(FIXTURES).join("transcript-sample.jsonl"), self.transcript_path()).unwrap();
+    }
+
+    pub fn write_transcript(&self, model: &str) {
+        let lines = [
+            json!({"type": "user", "message": {"role": "user", "content": "hello first"}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "model": model, "content": [{"type": "text", "text": "hi"}]}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        fs::write(self.transcript_path(), text).unwrap();
+    }
+
+    // ---- running the binary ----
+
+    /// `memory-save hook <event>`, with `UserPromptSubmit.json` etc. chosen
+    /// by `.fixture()`.
+    pub fn hook(&self, event: &str) -> Run<'_> {
+        Run::new(self, vec!["hook".into(), event.into()])
+    }
+
+    /// `memory-save <args…>`.
+    pub fn cmd(&self, args: &[&str]) -> Run<'_> {
+        Run::new(self, args.iter().map(|a| a.to_string()).collect())
+    }
+
+    /// One person's turn that ends normally: UserPromptSubmit, then Stop.
+    pub fn turn(&self, session: &str) {
+        self.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(session).run().ok();
+        self.hook("stop").fixture("Stop.json").session(session).run().ok();
+    }
+
+    /// The same, from another folder.
+    pub fn turn_in(&self, session: &str, cwd: &Path) {
+        self.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(session).cwd(cwd).run().ok();
+        self.hook("stop").fixture("Stop.json").session(session).cwd(cwd).run().ok();
+    }
+
+    // ---- scripting the fake claude ----
+
+    /// Call `n` (from 1) of the fake answers with `text` as its result.
+    pub fn script_reply(&self, n: usize, text: &str) {
+        self.script_raw(&format!("{n}.json"), &result_json(text, false));
+    }
+
+    /// Every call without its own reply answers `text`.
+    pub fn script_default(&self, text: &str) {
+        self.script_raw("default.json", &result_json(text, false));
+    }
+
+    /// Call `n` answers with `is_error: true` and `text`.
+    pub fn script_is_error(&self, n: usize, text: &str) {
+        self.script_raw(&format!("{n}.json"), &result_json(text, true));
+    }
+
+    /// Call `n` prints nothing at all.
+    pub fn script_no_output(&self, n: usize) {
+        self.script_raw(&format!("{n}.json"), "");
+    }
+
+    /// Call `n` prints `object` (a whole `--output-format json` object).
+    pub fn script_output(&self, n: usize, object: &Value) {
+        self.script_raw(&format!("{n}.json"), &object.to_string());
+    }
+
+    pub fn script_sleep(&self, n: usize, seconds: u64) {
+        self.script_raw(&format!("{n}.sleep"), &seconds.to_string());
+    }
+
+    pub fn script_exit(&self, n: usize, code: i32) {
+        self.script_raw(&format!("{n}.exit"), &code.to_string());
+    }
+
+    /// Call `n` waits until `release(n)`.
+    pub fn script_hold(&self, n: usize) {
+        self.script_raw(&format!("{n}.hold"), "");
+    }
+
+    pub fn release(&self, n: usize) {
+        self.script_raw(&format!("{n}.go"), "");
+    }
+
+    fn script_raw(&self, name: &str, text: &str) {
+        let replies = self.fake_dir.join("replies");
+        let tmp = replies.join(format!(".{name}.tmp"));
+        fs::write(&tmp, text).unwrap();
+        fs::rename(tmp, replies.join(name)).unwrap();
+    }
+
+    // ---- what the fake saw ----
+
+    pub fn call_count(&self) -> usize {
+        fs::read_dir(self.fake_dir.join("calls")).unwrap().count()
+    }
+
+    /// Call `n` (from 1), once it has read its stdin.
+    pub fn call(&self, n: usize) -> Call {
+        let dir = self.fake_dir.join("calls").join(n.to_string());
+        wait_until(&format!("fake claude call {n} to start"), || dir.join("started").exists());
+        let read = |name: &str| fs::read_to_string(dir.join(name)).unwrap_or_default();
+        let args = read("args");
+        let mut args: Vec<String> = args.split('\0').map(str::to_string).collect();
+        args.pop(); // after the last NUL
+        let pid_of = |name: &str| read(name).trim().parse::<i32>().ok();
+        Call {
+            args,
+            stdin: read("stdin"),
+            env: read("env"),
+            cwd: PathBuf::from(read("cwd").trim()),
+            pid: pid_of("pid").expect("fake recorded its pid"),
+            sleep_pid: pid_of("sleep.pid"),
+        }
+    }
+
+    pub fn wait_for_call(&self, n: usize) -> Call {
+        self.call(n)
+    }
+
+    // ---- state and files ----
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.mem.join("state/memory-save/sessions")
+    }
+
+    /// The session's state JSON (`{}` when there is none).
+    pub fn state(&self, session: &str) -> Value {
+        match fs::read(self.sessions_dir().join(format!("{session}.json"))) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            Err(_) => json!({}),
+        }
+    }
+
+    pub fn status(&self, session: &str) -> String {
+        self.state(session)["status"]["text"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// Waits until the session's worker has finished `saves` saves and is
+    /// gone: nothing pending, nothing running, the worker lock free.
+    pub fn wait_saves(&self, session: &str, saves: u64) -> Value {
+        let mut last = json!({});
+        let lock = self.sessions_dir().join(format!("{session}.worker.lock"));
+        let done = || {
+            let state = self.state(session);
+            let idle = state["saves"].as_u64().unwrap_or(0) >= saves
+                && state["save_pending"] != json!(true)
+                && state["saving_since"].is_null();
+            // Only once idle: a worker that finds the lock taken gives up.
+            idle && worker_gone(&lock)
+        };
+        let started = Instant::now();
+        while started.elapsed() < DEADLINE {
+            if done() {
+                let state = self.state(session);
+                assert_eq!(state["saves"], json!(saves), "more saves than expected: {state:#}");
+                return state;
+            }
+            last = self.state(session);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "session {session} did not finish {saves} save(s) within {DEADLINE:?}; state: {last:#}\nlog:\n{}",
+            self.log()
+        );
+    }
+
+    /// No save was asked for, none runs and none ran: read right after the
+    /// hook returns, one of the three would show any save (the worker flips
+    /// them under the session lock).
+    pub fn assert_no_save(&self, session: &str) {
+        let state = self.state(session);
+        assert_ne!(state["save_pending"], json!(true), "a save was requested: {state:#}");
+        assert!(state["saving_since"].is_null(), "a save runs: {state:#}");
+        assert_eq!(state["saves"].as_u64().unwrap_or(0), 0, "a save ran: {state:#}");
+        assert_eq!(self.call_count(), 0, "the fake claude was called");
+    }
+
+    pub fn memory_dir(&self, project: &str) -> PathBuf {
+        self.mem.join("memory").join(project)
+    }
+
+    pub fn memory_path(&self) -> PathBuf {
+        self.memory_dir("proj").join("MEMORY.md")
+    }
+
+    /// `proj`'s MEMORY.md, if any.
+    pub fn memory(&self) -> Option<String> {
+        fs::read_to_string(self.memory_path()).ok()
+    }
+
+    pub fn memory_of(&self, project: &str) -> Option<String> {
+        fs::read_to_string(self.memory_dir(project).join("MEMORY.md")).ok()
+    }
+
+    pub fn write_memory(&self, text: &str) {
+        fs::create_dir_all(self.memory_dir("proj")).unwrap();
+        fs::write(self.memory_path(), text).unwrap();
+    }
+
+    pub fn memory_file(&self, name: &str) -> Option<String> {
+        fs::read_to_string(self.memory_dir("proj").join(name)).ok()
+    }
+
+    /// Every file under the memory root, relative to it.
+    pub fn memory_tree(&self) -> Vec<String> {
+        let root = self.mem.join("memory");
+        let mut out = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path.clone());
+                }
+                out.push(path.strip_prefix(&root).unwrap().display().to_string());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Files in our state folder's top level (not sessions/ or projects/).
+    pub fn state_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.mem.join("state/memory-save"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().is_file())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.mem.join("state/memory-save/memory-save.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    /// A test that failed midway may leave a held or sleeping fake: end it
+    /// (by the pids it recorded), so nothing outlives the test.
+    fn drop(&mut self) {
+        let Ok(calls) = fs::read_dir(self.fake_dir.join("calls")) else { return };
+        for call in calls.flatten() {
+            if call.path().join("done").exists() {
+                continue;
+            }
+            for name in ["sleep.pid", "pid"] {
+                let pid = fs::read_to_string(call.path().join(name)).ok().and_then(|p| p.trim().parse::<i32>().ok());
+                if let Some(pid) = pid
+                    && process_alive(pid)
+                {
+                    // SAFETY: signals a process this test started, by its id.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+            }
+        }
+    }
+}
+
+pub struct Call {
+    pub args: Vec<String>,
+    pub stdin: String,
+    /// `env | grep '^MEMORY_SAVE_FORK='` in the fake.
+    pub env: String,
+    pub cwd: PathBuf,
+    pub pid: i32,
+    pub sleep_pid: Option<i32>,
+}
+
+impl Call {
+    /// The value after `flag`.
+    pub fn flag(&self, flag: &str) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == flag)?;
+        self.args.get(at + 1).map(String::as_str)
+    }
+}
+
+/// One run of the binary: stdin from a fixture (its `cwd` and
+/// `transcript_path` pointed into the bench) or raw text.
+pub struct Run<'a> {
+    env: &'a Env,
+    args: Vec<String>,
+    input: Option<Value>,
+    raw: Option<String>,
+    vars: Vec<(String, String)>,
+    unset: Vec<String>,
+}
+
+impl<'a> Run<'a> {
+    fn new(env: &'a Env, args: Vec<String>) -> Run<'a> {
+        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new() }
+    }
+
+    /// Runs without `key` in the environment.
+    pub fn unset(mut self, key: &str) -> Run<'a> {
+        self.unset.push(key.into());
+        self
+    }
+
+    pub fn fixture(mut self, name: &str) -> Run<'a> {
+        let mut input = fixture(name);
+        input["cwd"] = json!(self.env.proj.to_str().unwrap());
+        input["transcript_path"] = json!(self.env.transcript_path().to_str().unwrap());
+        self.input = Some(input);
+        self
+    }
+
+    pub fn session(self, id: &str) -> Run<'a> {
+        self.set("session_id", json!(id))
+    }
+
+    pub fn cwd(self, dir: &Path) -> Run<'a> {
+        self.set("cwd", json!(dir.to_str().unwrap()))
+    }
+
+    pub fn set(mut self, key: &str, value: Value) -> Run<'a> {
+        self.input.as_mut().expect("set() needs a fixture first")[key] = value;
+        self
+    }
+
+    pub fn arg(mut self, arg: &str) -> Run<'a> {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn stdin(mut self, text: &str) -> Run<'a> {
+        self.raw = Some(text.into());
+        self
+    }
+
+    pub fn var(mut self, key: &str, value: &str) -> Run<'a> {
+        self.vars.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn run(self) -> Output {
+        let stdin = match (&self.raw, &self.input) {
+            (Some(raw), _) => raw.clone(),
+            (None, Some(input)) => input.to_string(),
+            (None, None) => String::new(),
+        };
+        let mut cmd = Command::new(BIN);
+        cmd.args(&self.args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.env.home)
+            .env("MEMORY_SAVE_HOME", &self.env.mem)
+            .env("MEMORY_SAVE_CLAUDE", &self.env.claude)
+            .current_dir(self.env.root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(tz) = std::env::var_os("TZ") {
+            cmd.env("TZ", tz);
+        }
+        for (k, v) in self.env.vars.iter().chain(&self.vars) {
+            cmd.env(k, v);
+        }
+        for k in &self.unset {
+            cmd.env_remove(k);
+        }
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("run memory-save");
+        // A hook may exit without reading its input (the fork marker): a
+        // closed pipe is its answer, not a failure.
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let out = child.wait_with_output().unwrap();
+        Output {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            code: out.status.code(),
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Exit 0, as every hook must; returns self for chaining.
+    pub fn ok(self) -> Output {
+        assert_eq!(self.code, Some(0), "memory-save did not exit 0: {self:#?}");
+        self
+    }
+
+    /// The single JSON object on stdout.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {:?}", self.stdout))
+    }
+
+    pub fn assert_silent(&self) {
+        assert_eq!(self.stdout, "", "expected no output: {self:#?}");
+    }
+}
+
+pub fn fixture(name: &str) -> Value {
+    let text = fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A `--output-format json` result object with `text` as the result.
+pub fn result_json(text: &str, is_error: bool) -> String {
+    json!({
+        "type": "result",
+        "subtype": "success",
+        "is_error": is_error,
+        "result": text,
+        "session_id": "fork-session",
+        "usage": {"input_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 0, "output_tokens": 3},
+        "total_cost_usd": 0.001
+    })
+    .to_string()
+}
+
+/// The fork's reply text: these ops and topic appends.
+pub fn reply(ops: Value, topics: Value) -> String {
+    json!({"ops": ops, "topics": topics}).to_string()
+}
+
+pub fn no_change() -> String {
+    reply(json!([]), json!([]))
+}
+
+/// A reply that adds one bullet under Architecture & Config Facts.
+pub fn adds(bullet: &str) -> String {
+    reply(json!([add(ARCH, bullet)]), json!([]))
+}
+
+pub fn add(section: &str, bullet: &str) -> Value {
+    json!({"op": "add", "section": section, "text": bullet})
+}
+
+/// A MEMORY.md in the template, with `facts` under Architecture & Config Facts.
+pub fn template_with(project: &str, facts: &[&str]) -> String {
+    let facts = if facts.is_empty() { "- None yet.".to_string() } else { facts.join("\n") };
+    format!(
+        "# {project}\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n{facts}\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n"
+    )
+}
+
+/// The lines under `## <section>` up to the next `## `.
+pub fn section_lines(memory: &str, section: &str) -> Vec<String> {
+    let heading = format!("## {section}");
+    memory
+        .lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < DEADLINE, "timed out after {DEADLINE:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process that is gone or a zombie no-one reaped yet.
+pub fn process_alive(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        // The state follows the parenthesised command name.
+        Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn worker_gone(lock: &Path) -> bool {
+    let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(lock) else { return true };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.unlock();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
