@@ -17,8 +17,15 @@ use crate::state::Usage;
 pub const CLAUDE_ENV: &str = "MEMORY_SAVE_CLAUDE";
 /// Variables Claude Code sets for its hooks that describe the running
 /// session, not the user's setup (measured on 2.1.328).
-const SESSION_ENV: [&str; 6] =
-    ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_PID", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PROJECT_DIR", "CLAUDE_EFFORT"];
+const SESSION_ENV: [&str; 7] = [
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_PID",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_EFFORT",
+];
 
 pub struct ForkRequest<'a> {
     pub claude: PathBuf,

@@ -1,0 +1,231 @@
+//! `cargo bench --bench hooks`: each hook's wall time, run as Claude Code
+//! runs it (a new process, the payload on stdin), beside a no-op Rust binary
+//! that reads the same stdin. Prints a table; asserts nothing, because
+//! timing belongs in a benchmark, not a test.
+//!
+//! `MEMORY_SAVE_BENCH_RUNS` sets the runs per row (default 300).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/claude-code-2.1.328"
+);
+const NOOP_SOURCE: &str = "use std::io::Read;\nfn main() { let mut s = Vec::new(); let _ = std::io::stdin().read_to_end(&mut s); }\n";
+
+struct Bench {
+    dir: tempfile::TempDir,
+    exe: PathBuf,
+    noop: PathBuf,
+    runs: usize,
+}
+
+impl Bench {
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("app")
+    }
+
+    /// A fixture with its cwd pointed at our project, written to a file.
+    fn payload(&self, fixture: &str) -> PathBuf {
+        let text = std::fs::read_to_string(fixture_dir().join(fixture)).expect("fixture");
+        let text = text.replace("/home/dev/src/app", self.project().to_str().unwrap());
+        let path = self.dir.path().join(fixture);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn command(&self, program: &Path, args: &[&str], stdin: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("MEMORY_SAVE_HOME", self.dir.path().join("home"))
+            .env("MEMORY_SAVE_CLAUDE", self.dir.path().join("no-claude"))
+            .stdin(Stdio::from(File::open(stdin).unwrap()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    fn time(&self, program: &Path, args: &[&str], stdin: &Path) -> Duration {
+        let mut cmd = self.command(program, args, stdin);
+        let started = Instant::now();
+        let status = cmd.status().expect("run");
+        let took = started.elapsed();
+        assert!(status.success());
+        took
+    }
+
+    /// Runs `before` (untimed) then the hook, interleaved with the no-op so
+    /// that drift in machine load hits both columns alike.
+    fn row(&self, name: &str, args: &[&str], fixture: &str, before: Option<(&[&str], &str)>) {
+        let stdin = self.payload(fixture);
+        let before = before.map(|(args, fixture)| (args, self.payload(fixture)));
+        let mut hook = Vec::with_capacity(self.runs);
+        let mut noop = Vec::with_capacity(self.runs);
+        for _ in 0..self.runs {
+            if let Some((args, stdin)) = &before {
+                self.time(&self.exe, args, stdin);
+            }
+            hook.push(self.time(&self.exe, args, &stdin));
+            noop.push(self.time(&self.noop, &[], &stdin));
+        }
+        let (h, n) = (median(&mut hook), median(&mut noop));
+        println!(
+            "| {name:<36} | {:>9.3} | {:>9.3} | {:>9.3} | {:>5.2}x |",
+            ms(h),
+            ms(percentile(&mut hook, 0.9)),
+            ms(n),
+            h.as_secs_f64() / n.as_secs_f64()
+        );
+    }
+}
+
+fn fixture_dir() -> PathBuf {
+    std::env::var_os("MEMORY_SAVE_FIXTURES").map_or_else(|| PathBuf::from(FIXTURES), PathBuf::from)
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    percentile(v, 0.5)
+}
+
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn build_noop(dir: &Path) -> PathBuf {
+    let source = dir.join("noop.rs");
+    std::fs::write(&source, NOOP_SOURCE).unwrap();
+    let out = dir.join("noop");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let status = Command::new(rustc)
+        .args([
+            "-C",
+            "opt-level=3",
+            "-C",
+            "strip=symbols",
+            "-C",
+            "panic=abort",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .expect("rustc");
+    assert!(status.success(), "cannot build the no-op binary");
+    out
+}
+
+/// A MEMORY.md in the template of about `chars` characters.
+fn memory_of(chars: usize) -> String {
+    let mut text = String::from(
+        "# app\n\n## CRITICAL RULES\n- Run tests with cargo test\n\n## Architecture & Config Facts\n",
+    );
+    let mut n = 0;
+    while text.chars().count() < chars - 200 {
+        text.push_str(&format!(
+            "- fact {n:03}: {}\n",
+            "lorem ipsum dolor sit amet ".repeat(7)
+        ));
+        n += 1;
+    }
+    text.push_str("\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n");
+    text
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for a listing; we have no tests
+    }
+    let runs = std::env::var("MEMORY_SAVE_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(300);
+    let dir = tempfile::tempdir().unwrap();
+    let noop = build_noop(dir.path());
+    let bench = Bench {
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_memory-save")),
+        noop,
+        runs,
+        dir,
+    };
+    std::fs::create_dir_all(bench.project()).unwrap();
+    Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(bench.project())
+        .status()
+        .unwrap();
+    let memory_dir = bench.dir.path().join("home/memory/app");
+    std::fs::create_dir_all(&memory_dir).unwrap();
+    let memory = memory_of(49_000);
+    std::fs::write(memory_dir.join("MEMORY.md"), &memory).unwrap();
+
+    println!(
+        "memory-save hook wall time, {runs} runs per row (MEMORY.md: {} characters)\n",
+        memory.chars().count()
+    );
+    println!(
+        "| {:<34} | {:>9} | {:>9} | {:>9} | {:>6} |",
+        "hook", "median ms", "p90 ms", "no-op ms", "ratio"
+    );
+    println!(
+        "|{}|{}|{}|{}|{}|",
+        "-".repeat(38),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(11),
+        "-".repeat(8)
+    );
+    let prompt: &[&str] = &["hook", "user-prompt-submit"];
+    bench.row(
+        "PostToolUse (first tool of a turn)",
+        &["hook", "post-tool-use"],
+        "PostToolUse-main.json",
+        Some((prompt, "UserPromptSubmit.json")),
+    );
+    bench.row(
+        "PostToolUse (flag already set)",
+        &["hook", "post-tool-use"],
+        "PostToolUse-main.json",
+        None,
+    );
+    bench.row(
+        "PostToolUse (subagent)",
+        &["hook", "post-tool-use"],
+        "PostToolUse-subagent.json",
+        None,
+    );
+    let stop: &[&str] = &["hook", "stop"];
+    bench.row("UserPromptSubmit (after a Stop)", prompt, "UserPromptSubmit.json", Some((stop, "Stop.json")));
+    bench.row("UserPromptSubmit (interrupted turn)", prompt, "UserPromptSubmit.json", None);
+    bench.row(
+        "Stop (save requested)",
+        &["hook", "stop"],
+        "Stop.json",
+        Some((prompt, "UserPromptSubmit.json")),
+    );
+    bench.row(
+        "Stop (nothing to save)",
+        &["hook", "stop"],
+        "Stop.json",
+        None,
+    );
+    bench.row(
+        "SessionStart part 1 (49,000 chars)",
+        &["hook", "session-start", "--part", "1"],
+        "SessionStart-startup.json",
+        None,
+    );
+    bench.row(
+        "SessionStart part 6 (49,000 chars)",
+        &["hook", "session-start", "--part", "6"],
+        "SessionStart-startup.json",
+        None,
+    );
+}
