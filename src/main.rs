@@ -10,7 +10,6 @@ mod fsutil;
 mod hook;
 mod install;
 mod log;
-mod memory;
 mod paths;
 mod project;
 mod report;
@@ -19,6 +18,10 @@ mod state;
 mod statusline;
 
 use std::process::ExitCode;
+
+// The pure core lives in the library target (src/lib.rs) so cargo-fuzz can
+// reach it; `crate::memory::...` paths keep working through this import.
+use memory_save::memory;
 
 use cli::Command;
 

@@ -3,6 +3,7 @@
 //! re-applied to a file that another writer changed meanwhile.
 
 use super::reply::{Op, Reply, TopicAppend};
+use super::secrets;
 use super::template::{self, LineKind, CRITICAL_RULES, PLACEHOLDER, SECTIONS, TOPIC_FILES};
 use super::{MAX_BULLET_CHARS, Size};
 
@@ -77,7 +78,7 @@ pub fn apply(current: &str, reply: &Reply, project: &str, existing_topics: &[Str
             reduced.refused.push(Refusal { entry: describe_op(op), why: why.clone() });
         }
         for topic in &reply.topics {
-            reduced.refused.push(Refusal { entry: format!("topic {}", topic.file), why: why.clone() });
+            reduced.refused.push(Refusal { entry: topic_entry(topic), why: why.clone() });
         }
         outcome = reduced;
     }
@@ -103,7 +104,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
             }
             Op::Remove { line } => match doc.locate(line) {
                 None => {
-                    out.skipped.push(line.clone());
+                    out.skipped.push(secrets::redact(line));
                     Ok(())
                 }
                 Some(at) => doc.remove(at, offloading).map(|retired| {
@@ -119,7 +120,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
             },
             Op::Replace { line, text } => match doc.locate(line) {
                 None => {
-                    out.skipped.push(line.clone());
+                    out.skipped.push(secrets::redact(line));
                     Ok(())
                 }
                 Some(at) => doc.replace(at, text, over_cap).map(|()| out.replaced += 1),
@@ -133,7 +134,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
         for topic in &reply.topics {
             match check_topic(topic) {
                 Ok(()) => out.topics.push(topic.clone()),
-                Err(why) => out.refused.push(Refusal { entry: format!("topic {}", topic.file), why }),
+                Err(why) => out.refused.push(Refusal { entry: topic_entry(topic), why }),
             }
         }
     }
@@ -147,18 +148,27 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
     out
 }
 
-/// A short name for an op in refusals and in the next fork's notes.
+/// A short name for an op in refusals and in the next fork's notes. A field
+/// that holds a secret is shown as what it holds, never as itself.
 pub fn describe_op(op: &Op) -> String {
+    let r = secrets::redact;
     let json = match op {
-        Op::Add { section, text } => serde_json::json!({"op": "add", "section": section, "text": text}),
-        Op::Remove { line } => serde_json::json!({"op": "remove", "line": line}),
-        Op::Replace { line, text } => serde_json::json!({"op": "replace", "line": line, "text": text}),
+        Op::Add { section, text } => serde_json::json!({"op": "add", "section": r(section), "text": r(text)}),
+        Op::Remove { line } => serde_json::json!({"op": "remove", "line": r(line)}),
+        Op::Replace { line, text } => serde_json::json!({"op": "replace", "line": r(line), "text": r(text)}),
     };
     let text = json.to_string();
-    match text.char_indices().nth(300) {
+    // Quoting or cutting can make a shape that the fields alone did not
+    // have (an escaped newline inside a URL, a key cut to its exact length).
+    secrets::redact(&match text.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
-    }
+    })
+}
+
+/// A topic in refusals: its file name, unless that holds a secret.
+fn topic_entry(topic: &TopicAppend) -> String {
+    secrets::redact(&format!("topic {}", secrets::redact(&topic.file)))
 }
 
 /// Topic file names: lowercase, `.md`, no folder, not MEMORY.md.
@@ -178,6 +188,9 @@ pub fn check_topic_name(name: &str) -> Result<(), String> {
 }
 
 fn check_topic(topic: &TopicAppend) -> Result<(), String> {
+    if let Some(kind) = secrets::find_secret(&topic.file).or_else(|| secrets::find_secret(&topic.append)) {
+        return Err(secrets::refusal(kind));
+    }
     check_topic_name(&topic.file)?;
     if topic.append.trim().is_empty() {
         return Err("the append text is empty".into());
@@ -188,8 +201,11 @@ fn check_topic(topic: &TopicAppend) -> Result<(), String> {
     Ok(())
 }
 
-/// A new bullet: one line, a list item, at most 600 characters.
+/// A new bullet: no secret, one line, a list item, at most 600 characters.
 pub fn check_bullet(text: &str) -> Result<String, String> {
+    if let Some(kind) = secrets::find_secret(text) {
+        return Err(secrets::refusal(kind));
+    }
     let text = text.trim();
     if text.contains(['\n', '\r']) {
         return Err("a bullet is one line; split it into several add ops".into());
@@ -225,24 +241,69 @@ pub fn strip_marker(line: &str) -> &str {
     line
 }
 
-/// MEMORY.md as lines, with what each line is.
+/// MEMORY.md as lines, with what each line is. The kinds are kept in step
+/// with the lines rather than classified again for every op, so a reply's
+/// ops cost time linear in the file each, not a re-read of it.
 struct Doc {
     lines: Vec<String>,
+    kinds: Vec<LineKind>,
+}
+
+/// A line that opens or closes a fenced code block, as `template::classify`
+/// reads it: the only lines whose change changes the kind of others.
+fn is_fence(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    trimmed.starts_with("```") || trimmed.starts_with("~~~")
 }
 
 impl Doc {
     fn new(text: &str) -> Doc {
-        Doc { lines: text.lines().map(str::to_string).collect() }
+        Doc { lines: text.lines().map(str::to_string).collect(), kinds: template::classify(text) }
     }
 
     fn text(&self) -> String {
         let mut out = self.lines.join("\n");
+        debug_assert_eq!(self.kinds, template::classify(&out), "kinds out of step with lines");
         out.push('\n');
         out
     }
 
-    fn kinds(&self) -> Vec<LineKind> {
-        template::classify(&self.lines.join("\n"))
+    fn kinds(&self) -> &[LineKind] {
+        &self.kinds
+    }
+
+    fn reclassify(&mut self) {
+        self.kinds = template::classify(&self.lines.join("\n"));
+    }
+
+    /// Inserts a list item (`- ...`): plain text, so no other line changes
+    /// kind.
+    fn insert_item(&mut self, at: usize, item: String) {
+        debug_assert!(item.starts_with("- "));
+        self.lines.insert(at, item);
+        self.kinds.insert(at, LineKind::Text);
+    }
+
+    /// Puts a list item in place of a line.
+    fn set_item(&mut self, at: usize, item: String) {
+        debug_assert!(item.starts_with("- "));
+        let was_fence = is_fence(&self.lines[at]);
+        self.lines[at] = item;
+        if was_fence {
+            self.reclassify();
+        } else {
+            self.kinds[at] = LineKind::Text;
+        }
+    }
+
+    fn remove_line(&mut self, at: usize) -> String {
+        let line = self.lines.remove(at);
+        if is_fence(&line) {
+            self.reclassify();
+        } else {
+            self.kinds.remove(at);
+        }
+        line
     }
 
     /// The `##` section (index into SECTIONS) a line belongs to.
@@ -315,9 +376,9 @@ impl Doc {
         let end = self.block_end(heading);
         let body: Vec<usize> = (heading + 1..end).filter(|&i| !self.lines[i].trim().is_empty()).collect();
         match body.as_slice() {
-            [only] if self.lines[*only].trim() == PLACEHOLDER => self.lines[*only] = bullet,
-            [] => self.lines.insert(heading + 1, bullet),
-            [.., last] => self.lines.insert(last + 1, bullet),
+            [only] if self.lines[*only].trim() == PLACEHOLDER => self.set_item(*only, bullet),
+            [] => self.insert_item(heading + 1, bullet),
+            [.., last] => self.insert_item(last + 1, bullet),
         }
     }
 
@@ -333,7 +394,7 @@ impl Doc {
                     .into(),
             );
         }
-        let line = self.lines.remove(at);
+        let line = self.remove_line(at);
         Ok(is_rule.then_some(line))
     }
 
@@ -343,7 +404,7 @@ impl Doc {
         if over_cap && bullet.chars().count() > self.lines[at].chars().count() {
             return Err("the file is over a cap, so a replace may only shorten its line".into());
         }
-        self.lines[at] = bullet;
+        self.set_item(at, bullet);
         Ok(())
     }
 
@@ -364,7 +425,7 @@ impl Doc {
         for &heading in sections.iter().rev() {
             let next = sections.iter().find(|&&s| s > heading).copied().unwrap_or(self.lines.len());
             if self.lines[heading + 1..next].iter().all(|l| l.trim().is_empty()) {
-                self.lines.insert(heading + 1, PLACEHOLDER.to_string());
+                self.insert_item(heading + 1, PLACEHOLDER.to_string());
             }
         }
     }
@@ -554,6 +615,94 @@ Plain paragraph line
         assert!(out.memory.ends_with("## Topic Files\n- history.md\n- build.md\n"), "{}", out.memory);
         let out = apply(FILE, &reply, "app", &["history.md".into(), "build.md".into()]);
         assert_eq!(out.memory.matches("build.md").count(), 0, "already present files are not listed again by apply");
+    }
+
+    #[test]
+    fn secrets_are_refused_alone_and_never_repeated() {
+        // Assembled at run time so this file does not look like a leak.
+        let key = ["sk-ant-", "api03-", "Xb7Qm2Lp9Rt4Vw6Yz1Ac3De5Fg8Hj0Kn2Mq4Ps6U"].concat();
+        let url = ["postgres://app:", "Tr0ub4dor3", "@db.internal/app"].concat();
+        let reply = parse(
+            &serde_json::json!({
+                "ops": [
+                    {"op": "add", "section": "Active Warnings", "text": format!("- The API key is {key}")},
+                    {"op": "add", "section": "Active Warnings", "text": "- Rotate the API key monthly"},
+                    {"op": "replace", "line": "- Rust 2024 edition", "text": format!("- DB at {url}")},
+                    {"op": "remove", "line": format!("- {key}")},
+                    {"op": "add", "section": "Nope", "text": format!("- {key}")},
+                    {"op": "add", "text": format!("- {key}")},
+                ],
+                "topics": [
+                    {"file": "creds.md", "append": format!("ANTHROPIC_API_KEY={key}\n")},
+                    {"file": "notes.md", "append": "- PASSWORD_MIN_LENGTH=12\n"},
+                ],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let out = apply(FILE, &reply, "app", &["history.md".into()]);
+        assert_eq!((out.added, out.replaced, out.removed), (1, 0, 0));
+        assert!(out.memory.contains("- Rotate the API key monthly"));
+        assert!(out.memory.contains("- Rust 2024 edition"));
+        assert_eq!(out.topic_files(), vec!["notes.md"]);
+        let whys: Vec<&str> = out.refused.iter().map(|r| r.why.as_str()).collect();
+        assert_eq!(
+            whys,
+            vec![
+                "\"section\" is missing",
+                "it looks like it holds an Anthropic API key; secrets are never written to memory",
+                "it looks like it holds a password in a URL; secrets are never written to memory",
+                "it looks like it holds an Anthropic API key; secrets are never written to memory",
+                "it looks like it holds an Anthropic API key; secrets are never written to memory",
+            ],
+            "{out:#?}"
+        );
+        let shown = format!("{:?} {:?}", out.refused, out.skipped);
+        for secret in [key.as_str(), "Tr0ub4dor3"] {
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(!out.memory.contains(secret));
+            assert!(out.topics.iter().all(|t| !t.append.contains(secret)));
+        }
+        assert!(shown.contains("[not shown: it looks like it holds an Anthropic API key]"), "{shown}");
+        assert_eq!(out.skipped.len(), 1, "the remove named a line the file does not have");
+
+        // Found by the fuzzer: the text alone holds no URL password, but its
+        // JSON quoting does (the escaped newline no longer ends the URL).
+        let out = run(r#"{"op":"add","section":"Active Warnings","text":"- see s://a\nb:pw123456@db"}"#);
+        assert!(refusal(&out).contains("one line"));
+        assert!(!out.refused[0].entry.contains("pw123456"), "{:?}", out.refused);
+    }
+
+    #[test]
+    fn near_misses_are_written() {
+        let out = run(concat!(
+            r#"{"op":"add","section":"CRITICAL RULES","text":"- Set ANTHROPIC_API_KEY in your shell; never commit it"},"#,
+            r#"{"op":"add","section":"Architecture & Config Facts","text":"- TOKEN_TTL=3600, PASSWORD_MIN_LENGTH=12, DB_PASSWORD=${DB_PASSWORD}"},"#,
+            r#"{"op":"add","section":"Architecture & Config Facts","text":"- Clone with https://user@git.example.com/app.git"}"#
+        ));
+        assert_eq!((out.added, out.refused.len()), (3, 0), "{:?}", out.refused);
+    }
+
+    #[test]
+    fn the_most_ops_a_reply_may_carry_apply_in_bounded_time() {
+        use crate::memory::reply::MAX_OPS;
+        let file = grown(150, 40);
+        let adds: Vec<String> = (0..MAX_OPS)
+            .map(|i| format!(r#"{{"op":"add","section":"Active Warnings","text":"- warning {i}"}}"#))
+            .collect();
+        let removes: Vec<String> = (0..MAX_OPS).map(|i| format!(r#"{{"op":"remove","line":"- fact {i} {}"}}"#, "z".repeat(40))).collect();
+        let replaces: Vec<String> = (0..MAX_OPS)
+            .map(|i| format!(r#"{{"op":"replace","line":"- fact {} {}","text":"- f {i}"}}"#, i % 150, "z".repeat(40)))
+            .collect();
+        for (name, ops) in [("adds", adds), ("removes", removes), ("replaces", replaces)] {
+            let reply = parse(&format!(r#"{{"ops":[{}]}}"#, ops.join(","))).unwrap();
+            let started = std::time::Instant::now();
+            let out = apply(&file, &reply, "app", &[]);
+            let took = started.elapsed();
+            eprintln!("{name}: {took:?}");
+            assert!(took.as_secs_f64() < 2.0, "{name}: {took:?}");
+            assert!(Size::of(&out.memory).under_caps());
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod apply;
 pub mod block;
 pub mod prompt;
 pub mod reply;
+pub mod secrets;
 pub mod template;
 
 /// Characters are Unicode scalar values, as SPEC section 2 says.

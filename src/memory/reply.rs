@@ -36,44 +36,110 @@ pub struct Reply {
 pub fn parse(text: &str) -> Result<Reply, String> {
     let object = find_object(text)?;
     let mut reply = Reply::default();
-    for entry in list(&object, "ops", &mut reply.malformed) {
+    let ops = list(&object, "ops", &mut reply.malformed);
+    for entry in ops.iter().take(MAX_OPS) {
         match read_op(entry) {
             Ok(op) => reply.ops.push(op),
             Err(why) => reply.malformed.push(Malformed { entry: compact(entry), why }),
         }
     }
-    for entry in list(&object, "topics", &mut reply.malformed) {
+    let topics = list(&object, "topics", &mut reply.malformed);
+    for entry in topics.iter().take(MAX_TOPICS) {
         match read_topic(entry) {
             Ok(topic) => reply.topics.push(topic),
             Err(why) => reply.malformed.push(Malformed { entry: compact(entry), why }),
         }
     }
+    // One refusal for the excess, not one each: refusals are kept for the
+    // next fork's notes.
+    for (count, max, what) in [(ops.len(), MAX_OPS, "ops"), (topics.len(), MAX_TOPICS, "topics")] {
+        if count > max {
+            reply.malformed.push(Malformed {
+                entry: format!("the {} {what} after the first {max}", count - max),
+                why: format!("a reply carries at most {max} {what}; send the rest in a later save"),
+            });
+        }
+    }
     Ok(reply)
 }
+
+/// A reply's entries are read up to these counts. A MEMORY.md under its
+/// caps never needs more (rewriting all 200 lines is 400 ops), and applying
+/// stays bounded in time however long the reply.
+pub const MAX_OPS: usize = 1000;
+pub const MAX_TOPICS: usize = 100;
 
 /// The object runs from the last `}` back to the first `{` that opens an
 /// object of named fields and parses: prose before it, braces in that prose
 /// (`{ tool: 'Edit' }`) and code fences around it are all fine. It must
 /// carry "ops" or "topics", so a lone op cut from a longer reply is not
 /// mistaken for the answer.
+///
+/// Each candidate is parsed on its own, so a hostile reply (millions of
+/// `{"`, or deep objects around a long array that every candidate re-reads)
+/// could make this quadratic. The parser's work is metered instead: the
+/// bytes it read up to each failure plus a fixed charge per candidate, at
+/// most `FINDER_WORK_PER_BYTE` times the text plus `FINDER_WORK_BASE`, and a
+/// candidate is only tried when the text after it fits in what is left. A
+/// real reply (a few braces in prose, then the object) uses a small part of
+/// that; a hostile one gets "gave up" instead of the parse it was after.
 pub fn find_object(text: &str) -> Result<Map<String, Value>, String> {
     let Some(end) = text.rfind('}') else { return Err("reply has no JSON object".into()) };
     let body = &text[..=end];
     let mut first_error: Option<String> = None;
     let mut other_object = false;
-    for (start, _) in body.match_indices('{') {
+    let mut budget = body.len().saturating_mul(FINDER_WORK_PER_BYTE).saturating_add(FINDER_WORK_BASE);
+    let mut tried = 0usize;
+    let mut gave_up = false;
+    let mut at = 0;
+    while let Some(found) = body[at..].find('{') {
+        let start = at + found;
+        at = start + 1;
         // Only a `{` followed by a quoted key can open an object of named
         // fields; skipping the rest keeps huge replies cheap.
-        if !body[start + 1..].trim_start().starts_with('"') {
+        if !body[at..].trim_start().starts_with('"') {
             continue;
         }
-        match serde_json::from_str::<Value>(&body[start..]) {
-            Ok(Value::Object(map)) if map.contains_key("ops") || map.contains_key("topics") => return Ok(map),
-            Ok(_) => other_object = true,
+        let rest = &body[start..];
+        if rest.len() > budget {
+            // Reading it might overrun the budget: go on from where the
+            // rest of the text fits in what is left.
+            gave_up = true;
+            if budget == 0 {
+                break;
+            }
+            let mut fits = body.len() - budget;
+            while !body.is_char_boundary(fits) {
+                fits += 1;
+            }
+            at = at.max(fits);
+            continue;
+        }
+        tried += 1;
+        // Check the syntax without building anything first: most candidates
+        // fail, and failing there is cheap.
+        let read = match serde_json::from_str::<serde::de::IgnoredAny>(rest) {
+            Ok(_) => {
+                match serde_json::from_str::<Value>(rest) {
+                    Ok(Value::Object(map)) if map.contains_key("ops") || map.contains_key("topics") => return Ok(map),
+                    Ok(_) => other_object = true,
+                    // Deeper than the parser's recursion limit.
+                    Err(e) => {
+                        first_error.get_or_insert_with(|| format!("reply is not valid JSON ({e})"));
+                    }
+                }
+                rest.len()
+            }
             Err(e) => {
                 first_error.get_or_insert_with(|| format!("reply is not valid JSON ({e})"));
+                bytes_read(rest, &e)
             }
-        }
+        };
+        budget = budget.saturating_sub(read.saturating_add(FINDER_WORK_PER_CANDIDATE));
+    }
+    if gave_up {
+        let first = first_error.unwrap_or_else(|| "reply has no JSON object".into());
+        return Err(format!("{first}; gave up after {tried} places where an object could start"));
     }
     Err(first_error.unwrap_or_else(|| {
         if other_object {
@@ -82,6 +148,22 @@ pub fn find_object(text: &str) -> Result<Map<String, Value>, String> {
             "reply has no JSON object".into()
         }
     }))
+}
+
+/// The finder's work budget (see `find_object`).
+const FINDER_WORK_PER_BYTE: usize = 1;
+const FINDER_WORK_BASE: usize = 64 * 1024;
+const FINDER_WORK_PER_CANDIDATE: usize = 256;
+
+/// How far into `text` the parser got before `error`: its line and column
+/// turned into a byte offset.
+fn bytes_read(text: &str, error: &serde_json::Error) -> usize {
+    let line_start = match error.line() {
+        0 => return text.len(),
+        1 => 0,
+        line => text.match_indices('\n').nth(line - 2).map_or(text.len(), |(at, _)| at + 1),
+    };
+    line_start.saturating_add(error.column()).min(text.len())
 }
 
 fn list<'a>(object: &'a Map<String, Value>, key: &str, malformed: &mut Vec<Malformed>) -> &'a [Value] {
@@ -124,12 +206,16 @@ fn read_topic(entry: &Value) -> Result<TopicAppend, String> {
 }
 
 /// One line of JSON, cut short: enough for the next fork to recognise it.
+/// An entry that holds a secret is named by what it holds instead.
 fn compact(value: &Value) -> String {
     let text = value.to_string();
-    match text.char_indices().nth(300) {
+    if super::secrets::find_secret(&text).is_some() {
+        return super::secrets::redact(&text);
+    }
+    super::secrets::redact(&match text.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -205,6 +291,58 @@ mod tests {
         let reply = parse(r#"{"ops":{"op":"add"},"topics":[]}"#).unwrap();
         assert!(reply.ops.is_empty());
         assert_eq!(reply.malformed[0].why, "\"ops\" is not a list");
+    }
+
+    #[test]
+    fn huge_hostile_replies_are_read_in_bounded_time() {
+        const MB10: usize = 10 * 1024 * 1024;
+        let fill = |unit: &str| unit.repeat(MB10 / unit.len());
+        let nested = "{\"a\":".repeat(100) + &"[0,".repeat(MB10 / 3) + "}";
+        let cases: Vec<(&str, String)> = vec![
+            ("10 MB of {\"", fill("{\"")),
+            ("10 MB of {\" and a }", fill("{\"") + "}"),
+            ("10 MB of {\"a\":", fill("{\"a\":") + "}"),
+            ("nested braces", fill("{\"a\":{") + &"}".repeat(1000)),
+            ("100 deep, then a 10 MB array", nested),
+            ("10 MB of {\"a\":1} objects", fill("{\"a\":1}")),
+            ("10 MB of strings", fill("{\"ab\":\"cd\",") + "}"),
+            ("an object after 10 MB of prose braces", fill("{\"x\" ") + "{\"ops\":[]}"),
+            ("10 MB string then the object", format!("{{\"note\":\"{}\"}} {{\"ops\":[]}}", "x".repeat(MB10))),
+        ];
+        for (name, text) in &cases {
+            let started = std::time::Instant::now();
+            let result = parse(text);
+            let took = started.elapsed();
+            eprintln!("{name}: {took:?} {:?}", result.as_ref().map(|r| r.ops.len()).map_err(|e| e.chars().take(120).collect::<String>()));
+            // Quadratic would be minutes; these take well under a second in
+            // a debug build.
+            assert!(took.as_secs_f64() < 2.0, "{name}: {took:?}");
+        }
+        assert!(parse(&cases[8].1).is_ok(), "one long string before the object is not hostile");
+    }
+
+    #[test]
+    fn a_huge_valid_reply_is_read_once_and_cut_to_the_counts() {
+        // Linear, but a tree of a quarter million ops: about 1.5 s in a
+        // debug build, so no time limit here (a loaded machine would trip it).
+        let op = r#"{"op":"add","section":"A","text":"- b"}"#;
+        let text = format!("Here:\n{{\"ops\":[{}]}}", vec![op; 10 * 1024 * 1024 / 40].join(","));
+        assert_eq!(parse(&text).map(|r| (r.ops.len(), r.malformed.len())), Ok((MAX_OPS, 1)));
+    }
+
+    #[test]
+    fn entries_past_the_counts_are_refused_in_one_entry() {
+        let op = r#"{"op":"remove","line":"- x"}"#;
+        let topic = r#"{"file":"a.md","append":"x"}"#;
+        let text = format!(
+            r#"{{"ops":[{}],"topics":[{}]}}"#,
+            vec![op; MAX_OPS + 5].join(","),
+            vec![topic; MAX_TOPICS + 1].join(",")
+        );
+        let reply = parse(&text).unwrap();
+        assert_eq!((reply.ops.len(), reply.topics.len()), (MAX_OPS, MAX_TOPICS));
+        let entries: Vec<&str> = reply.malformed.iter().map(|m| m.entry.as_str()).collect();
+        assert_eq!(entries, vec!["the 5 ops after the first 1000", "the 1 topics after the first 100"]);
     }
 
     proptest::proptest! {
