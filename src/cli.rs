@@ -13,6 +13,10 @@ usage:
                                  register the hooks in ~/.claude/settings.json
   memory-save uninstall [--project] [--dry-run]
                                  remove exactly our hooks again
+  memory-save status [--json]    this project's memory, its size, the last saves and their cost
+  memory-save doctor             check the setup; exit 1 when something is wrong
+  memory-save history            list the recorded changes of this project's memory files
+  memory-save undo               put the files back as they were before the last change
   memory-save statusline [-- <your status command>...]
                                  print this session's save state (status-line JSON on stdin)
   memory-save hook <event> [--part N]
@@ -28,6 +32,10 @@ pub enum Command {
     Statusline { wrapped: Vec<OsString> },
     Install(Vec<String>),
     Uninstall(Vec<String>),
+    Status(Vec<String>),
+    Doctor(Vec<String>),
+    History(Vec<String>),
+    Undo(Vec<String>),
     Help,
     Version,
 }
@@ -93,6 +101,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Command> {
         }
         "install" => Command::Install(strings()),
         "uninstall" => Command::Uninstall(strings()),
+        "status" => Command::Status(strings()),
+        "doctor" => Command::Doctor(strings()),
+        "history" => Command::History(strings()),
+        "undo" => Command::Undo(strings()),
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => bail!("unknown command {other:?}; run `memory-save --help`"),

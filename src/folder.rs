@@ -52,11 +52,17 @@ impl Folder {
     /// (call with the lock held). `None` when there is no file. The flag
     /// says whether a repair happened.
     pub fn read_repaired(&self) -> Result<Option<(String, bool)>> {
+        // A folder planted as a link would hand another folder's file to the
+        // context and the fork.
+        if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            bail!("{} is a symlink; memory-save reads only from a real folder", self.dir.display());
+        }
         let Some(text) = read_if_exists(&self.memory_path())? else { return Ok(None) };
         match template::repair(&text, &self.project) {
             None => Ok(Some((text, false))),
             Some(repaired) => {
                 fsutil::write_atomic(&self.dir.join(BACKUP_FILE), text.as_bytes(), true)?;
+                let _ = crate::history::record(self, REPAIR_REPORT, &[MEMORY_FILE])?;
                 self.write_file(MEMORY_FILE, &repaired)?;
                 Ok(Some((repaired, true)))
             }
@@ -99,13 +105,24 @@ impl Folder {
         self.write_file(MEMORY_FILE, text)
     }
 
+    /// Keeps an unreadable reply as evidence, line by line, with any line
+    /// that looks like it holds a secret replaced by a note saying so.
     pub fn keep_failed_reply(&self, text: &str) -> Result<()> {
-        self.write_file(FAILED_REPLY_FILE, text)
+        use crate::memory::secrets::{find_secret, redact};
+        if find_secret(text).is_none() {
+            return self.write_file(FAILED_REPLY_FILE, text);
+        }
+        let mut kept: String = text.lines().map(|line| redact(line) + "\n").collect();
+        // A secret spread over lines (a key block) is caught only whole.
+        if let Some(kind) = find_secret(&kept) {
+            kept = format!("[not shown: the reply looks like it holds {kind}]\n");
+        }
+        self.write_file(FAILED_REPLY_FILE, &kept)
     }
 
     /// Atomic and durable. A file planted as a symlink is not followed: the
     /// rename replaces the link itself.
-    fn write_file(&self, name: &str, text: &str) -> Result<()> {
+    pub fn write_file(&self, name: &str, text: &str) -> Result<()> {
         fsutil::create_private_dir(&self.dir)?;
         let dir_meta = std::fs::symlink_metadata(&self.dir)
             .with_context(|| format!("cannot read {}", self.dir.display()))?;

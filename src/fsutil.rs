@@ -2,11 +2,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 /// Replaces `path` with `contents` so that a reader sees the old file or the
 /// new one, never a mix: a temp file in the same folder, then rename. With
@@ -27,6 +27,8 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
             .mode(0o600)
             .open(&tmp)
             .with_context(|| format!("cannot create {}", tmp.display()))?;
+        #[cfg(debug_assertions)]
+        fault::inject(&name, &mut file, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
         file.write_all(contents)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         if durable {
@@ -49,14 +51,63 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     result
 }
 
-/// Creates `dir` (and parents) private to the user.
-pub fn create_private_dir(dir: &Path) -> Result<()> {
-    if !dir.is_dir() {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create folder {}", dir.display()))?;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+/// Removes the temp files that `write_atomic` left in `dir` for the files
+/// `of` names (`.<name>.<pid>.tmp`) when its process was killed between
+/// create and rename. Only for files whose every writer holds a lock that
+/// the caller holds now: then no such temp file belongs to a live write.
+pub fn remove_stale_temps(dir: &Path, of: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let stale = name
+            .to_str()
+            .and_then(|n| n.strip_prefix('.'))
+            .and_then(|n| n.strip_suffix(".tmp"))
+            .and_then(|n| n.rsplit_once('.'))
+            .is_some_and(|(file, pid)| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && of(file));
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
-    Ok(())
+}
+
+/// Creates `dir` (and every missing parent) private to the user: mode 0700.
+/// A symlink planted in its place is refused, so nothing of ours is written
+/// through it into another folder.
+pub fn create_private_dir(dir: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            bail!("{} is a symlink; memory-save keeps its files only in a real folder", dir.display())
+        }
+        Ok(meta) if meta.is_dir() => Ok(()),
+        _ => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("cannot create folder {}", dir.display()))?;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            Ok(())
+        }
+    }
+}
+
+/// Test-only fault injection (debug builds only): with
+/// `MEMORY_SAVE_FAULT_WRITE=<file name>`, writing that file stops halfway
+/// with "No space left on device", as on a full disk.
+#[cfg(debug_assertions)]
+mod fault {
+    use std::io::Write;
+
+    pub const FAULT_ENV: &str = "MEMORY_SAVE_FAULT_WRITE";
+
+    pub fn inject(name: &str, file: &mut std::fs::File, contents: &[u8]) -> std::io::Result<()> {
+        if std::env::var_os(FAULT_ENV).is_some_and(|v| v == name) {
+            file.write_all(&contents[..contents.len() / 2])?;
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        Ok(())
+    }
 }
 
 /// An exclusive advisory lock on a separate `.lock` file, released on drop.
@@ -102,6 +153,13 @@ impl Lock {
     }
 }
 
+/// Whether another process holds the lock on `path` now. Only looks: a
+/// missing lock file is not created, and a free lock is not kept.
+pub fn is_locked(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 fn open_lock_file(path: &Path) -> Result<File> {
     OpenOptions::new()
         .read(true)
@@ -111,4 +169,19 @@ fn open_lock_file(path: &Path) -> Result<File> {
         .mode(0o600)
         .open(path)
         .with_context(|| format!("cannot open lock file {}", path.display()))
+}
+
+/// Appends one line to a private log-like file, keeping one old file
+/// (`<name>.1`) once it passes `max_bytes`, so it never grows without bound.
+/// Best effort: a log that cannot be written must not fail what it logs.
+pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > max_bytes) {
+        let mut old = path.as_os_str().to_os_string();
+        old.push(".1");
+        let _ = std::fs::rename(path, old);
+    }
+    let file = OpenOptions::new().create(true).append(true).mode(0o600).open(path);
+    if let Ok(mut file) = file {
+        let _ = writeln!(file, "{line}");
+    }
 }

@@ -1071,3 +1071,44 @@ mod tests {
         assert_eq!(line_diff("", "x\n"), "+ x\n");
     }
 }
+
+/// Our hook commands registered in the settings file at `path`, each as its
+/// program path and the words after it (`hook stop`), for `doctor`.
+pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
+    let settings = parse_settings(path, read_settings(path)?.as_deref())?;
+    let mut found = Vec::new();
+    let Some(Value::Object(hooks)) = settings.get("hooks") else { return Ok(found) };
+    for groups in hooks.values() {
+        for group in groups.as_array().into_iter().flatten() {
+            for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command)) {
+                    if words.first().map(String::as_str) == Some("hook") {
+                        found.push((all.remove(0), words));
+                    }
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The plugin id (`memory-save@<marketplace>`) enabled in the settings file,
+/// when memory-save was installed as a Claude Code plugin instead.
+pub fn enabled_plugin(path: &Path) -> Option<String> {
+    let settings = parse_settings(path, read_settings(path).ok()?.as_deref()).ok()?;
+    let plugins = settings.get("enabledPlugins")?.as_object()?;
+    plugins
+        .iter()
+        .find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
+        .map(|(id, _)| id.clone())
+}
+
+#[cfg(test)]
+mod plugin_tests {
+    /// The plugin package registers the very hooks install merges in.
+    #[test]
+    fn plugin_hooks_equal_the_install_block() {
+        assert_eq!(include_str!("../hooks/hooks.json"), super::HOOKS_JSON);
+    }
+}

@@ -5,8 +5,11 @@
 //! our log, never into the user's session.
 
 mod cli;
+mod config;
+mod doctor;
 mod folder;
 mod fsutil;
+mod history;
 mod hook;
 mod install;
 mod log;
@@ -15,6 +18,7 @@ mod project;
 mod report;
 mod save;
 mod state;
+mod status;
 mod statusline;
 
 use std::process::ExitCode;
@@ -26,13 +30,29 @@ use memory_save::memory;
 use cli::Command;
 
 fn main() -> ExitCode {
-    let command = match cli::parse(std::env::args_os().skip(1).collect()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let is_hook = args.first().is_some_and(|a| a == "hook");
+    let command = match cli::parse(args) {
         Ok(command) => command,
+        // A hook never fails the session, not even when registered wrongly
+        // (an event this version does not know): exit 2 would block it.
+        Err(e) if is_hook => {
+            log::error(&format!("{e:#}"));
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("memory-save: {e:#}\n\n{}", cli::USAGE);
             return ExitCode::from(2);
         }
     };
+    if matches!(command, Command::Status(_) | Command::Doctor(_) | Command::History(_) | Command::Help | Command::Version) {
+        // A report piped into `head` should end quietly, as other tools do,
+        // not panic on the closed pipe. Not for commands that write to a
+        // child's pipe (statusline feeds the user's own command, which may
+        // exit without reading): there the write error is handled instead.
+        // SAFETY: setting a signal disposition before any thread exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let result = match command {
         Command::Hook { event, part } => {
             if let Err(e) = hook::run(event, part) {
@@ -49,6 +69,10 @@ fn main() -> ExitCode {
         Command::Statusline { wrapped } => statusline::run(&wrapped),
         Command::Install(args) => install::run_install(&args),
         Command::Uninstall(args) => install::run_uninstall(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::History(args) => history::run_list(&args),
+        Command::Undo(args) => history::run_undo(&args),
         Command::Help => {
             print!("{}", cli::USAGE);
             Ok(())

@@ -10,6 +10,8 @@ pub const HOME_ENV: &str = "MEMORY_SAVE_HOME";
 
 #[derive(Debug, Clone)]
 pub struct Roots {
+    /// `<root>`: `~/.cli-tweaks` unless moved; holds the config file.
+    pub base: PathBuf,
     /// `<root>/memory`: one folder per project, holding MEMORY.md.
     pub memory: PathBuf,
     /// `<root>/state/memory-save`: our private state (mode 0700).
@@ -22,7 +24,7 @@ impl Roots {
             Some(dir) if !dir.is_empty() => PathBuf::from(dir),
             _ => home_dir()?.join(".cli-tweaks"),
         };
-        Ok(Roots { memory: base.join("memory"), state: base.join("state").join("memory-save") })
+        Ok(Roots { memory: base.join("memory"), state: base.join("state").join("memory-save"), base })
     }
 
     pub fn project_dir(&self, project: &str) -> PathBuf {
@@ -35,6 +37,14 @@ impl Roots {
 
     pub fn projects_state_dir(&self) -> PathBuf {
         self.state.join("projects")
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        crate::config::path(&self.base)
+    }
+
+    pub fn config(&self) -> crate::config::Config {
+        crate::config::Config::load_or_default(&self.config_file())
     }
 
     pub fn log_file(&self) -> PathBuf {

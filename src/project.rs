@@ -5,17 +5,50 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-pub fn name_for(cwd: &Path) -> Result<String> {
-    let folder = project_folder(cwd);
+/// The file that turns memory-save off for a repository (or folder).
+pub const OFF_MARKER: &str = ".memory-save-off";
+
+pub struct Project {
+    pub name: String,
+    /// The folders an off marker may sit in: the working tree's top level
+    /// and, for a linked worktree, the primary repository.
+    pub roots: Vec<PathBuf>,
+}
+
+impl Project {
+    /// Why memory-save is off for this project, or `None` when it is on.
+    pub fn off_reason(&self, config: &crate::config::Config) -> Option<String> {
+        if std::env::var_os(crate::hook::DISABLE_ENV).is_some_and(|v| v == "1") {
+            return Some(format!("off: {}=1", crate::hook::DISABLE_ENV));
+        }
+        if config.disabled_projects.iter().any(|p| p == &self.name) {
+            return Some(format!("off: disabled_projects in {}", crate::config::FILE_NAME));
+        }
+        self.roots
+            .iter()
+            .map(|root| root.join(OFF_MARKER))
+            .find(|marker| marker.exists())
+            .map(|marker| format!("off: {}", marker.display()))
+    }
+}
+
+pub fn locate(cwd: &Path) -> Result<Project> {
+    let (top, primary) = project_folders(cwd);
+    let name = folder_name(&primary);
+    check_name(&name).map_err(|why| anyhow::anyhow!("cannot name the project of {}: {why}", cwd.display()))?;
+    let mut roots = vec![top];
+    if !roots.contains(&primary) {
+        roots.push(primary);
+    }
+    Ok(Project { name, roots })
+}
+
+fn folder_name(folder: &Path) -> String {
     let name = folder
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = name.strip_suffix(".git").filter(|n| !n.is_empty()).unwrap_or(&name).to_string();
-    check_name(&name).map_err(|why| {
-        anyhow::anyhow!("cannot name the project of {}: {why}", cwd.display())
-    })?;
-    Ok(name)
+    name.strip_suffix(".git").filter(|n| !n.is_empty()).unwrap_or(&name).to_string()
 }
 
 /// The name becomes a folder under the memory root, so it must not be able
@@ -33,13 +66,17 @@ pub fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-fn project_folder(cwd: &Path) -> PathBuf {
+/// The working tree's top level, and the folder that names the project.
+fn project_folders(cwd: &Path) -> (PathBuf, PathBuf) {
     use gix_discover::repository::Path as Repo;
     match gix_discover::upwards(cwd) {
-        Ok((Repo::WorkTree(work_dir), _)) => work_dir,
-        Ok((Repo::LinkedWorkTree { work_dir, git_dir }, _)) => primary_of(&git_dir).unwrap_or(work_dir),
-        Ok((Repo::Repository(git_dir), _)) => git_dir,
-        Err(_) => cwd.to_path_buf(),
+        Ok((Repo::WorkTree(work_dir), _)) => (work_dir.clone(), work_dir),
+        Ok((Repo::LinkedWorkTree { work_dir, git_dir }, _)) => {
+            let primary = primary_of(&git_dir).unwrap_or_else(|| work_dir.clone());
+            (work_dir, primary)
+        }
+        Ok((Repo::Repository(git_dir), _)) => (git_dir.clone(), git_dir),
+        Err(_) => (cwd.to_path_buf(), cwd.to_path_buf()),
     }
 }
 

@@ -38,6 +38,14 @@ pub struct SessionState {
     pub report: Option<String>,
     pub saves: u64,
     pub last_usage: Option<Usage>,
+    /// The project, worked out once per working folder (it costs a git
+    /// discovery, too much for every hook).
+    pub project_cwd: String,
+    pub project: Option<String>,
+    /// Why memory-save is off for this project (`off: …`), if it is.
+    pub off: Option<String>,
+    /// Unix time of the last save request, for `save_every_minutes`.
+    pub last_request_at: Option<i64>,
 }
 
 impl SessionState {
@@ -50,6 +58,18 @@ impl SessionState {
         self.save_pending = true;
         self.person_spoke = false;
         self.tool_ran = false;
+        self.last_request_at = Some(now_unix());
+    }
+
+    /// Worth saving, on, and (with `save_every_minutes`) not too soon after
+    /// the last save. A turn held back stays flagged, so a later Stop or the
+    /// session's end saves it.
+    pub fn save_due(&self, interval: Option<std::time::Duration>) -> bool {
+        let soon = match (interval, self.last_request_at) {
+            (Some(every), Some(last)) => now_unix() - last < every.as_secs() as i64,
+            _ => false,
+        };
+        self.worth_saving() && self.off.is_none() && !soon
     }
 }
 
@@ -97,6 +117,18 @@ impl SessionStore {
         self.path(id, "worker.lock")
     }
 
+    /// Creates the sessions folder (0700) when missing; refuses one that is
+    /// a symlink, so no state or lock file lands outside our folder.
+    pub fn ensure_dir(&self) -> Result<()> {
+        fsutil::create_private_dir(&self.dir)
+    }
+
+    /// Whether a worker holds the session's worker lock right now. A worker
+    /// that was killed holds nothing: the system drops its lock.
+    pub fn worker_running(&self, id: &str) -> bool {
+        fsutil::is_locked(&self.worker_lock_path(id))
+    }
+
     /// Reads without locking: fine for a glance (status line, a flag that is
     /// already set), never for a read-modify-write.
     pub fn peek(&self, id: &str) -> SessionState {
@@ -107,7 +139,7 @@ impl SessionStore {
     /// result back when it changed.
     pub fn update<R>(&self, id: &str, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
         check_session_id(id)?;
-        fsutil::create_private_dir(&self.dir)?;
+        self.ensure_dir()?;
         let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
         let path = self.path(id, "json");
         let before = read_state(&path);

@@ -34,7 +34,13 @@ pub fn run(wrapped: &[OsString]) -> Result<()> {
     // No roots (HOME unset): still print the user's own line.
     if let (Ok(()), Ok(roots)) = (crate::state::check_session_id(&input.session_id), Roots::from_env()) {
         let sessions = SessionStore::new(roots.sessions_dir());
-        if let Some(line) = state_line(&sessions.peek(&input.session_id)) {
+        let mut state = sessions.peek(&input.session_id);
+        // A worker killed mid-save never cleared its mark; with no worker
+        // holding the lock, nothing is saving.
+        if state.saving_since.is_some() && !sessions.worker_running(&input.session_id) {
+            state.saving_since = None;
+        }
+        if let Some(line) = state_line(&state) {
             if !out.is_empty() {
                 out.push('\n');
             }

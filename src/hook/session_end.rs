@@ -14,7 +14,9 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let id = &ctx.input.session_id;
     sessions.update(id, |s| {
         remember_session(s, ctx);
-        if s.turn_open && s.worth_saving() {
+        // An interrupted last turn, or turns held back by
+        // `save_every_minutes`: this is their last chance.
+        if s.save_due(None) {
             s.request_save();
         }
         s.turn_open = false;

@@ -19,7 +19,11 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if part == 1 {
         ctx.sessions().remove_stale();
     }
-    let project = crate::project::name_for(std::path::Path::new(&ctx.input.cwd))?;
+    let located = crate::project::locate(std::path::Path::new(&ctx.input.cwd))?;
+    if located.off_reason(&ctx.roots.config()).is_some() {
+        return Ok(None);
+    }
+    let project = located.name;
     let folder = Folder::new(&ctx.roots, &project);
     if !folder.memory_path().exists() {
         return Ok(None);

@@ -11,10 +11,11 @@ use crate::save::queue;
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
+    let interval = ctx.roots.config().save_interval();
     let report = sessions.update(id, |s| {
         remember_session(s, ctx);
         s.turn_open = false;
-        if s.worth_saving() {
+        if s.save_due(interval) {
             s.request_save();
         }
         if s.save_pending {
@@ -36,5 +37,20 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
     }
     if let Some(level) = ctx.input.effort_level() {
         s.effort = Some(level);
+    }
+    if s.project_cwd != s.cwd {
+        s.project_cwd.clone_from(&s.cwd);
+        match crate::project::locate(std::path::Path::new(&s.cwd)) {
+            Ok(project) => {
+                s.off = project.off_reason(&ctx.roots.config());
+                s.project = Some(project.name);
+            }
+            // The worker reports a folder it cannot name in the status line,
+            // where the user sees it.
+            Err(_) => {
+                s.off = None;
+                s.project = None;
+            }
+        }
     }
 }

@@ -21,11 +21,12 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
+    let interval = ctx.roots.config().save_interval();
     let report = sessions.update(id, |s| {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.
-        if s.turn_open && s.worth_saving() {
+        if s.turn_open && s.save_due(interval) {
             s.request_save();
         }
         s.turn_open = true;

@@ -115,10 +115,14 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path]);
     // Files, not pipes: the message can pass 128 KiB, and nothing has to
     // drain a pipe while we wait.
-    std::fs::write(&input_path, req.message).map_err(|e| io("write the fork message", e))?;
+    {
+        use std::io::Write;
+        let mut input = create_private(&input_path).map_err(|e| io("write the fork message", e))?;
+        input.write_all(req.message.as_bytes()).map_err(|e| io("write the fork message", e))?;
+    }
     let stdin = File::open(&input_path).map_err(|e| io("reopen the fork message", e))?;
-    let stdout = File::create(&output_path).map_err(|e| io("create the fork output file", e))?;
-    let stderr = File::create(&error_path).map_err(|e| io("create the fork error file", e))?;
+    let stdout = create_private(&output_path).map_err(|e| io("create the fork output file", e))?;
+    let stderr = create_private(&error_path).map_err(|e| io("create the fork error file", e))?;
     let cwd = if req.cwd.is_dir() { req.cwd.to_path_buf() } else { std::env::temp_dir() };
 
     let started = Instant::now();
@@ -182,6 +186,15 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     }
 }
 
+/// A fresh file only we can read (the message holds the memory). Any file
+/// of that name goes first: a fork left running by a killed worker still
+/// writes to the old one, never into this save's output.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+}
+
 struct RemoveOnDrop<'a>([&'a Path; 3]);
 
 impl Drop for RemoveOnDrop<'_> {
@@ -237,6 +250,11 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     let mut usage = cli.usage.unwrap_or_default();
     usage.total_cost_usd = cli.total_cost_usd.unwrap_or(0.0);
     let text = cli.result.unwrap_or_default();
+    // A tool_use reply ends the one-turn run: 2.1.328 prints `is_error: true`,
+    // `subtype: error_max_turns` and no `result` (measured, tests/e2e s5).
+    if cli.subtype.as_deref() == Some("error_max_turns") && text.trim().is_empty() {
+        return Err(ForkError { status: "fork called a tool instead of replying".into(), usage });
+    }
     if cli.is_error {
         let what = if text.trim().is_empty() { cli.subtype.unwrap_or_else(|| "unknown error".into()) } else { text };
         return Err(ForkError { status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()), usage });
@@ -358,6 +376,11 @@ mod tests {
             (r#"{"is_error":true,"result":"API Error: 529 overloaded"}"#, "fork failed: API Error: 529 overloaded"),
             (r#"{"is_error":true,"subtype":"error_during_execution"}"#, "fork failed: error_during_execution"),
             (r#"{"is_error":false,"subtype":"error_max_turns","result":""}"#, "fork called a tool instead of replying"),
+            // What 2.1.328 prints when the fork answers with a tool call.
+            (
+                r#"{"type":"result","subtype":"error_max_turns","is_error":true,"stop_reason":"tool_use","terminal_reason":"max_turns","errors":["Reached maximum number of turns (1)"]}"#,
+                "fork called a tool instead of replying",
+            ),
             (r#"{"is_error":false,"result":"  "}"#, "fork gave no text"),
             ("not json at all", "fork output is not claude's JSON result"),
             ("", "fork output is not claude's JSON result"),

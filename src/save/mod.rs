@@ -5,12 +5,11 @@ pub mod fork;
 pub mod queue;
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::folder::{FAILED_REPLY_FILE, Folder, REPAIR_REPORT};
+use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
 use crate::paths::Roots;
@@ -19,7 +18,8 @@ use crate::state::{Usage, now_unix};
 
 /// Seconds the fork may run before it is killed.
 pub const TIMEOUT_ENV: &str = "MEMORY_SAVE_FORK_TIMEOUT";
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// `saves.jsonl` is rotated past this size.
+const MAX_SAVES_LOG_BYTES: u64 = 4 * 1024 * 1024;
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
@@ -37,8 +37,13 @@ pub struct SaveResult {
 }
 
 impl SaveResult {
+    /// A save that failed on our side (a full disk, a refused symlink): the
+    /// status and one report line say why, so the user learns the turn was
+    /// not saved even without a status line.
     fn error(status: impl Into<String>) -> SaveResult {
-        SaveResult { status: format!("error: {}", status.into()), report: None, usage: None }
+        let status = status.into();
+        let report = format!("memory-save: MEMORY.md: not saved ({status})");
+        SaveResult { status: format!("error: {status}"), report: Some(report), usage: None }
     }
 }
 
@@ -64,7 +69,12 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 
 fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     let cwd = Path::new(&job.cwd);
-    let project = crate::project::name_for(cwd)?;
+    let located = crate::project::locate(cwd)?;
+    let config = roots.config();
+    if let Some(off) = located.off_reason(&config) {
+        return Ok(SaveResult { status: off, report: None, usage: None });
+    }
+    let project = located.name;
     let folder = Folder::new(roots, &project);
     let notes_path = roots.projects_state_dir().join(format!("{project}.json"));
 
@@ -92,12 +102,12 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
             claude,
             session_id: &job.session_id,
             cwd,
-            model: facts.model.clone(),
+            model: config.model().map(str::to_string).or(facts.model),
             parent_cost_usd: facts.cost_usd,
-            effort: job.effort.clone(),
+            effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
             message: &message,
             settings: fork::fork_settings(&fork::settings_files(cwd)),
-            timeout: timeout(),
+            timeout: config.fork_timeout(),
             scratch: &roots.state,
         })
     }) {
@@ -136,14 +146,34 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     // by content, so another writer's lines stay and ops that no longer fit
     // are reported as skipped.
     let _lock = folder.lock()?;
+    // A worker killed mid-write leaves its temp file behind. Every writer of
+    // MEMORY.md, its backup and the topic files holds this lock, so such a
+    // temp file is no one's now.
+    crate::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
     let now = folder.read_repaired()?;
     let existed = now.is_some();
     let current = now.map_or_else(|| template::skeleton(&project), |(text, _)| text);
     let changed_meanwhile = existed && snapshot.as_deref() != Some(current.as_str());
     let outcome = apply::apply(&current, &parsed, &project, &folder.topic_files());
-    folder.append_topics(&outcome.topics)?;
-    if outcome.memory != current {
-        folder.write_memory(&outcome.memory)?;
+    let summary = report::Summary::of(&outcome, changed_meanwhile);
+    let memory_changes = outcome.memory != current;
+    let mut changed: Vec<&str> = outcome.topic_files();
+    if memory_changes {
+        changed.push(MEMORY_FILE);
+    }
+    if !changed.is_empty() {
+        let recorded = crate::history::record(&folder, &summary.report_line().unwrap_or_else(|| summary.status()), &changed)?;
+        // All or nothing: topic files go first, so a MEMORY.md that cannot
+        // be written (a full disk) must not leave their appends behind.
+        let written = folder
+            .append_topics(&outcome.topics)
+            .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
+        if let Err(e) = written {
+            if let Err(undo) = recorded.roll_back(&folder) {
+                crate::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
+            }
+            return Err(e);
+        }
     }
     let notes = ProjectNotes {
         skipped: outcome.skipped.clone(),
@@ -152,7 +182,6 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
     crate::fsutil::write_atomic(&notes_path, serde_json::to_string(&notes)?.as_bytes(), false)?;
 
-    let summary = report::Summary::of(&outcome, changed_meanwhile);
     Ok(SaveResult {
         status: summary.status(),
         report: summary.report_line().map(|line| report::join(repair_note, Some(&line))).or(repair_note.map(str::to_string)),
@@ -160,31 +189,18 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     })
 }
 
-fn timeout() -> Duration {
-    std::env::var(TIMEOUT_ENV)
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .filter(|&s| s > 0)
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
-}
-
 /// One line per save in `saves.jsonl`: what `status` and the benchmarks read
 /// to show what saves cost.
 fn record(roots: &Roots, job: &Job, result: &SaveResult) {
+    let project = crate::project::locate(Path::new(&job.cwd)).ok().map(|p| p.name);
     let entry = serde_json::json!({
         "at": now_unix(),
         "session_id": job.session_id,
+        "project": project,
         "cwd": job.cwd,
         "status": result.status,
         "report": result.report,
         "usage": result.usage,
     });
-    let path = roots.saves_log();
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    if let Ok(mut file) = options.open(&path) {
-        use std::io::Write;
-        let _ = writeln!(file, "{entry}");
-    }
+    crate::fsutil::append_line(&roots.saves_log(), &entry.to_string(), MAX_SAVES_LOG_BYTES);
 }

@@ -84,6 +84,7 @@ fn spawn_worker(id: &str) -> Result<()> {
 pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     crate::state::check_session_id(id)?;
     let sessions = SessionStore::new(roots.sessions_dir());
+    sessions.ensure_dir()?;
     let Some(worker_lock) = Lock::try_acquire(&sessions.worker_lock_path(id))? else {
         return Ok(()); // another worker has it
     };

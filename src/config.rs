@@ -1,0 +1,102 @@
+//! `~/.cli-tweaks/memory-save.toml`: the few things a user will want to
+//! change. Every key is optional; a missing file is the defaults. A file
+//! that does not parse is reported (log, status, doctor) and the defaults
+//! apply, so a typo never stops the memory from loading.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+pub const FILE_NAME: &str = "memory-save.toml";
+const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// 0 saves after every turn; N saves at most every N minutes (a turn in
+    /// between is still seen by the next save, which reads the whole
+    /// session, and an unsaved turn is saved at session end).
+    pub save_every_minutes: u64,
+    /// Seconds the fork may run before it is killed.
+    pub fork_timeout_seconds: Option<u64>,
+    /// The fork's model; empty or absent: the session's own (which the
+    /// prompt cache needs).
+    pub model: Option<String>,
+    /// The fork's effort; absent: the session's own.
+    pub effort: Option<String>,
+    /// Projects (by memory-save's project name) where memory-save does
+    /// nothing.
+    pub disabled_projects: Vec<String>,
+}
+
+impl Config {
+    /// The config at `path`; defaults when it is missing.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        toml::from_str(&text).with_context(|| {
+            format!("{} is not valid memory-save configuration; fix it or remove it (see the README's Settings)", path.display())
+        })
+    }
+
+    /// Like `load`, but a broken file is logged and the defaults used.
+    pub fn load_or_default(path: &Path) -> Config {
+        Config::load(path).unwrap_or_else(|e| {
+            crate::log::error(&format!("{e:#}"));
+            Config::default()
+        })
+    }
+
+    /// `MEMORY_SAVE_FORK_TIMEOUT` wins over the file, for a one-off run.
+    pub fn fork_timeout(&self) -> Duration {
+        let from_env = std::env::var(crate::save::TIMEOUT_ENV).ok().and_then(|s| s.parse::<u64>().ok());
+        let seconds = from_env.or(self.fork_timeout_seconds).filter(|&s| s > 0).unwrap_or(DEFAULT_FORK_TIMEOUT_SECONDS);
+        Duration::from_secs(seconds)
+    }
+
+    pub fn save_interval(&self) -> Option<Duration> {
+        (self.save_every_minutes > 0).then(|| Duration::from_secs(self.save_every_minutes * 60))
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref().filter(|m| !m.trim().is_empty())
+    }
+
+    pub fn effort(&self) -> Option<&str> {
+        self.effort.as_deref().filter(|m| !m.trim().is_empty())
+    }
+}
+
+pub fn path(base: &Path) -> PathBuf {
+    base.join(FILE_NAME)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(FILE_NAME);
+        assert_eq!(Config::load(&file).unwrap(), Config::default());
+        std::fs::write(
+            &file,
+            "save_every_minutes = 10\nfork_timeout_seconds = 60\nmodel = \"claude-haiku\"\neffort = \"low\"\ndisabled_projects = [\"secret\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(&file).unwrap();
+        assert_eq!(config.save_interval(), Some(Duration::from_secs(600)));
+        assert_eq!(config.model(), Some("claude-haiku"));
+        assert_eq!(config.effort(), Some("low"));
+        assert_eq!(config.disabled_projects, vec!["secret".to_string()]);
+        std::fs::write(&file, "save_every_minute = 10\n").unwrap();
+        let err = format!("{:#}", Config::load(&file).unwrap_err());
+        assert!(err.contains("is not valid memory-save configuration") && err.contains("save_every_minute"), "{err}");
+    }
+}

@@ -1,0 +1,180 @@
+//! `memory-save doctor`: checks what a working setup needs and says what to
+//! do about each problem. Exits 1 when something is wrong.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+use crate::memory::block::MAX_PARTS;
+use crate::paths::Roots;
+
+/// Every hook command a full install registers.
+fn expected_hooks() -> Vec<String> {
+    let mut hooks: Vec<String> = (1..=MAX_PARTS).map(|n| format!("hook session-start --part {n}")).collect();
+    for event in ["user-prompt-submit", "post-tool-use", "stop", "session-end"] {
+        hooks.push(format!("hook {event}"));
+    }
+    hooks
+}
+
+struct Report {
+    problems: usize,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str) {
+        println!("ok       {what}");
+    }
+
+    fn problem(&mut self, what: &str, fix: &str) {
+        self.problems += 1;
+        println!("PROBLEM  {what}\n         → {fix}");
+    }
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("doctor takes no arguments");
+    }
+    let roots = Roots::from_env()?;
+    let mut report = Report { problems: 0 };
+    check_claude(&mut report);
+    check_hooks(&mut report)?;
+    for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
+        check_folder(&mut report, name, dir);
+    }
+    check_state(&mut report, &roots);
+    match crate::config::Config::load(&roots.config_file()) {
+        Ok(_) => report.ok(&format!("configuration {} readable (or absent: defaults)", roots.config_file().display())),
+        Err(e) => report.problem(&format!("{e:#}"), "fix the file; the README's Settings section lists every key"),
+    }
+    if report.problems > 0 {
+        bail!("{} problem(s) found", report.problems);
+    }
+    println!("all good");
+    Ok(())
+}
+
+fn check_claude(report: &mut Report) {
+    let claude = match crate::save::fork::find_claude() {
+        Ok(path) => path,
+        Err(e) => {
+            report.problem(&e.status, "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
+            return;
+        }
+    };
+    match version_of(&claude) {
+        Some(version) => report.ok(&format!("claude {} ({version})", claude.display())),
+        None => report.problem(
+            &format!("{} does not answer --version within 10 s", claude.display()),
+            "check that it runs: claude --version",
+        ),
+    }
+}
+
+fn version_of(claude: &Path) -> Option<String> {
+    let mut child = Command::new(claude)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    while child.try_wait().ok()?.is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    Some(out.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+fn check_hooks(report: &mut Report) -> Result<()> {
+    let settings = crate::paths::home_dir()?.join(".claude").join("settings.json");
+    let found = match crate::install::registered_hooks(&settings) {
+        Ok(found) => found,
+        Err(e) => {
+            report.problem(&format!("{e:#}"), "fix the settings file, then run memory-save install");
+            return Ok(());
+        }
+    };
+    if found.is_empty() {
+        if let Some(plugin) = crate::install::enabled_plugin(&settings) {
+            // The plugin's hooks run `memory-save` from PATH.
+            match which::which("memory-save") {
+                Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
+                Err(_) => report.problem(
+                    &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
+                    "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
+                ),
+            }
+            return Ok(());
+        }
+    }
+    let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    let missing: Vec<String> =
+        expected_hooks().into_iter().filter(|want| !found.iter().any(|(_, words)| words.join(" ") == *want)).collect();
+    if missing.is_empty() {
+        report.ok(&format!("all {} hook commands registered in {}", expected_hooks().len(), settings.display()));
+    } else {
+        report.problem(
+            &format!("{} lacks: {}", settings.display(), missing.join(", ")),
+            "run memory-save install (or ./install.sh)",
+        );
+    }
+    let elsewhere: Vec<&str> = found
+        .iter()
+        .map(|(program, _)| program.as_str())
+        .filter(|program| std::fs::canonicalize(program).ok() != this)
+        .collect();
+    if let Some(program) = elsewhere.first() {
+        report.problem(
+            &format!("hooks run {program}, not this binary ({})", this.map(|p| p.display().to_string()).unwrap_or_default()),
+            "run memory-save install from the binary you want the hooks to use",
+        );
+    }
+    Ok(())
+}
+
+fn check_folder(report: &mut Report, name: &str, dir: &Path) {
+    match std::fs::symlink_metadata(dir) {
+        Err(_) => report.ok(&format!("{name} {} not created yet (the first save creates it)", dir.display())),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            report.problem(&format!("{name} {} is a symlink", dir.display()), "replace it with a real folder")
+        }
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => report.problem(
+            &format!("{name} {} is readable by others (mode {:o})", dir.display(), meta.permissions().mode() & 0o777),
+            &format!("chmod 700 {}", dir.display()),
+        ),
+        Ok(_) => report.ok(&format!("{name} {} private", dir.display())),
+    }
+}
+
+fn check_state(report: &mut Report, roots: &Roots) {
+    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else { return };
+    let broken: Vec<String> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            std::fs::read(p).ok().and_then(|b| serde_json::from_slice::<crate::state::SessionState>(&b).ok()).is_none()
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    if broken.is_empty() {
+        report.ok("session state readable");
+    } else {
+        report.problem(
+            &format!("unreadable session state: {}", broken.join(", ")),
+            "remove those files; the sessions start afresh",
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! A local history of every change to a project's memory files, so nothing
+//! the fork removes is gone for good: before a save, a repair or an undo
+//! writes, the files it is about to change are kept as they were, one JSON
+//! entry per change in `<memory folder>/.history/`. `memory-save undo` puts
+//! the files of the newest entry back, and is itself recorded, so a second
+//! undo redoes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::folder::{Folder, MEMORY_FILE, read_if_exists};
+use crate::memory::apply::check_topic_name;
+use crate::fsutil;
+
+pub const HISTORY_DIR: &str = ".history";
+/// Entries kept per project; older ones are dropped.
+pub const KEEP: usize = 1000;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Entry {
+    /// Unix time.
+    pub at: i64,
+    /// The report line of the change.
+    pub message: String,
+    /// Each changed file as it was before the change; `None`: it did not
+    /// exist.
+    pub files: BTreeMap<String, Option<String>>,
+}
+
+fn dir(folder: &Folder) -> PathBuf {
+    folder.dir.join(HISTORY_DIR)
+}
+
+/// A recorded entry, so a change that fails halfway can be put back.
+pub struct Recorded {
+    number: u64,
+    entry: Entry,
+}
+
+impl Recorded {
+    /// Puts the files back as recorded and drops the entry: the change it
+    /// announced did not happen.
+    pub fn roll_back(self, folder: &Folder) -> Result<()> {
+        put_back(folder, self.number, &self.entry)?;
+        let _ = std::fs::remove_file(dir(folder).join(format!("{:08}.json", self.number)));
+        Ok(())
+    }
+}
+
+/// Records the files named, as they are now, before the caller changes
+/// them. Call with the project lock held.
+pub fn record(folder: &Folder, message: &str, names: &[&str]) -> Result<Recorded> {
+    let mut files = BTreeMap::new();
+    for name in names {
+        files.insert(name.to_string(), read_if_exists(&folder.dir.join(name))?);
+    }
+    let entry = Entry { at: crate::state::now_unix(), message: message.to_string(), files };
+    let dir = dir(folder);
+    fsutil::create_private_dir(&folder.dir)?;
+    fsutil::create_private_dir(&dir)?;
+    let numbers = numbers(folder);
+    let next = numbers.last().map_or(1, |n| n + 1);
+    let path = dir.join(format!("{next:08}.json"));
+    // A writer killed mid-write leaves its temp file; the lock makes any
+    // temp file here no one's.
+    fsutil::remove_stale_temps(&dir, |name| name.ends_with(".json"));
+    fsutil::write_atomic(&path, serde_json::to_string(&entry)?.as_bytes(), true)?;
+    for old in numbers.iter().take((numbers.len() + 1).saturating_sub(KEEP)) {
+        let _ = std::fs::remove_file(dir.join(format!("{old:08}.json")));
+    }
+    Ok(Recorded { number: next, entry })
+}
+
+fn numbers(folder: &Folder) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir(dir(folder)) else { return Vec::new() };
+    let mut numbers: Vec<u64> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+fn read(folder: &Folder, number: u64) -> Result<Entry> {
+    let path = dir(folder).join(format!("{number:08}.json"));
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a history entry; remove it", path.display()))
+}
+
+/// Newest first.
+pub fn list(folder: &Folder) -> Result<Vec<(u64, Entry)>> {
+    numbers(folder).into_iter().rev().map(|n| read(folder, n).map(|e| (n, e))).collect()
+}
+
+/// Puts back the files of the newest entry, recording the undo first.
+/// Returns the undone entry's message.
+pub fn undo(folder: &Folder) -> Result<String> {
+    let _lock = folder.lock()?;
+    let Some(&newest) = numbers(folder).last() else {
+        bail!("no history for project {} yet: nothing to undo", folder.project);
+    };
+    let entry = read(folder, newest)?;
+    let names: Vec<&str> = entry.files.keys().map(String::as_str).collect();
+    let undo = record(folder, &format!("undo of #{newest}: {}", entry.message), &names)?;
+    if let Err(e) = put_back(folder, newest, &entry) {
+        let _ = undo.roll_back(folder);
+        return Err(e);
+    }
+    Ok(entry.message)
+}
+
+fn put_back(folder: &Folder, number: u64, entry: &Entry) -> Result<()> {
+    for (name, before) in &entry.files {
+        // The entry is a file on disk: its names must still be ours.
+        if name != MEMORY_FILE && check_topic_name(name).is_err() {
+            bail!("history entry #{number} names {name:?}, which is not a memory file; remove that entry");
+        }
+        let path = folder.dir.join(name);
+        // A file already as recorded is left alone: rewriting it gains
+        // nothing, and after a failed write it may fail again.
+        if read_if_exists(&path).ok().as_ref() == Some(before) {
+            continue;
+        }
+        match before {
+            Some(text) => folder.write_file(name, text)?,
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", path.display()));
+                }
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+fn current_folder() -> Result<Folder> {
+    let roots = crate::paths::Roots::from_env()?;
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    let project = crate::project::locate(&cwd)?;
+    Ok(Folder::new(&roots, &project.name))
+}
+
+/// `memory-save history`: the recorded changes, newest first.
+pub fn run_list(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("history takes no arguments");
+    }
+    let folder = current_folder()?;
+    let entries = list(&folder)?;
+    if entries.is_empty() {
+        println!("no history for project {} yet", folder.project);
+    }
+    for (number, entry) in entries {
+        let files: Vec<&str> = entry.files.keys().map(String::as_str).collect();
+        println!("#{number:<5} {}  {}  [{}]", crate::report::timestamp(entry.at), entry.message, files.join(", "));
+    }
+    Ok(())
+}
+
+/// `memory-save undo`.
+pub fn run_undo(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("undo takes no arguments");
+    }
+    let folder = current_folder()?;
+    let message = undo(&folder)?;
+    println!("memory-save: undid \"{message}\" in {}; run undo again to redo it", folder.dir.display());
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! `memory-save status [--json]`: where the current project's memory lives,
+//! its size against the caps, its topic files, the last saves and what they
+//! cost, any save queued or running, the last unreadable reply, and whether
+//! memory-save is on.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::folder::{FAILED_REPLY_FILE, Folder, read_if_exists};
+use crate::memory::{MAX_CHARS, MAX_LINES, Size};
+use crate::paths::Roots;
+use crate::report::timestamp;
+use crate::state::{SessionState, SessionStore, Usage};
+
+/// How many recent saves to show.
+const RECENT: usize = 5;
+
+#[derive(Serialize)]
+struct Status {
+    project: String,
+    memory_dir: String,
+    memory_exists: bool,
+    lines: usize,
+    max_lines: usize,
+    chars: usize,
+    max_chars: usize,
+    topic_files: Vec<String>,
+    /// `None` when on; else why it is off.
+    off: Option<String>,
+    config_file: String,
+    config_error: Option<String>,
+    saving: usize,
+    queued: usize,
+    last_failed_reply: Option<FailedReply>,
+    recent_saves: Vec<Value>,
+}
+
+#[derive(Serialize)]
+struct FailedReply {
+    path: String,
+    at: i64,
+    bytes: u64,
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let json = match args {
+        [] => false,
+        [flag] if flag == "--json" => true,
+        _ => bail!("status takes only --json"),
+    };
+    let roots = Roots::from_env()?;
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    let status = gather(&roots, &cwd)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+    } else {
+        print!("{}", render(&status));
+    }
+    Ok(())
+}
+
+fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
+    let project = crate::project::locate(cwd)?;
+    let folder = Folder::new(roots, &project.name);
+    let memory = read_if_exists(&folder.memory_path())?;
+    let size = Size::of(memory.as_deref().unwrap_or(""));
+    let config = crate::config::Config::load(&roots.config_file());
+    let off = project.off_reason(config.as_ref().unwrap_or(&Default::default()));
+    let sessions = project_sessions(roots, &project.name);
+    let failed = folder.dir.join(FAILED_REPLY_FILE);
+    let last_failed_reply = std::fs::metadata(&failed).ok().map(|m| FailedReply {
+        path: failed.display().to_string(),
+        at: m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64),
+        bytes: m.len(),
+    });
+    Ok(Status {
+        memory_dir: folder.dir.display().to_string(),
+        memory_exists: memory.is_some(),
+        lines: size.lines,
+        max_lines: MAX_LINES,
+        chars: size.chars,
+        max_chars: MAX_CHARS,
+        topic_files: folder.topic_files(),
+        off,
+        config_file: roots.config_file().display().to_string(),
+        config_error: config.err().map(|e| format!("{e:#}")),
+        saving: sessions.iter().filter(|s| s.saving_since.is_some()).count(),
+        queued: sessions.iter().filter(|s| s.save_pending).count(),
+        last_failed_reply,
+        recent_saves: recent_saves(roots, &project.name),
+        project: project.name,
+    })
+}
+
+fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
+    let store = SessionStore::new(roots.sessions_dir());
+    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".json")?;
+            let mut state: SessionState = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            // A worker killed mid-save left its mark; only a held lock
+            // means a save is running.
+            if state.saving_since.is_some() && !store.worker_running(id) {
+                state.saving_since = None;
+            }
+            Some(state)
+        })
+        .filter(|s| s.project.as_deref() == Some(project))
+        .collect()
+}
+
+/// The newest saves of the project, newest first, from the tail of
+/// `saves.jsonl`.
+fn recent_saves(roots: &Roots, project: &str) -> Vec<Value> {
+    const TAIL: u64 = 256 * 1024;
+    let Ok(mut file) = std::fs::File::open(roots.saves_log()) else { return Vec::new() };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
+    let mut text = String::new();
+    let _ = file.take(TAIL).read_to_string(&mut text);
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("project").and_then(Value::as_str) == Some(project))
+        .take(RECENT)
+        .collect()
+}
+
+fn render(s: &Status) -> String {
+    let mut out = format!("memory-save · project {}\n", s.project);
+    out.push_str(&format!("  state     {}\n", s.off.as_deref().unwrap_or("on")));
+    let memory = if s.memory_exists { "MEMORY.md" } else { "MEMORY.md (not written yet)" };
+    out.push_str(&format!("  memory    {}/{memory}\n", s.memory_dir));
+    out.push_str(&format!(
+        "  size      {} of {} lines, {} of {} characters\n",
+        s.lines, s.max_lines, s.chars, s.max_chars
+    ));
+    let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
+    out.push_str(&format!("  topics    {topics}\n"));
+    out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
+    if let Some(error) = &s.config_error {
+        out.push_str(&format!("  config    {error}\n"));
+    }
+    if let Some(failed) = &s.last_failed_reply {
+        out.push_str(&format!("  failed    {} ({}, {} bytes)\n", failed.path, timestamp(failed.at), failed.bytes));
+    }
+    if s.recent_saves.is_empty() {
+        out.push_str("last saves: none yet\n");
+        return out;
+    }
+    out.push_str("last saves:\n");
+    for save in &s.recent_saves {
+        let at = save.get("at").and_then(Value::as_i64).unwrap_or(0);
+        let status = save.get("status").and_then(Value::as_str).unwrap_or("?");
+        let usage: Usage = save.get("usage").cloned().and_then(|u| serde_json::from_value(u).ok()).unwrap_or_default();
+        out.push_str(&format!(
+            "  {}  {status:<28} in {} · cache read {} · out {} · ${:.4}\n",
+            timestamp(at),
+            usage.input_tokens + usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.output_tokens,
+            usage.total_cost_usd
+        ));
+    }
+    out
+}
