@@ -4,8 +4,11 @@
 
 mod support;
 
+mod everyday;
+mod faults;
 mod fork;
 mod install;
+mod perms;
 mod project;
 mod queue;
 mod robust;
@@ -13,3 +16,4 @@ mod save;
 mod session_start;
 mod skip;
 mod statusline;
+mod stress;

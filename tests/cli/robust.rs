@@ -7,20 +7,69 @@ use crate::support::*;
 
 const EVENTS: [&str; 5] = ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"];
 
+/// Lines in our log.
+fn log_lines(env: &Env) -> usize {
+    env.log().lines().count()
+}
+
+/// Session files in the state folder.
+fn session_files(env: &Env) -> Vec<String> {
+    std::fs::read_dir(env.sessions_dir())
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
 #[test]
 fn garbage_input_exits_zero_and_writes_nothing() {
     let env = Env::new();
     env.write_memory(&template_with("proj", &["- Fact."]));
     let before = env.memory_tree();
+    let cwd = env.proj.to_str().unwrap().to_string();
+    // Over the 16 MiB the hooks read: cut off, so not JSON.
+    let mut huge = format!("{{\"session_id\": \"{SID}\", \"cwd\": \"{cwd}\", \"prompt\": \"").into_bytes();
+    huge.resize(17 * 1024 * 1024, b'a');
+    huge.extend_from_slice(b"\"}");
+    let inputs: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", b"".to_vec()),
+        ("not JSON", b"not json".to_vec()),
+        ("a list", b"[1,2]".to_vec()),
+        ("cut off", b"{".to_vec()),
+        ("no fields", b"{}".to_vec()),
+        ("session_id a number", b"{\"session_id\": 5}".to_vec()),
+        ("no cwd", format!("{{\"session_id\": \"{SID}\"}}").into_bytes()),
+        ("cwd a number", format!("{{\"session_id\": \"{SID}\", \"cwd\": 5}}").into_bytes()),
+        ("relative cwd", format!("{{\"session_id\": \"{SID}\", \"cwd\": \"proj\"}}").into_bytes()),
+        ("prompt a list", format!("{{\"session_id\": \"{SID}\", \"cwd\": \"{cwd}\", \"prompt\": []}}").into_bytes()),
+        ("non-UTF-8 bytes", [b"{\"session_id\": \"".as_slice(), &[0xff, 0xfe, 0x80], b"\", \"cwd\": \"/tmp\"}"].concat()),
+        ("non-UTF-8 alone", vec![0xc3, 0x28, 0xff, 0x00, 0x80]),
+        ("very large", huge),
+    ];
     for event in EVENTS {
-        for stdin in ["", "not json", "[1,2]", "{\"session_id\": 5}", "{"] {
-            let out = env.hook(event).stdin(stdin).run();
-            assert_eq!(out.code, Some(0), "{event} with {stdin:?}: {out:#?}");
+        for (what, stdin) in &inputs {
+            let lines = log_lines(&env);
+            let out = env.hook(event).stdin_bytes(stdin).run();
+            assert_eq!(out.code, Some(0), "{event} with {what}: {out:#?}");
             out.assert_silent();
+            assert_eq!(out.stderr, "", "{event} with {what}: {out:#?}");
+            assert_eq!(log_lines(&env), lines + 1, "{event} with {what}: not one log line:\n{}", env.log());
         }
     }
     assert_eq!(env.memory_tree(), before);
+    assert_eq!(session_files(&env), Vec::<String>::new(), "state written");
     assert_eq!(env.call_count(), 0);
+}
+
+#[test]
+fn an_unknown_hook_event_name_in_the_input_changes_nothing() {
+    // The command says which event runs; a payload that names another (or
+    // one we do not know) is still read as that command's event.
+    let env = Env::new();
+    for name in ["Notification", "PreCompact", "NoSuchEvent"] {
+        env.hook("post-tool-use").fixture("PostToolUse-main.json").set("hook_event_name", json!(name)).run().ok().assert_silent();
+    }
+    assert_eq!(env.memory_tree(), Vec::<String>::new());
+    assert_eq!(env.log(), "");
+    env.assert_no_save(SID_OTHER);
 }
 
 #[test]
@@ -35,9 +84,11 @@ fn a_session_id_with_a_path_is_refused() {
                 "stop" => "Stop.json",
                 _ => "SessionEnd-other.json",
             };
+            let lines = log_lines(&env);
             let out = env.hook(event).fixture(fixture).set("session_id", json!(id)).run();
             assert_eq!(out.code, Some(0), "{event} with {id:?}: {out:#?}");
             out.assert_silent();
+            assert_eq!(log_lines(&env), lines + 1, "{event} with {id:?}: not one log line:\n{}", env.log());
         }
     }
     assert_eq!(env.memory_tree(), Vec::<String>::new());

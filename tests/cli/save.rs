@@ -145,3 +145,15 @@ fn a_reply_without_json_is_kept_and_nothing_else_is_written() {
     files.sort();
     assert_eq!(files, ["proj", "proj/MEMORY.md", "proj/memory-save.failed-reply.txt"]);
 }
+
+#[test]
+fn a_secret_in_an_unreadable_reply_is_not_kept() {
+    let env = Env::new();
+    let key = format!("sk-ant-api03-{}", "Ab3dEf9hIj".repeat(8));
+    env.script_reply(1, &format!("I would add:\n- The key is {key}\nand more {{broken"));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    let kept = env.memory_file("memory-save.failed-reply.txt").expect("evidence kept");
+    assert!(!kept.contains(&key), "{kept}");
+    assert!(kept.contains("I would add:") && kept.contains("[not shown: it looks like it holds"), "{kept}");
+}

@@ -27,10 +27,10 @@ pub const ARCH: &str = "Architecture & Config Facts";
 
 /// The fake `claude`. Each call takes the first free `calls/N` (mkdir is
 /// atomic, so concurrent calls never share a number) and records argv
-/// (NUL-separated), stdin, the fork marker from its environment, its folder
-/// and its pid. Then it waits for `replies/N.go` if `replies/N.hold` exists,
+/// (NUL-separated), stdin, the fork marker from its environment, its folder,
+/// its pid and its parent's (the worker's). Then it waits for `replies/N.go` if `replies/N.hold` exists,
 /// sleeps `replies/N.sleep` seconds if present, prints `replies/N.json` or
-/// else `replies/default.json`, and exits with `replies/N.exit` (default 0).
+/// else `replies/default.json` (and `replies/N.stderr` to stderr), and exits with `replies/N.exit` (default 0).
 const FAKE_CLAUDE: &str = r#"#!/bin/bash
 root='@ROOT@'
 n=1
@@ -38,6 +38,7 @@ until mkdir "$root/calls/$n" 2>/dev/null; do n=$((n+1)); done
 c="$root/calls/$n"
 r="$root/replies"
 echo $$ > "$c/pid"
+echo $PPID > "$c/ppid"
 pwd > "$c/cwd"
 printf '%s\0' "$@" > "$c/args"
 env | grep '^MEMORY_SAVE_FORK=' > "$c/env"
@@ -51,6 +52,7 @@ if [ -f "$r/$n.sleep" ]; then
   echo $! > "$c/sleep.pid"
   wait $!
 fi
+if [ -f "$r/$n.stderr" ]; then cat "$r/$n.stderr" >&2; fi
 if [ -f "$r/$n.json" ]; then cat "$r/$n.json"; elif [ -f "$r/default.json" ]; then cat "$r/default.json"; fi
 touch "$c/done"
 if [ -f "$r/$n.exit" ]; then exit "$(cat "$r/$n.exit")"; fi
@@ -105,6 +107,12 @@ impl Env {
     pub fn with_var(mut self, key: &str, value: &str) -> Env {
         self.vars.retain(|(k, _)| k != key);
         self.vars.push((key.into(), value.into()));
+        self
+    }
+
+    /// Processes started from now on no longer get `key` from the bench.
+    pub fn without_var(mut self, key: &str) -> Env {
+        self.vars.retain(|(k, _)| k != key);
         self
     }
 
@@ -214,8 +222,18 @@ impl Env {
         self.script_raw(&format!("{n}.json"), &object.to_string());
     }
 
+    /// Call `n` prints `text` as its whole output, JSON or not.
+    pub fn script_raw_output(&self, n: usize, text: &str) {
+        self.script_raw(&format!("{n}.json"), text);
+    }
+
     pub fn script_sleep(&self, n: usize, seconds: u64) {
         self.script_raw(&format!("{n}.sleep"), &seconds.to_string());
+    }
+
+    /// Call `n` prints `text` to stderr.
+    pub fn script_stderr(&self, n: usize, text: &str) {
+        self.script_raw(&format!("{n}.stderr"), text);
     }
 
     pub fn script_exit(&self, n: usize, code: i32) {
@@ -259,6 +277,7 @@ impl Env {
             env: read("env"),
             cwd: PathBuf::from(read("cwd").trim()),
             pid: pid_of("pid").expect("fake recorded its pid"),
+            ppid: pid_of("ppid").expect("fake recorded its parent's pid"),
             sleep_pid: pid_of("sleep.pid"),
         }
     }
@@ -418,6 +437,8 @@ pub struct Call {
     pub env: String,
     pub cwd: PathBuf,
     pub pid: i32,
+    /// The worker that ran this fork.
+    pub ppid: i32,
     pub sleep_pid: Option<i32>,
 }
 
@@ -435,14 +456,22 @@ pub struct Run<'a> {
     env: &'a Env,
     args: Vec<String>,
     input: Option<Value>,
-    raw: Option<String>,
+    raw: Option<Vec<u8>>,
     vars: Vec<(String, String)>,
     unset: Vec<String>,
+    dir: Option<PathBuf>,
 }
 
 impl<'a> Run<'a> {
     fn new(env: &'a Env, args: Vec<String>) -> Run<'a> {
-        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new() }
+        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new(), dir: None }
+    }
+
+    /// Runs in `dir` instead of the bench's root (for commands that work on
+    /// the current folder's project).
+    pub fn in_dir(mut self, dir: &Path) -> Run<'a> {
+        self.dir = Some(dir.to_path_buf());
+        self
     }
 
     /// Runs without `key` in the environment.
@@ -477,8 +506,13 @@ impl<'a> Run<'a> {
         self
     }
 
-    pub fn stdin(mut self, text: &str) -> Run<'a> {
-        self.raw = Some(text.into());
+    pub fn stdin(self, text: &str) -> Run<'a> {
+        self.stdin_bytes(text.as_bytes())
+    }
+
+    /// Raw bytes on stdin, UTF-8 or not.
+    pub fn stdin_bytes(mut self, bytes: &[u8]) -> Run<'a> {
+        self.raw = Some(bytes.to_vec());
         self
     }
 
@@ -490,8 +524,8 @@ impl<'a> Run<'a> {
     pub fn run(self) -> Output {
         let stdin = match (&self.raw, &self.input) {
             (Some(raw), _) => raw.clone(),
-            (None, Some(input)) => input.to_string(),
-            (None, None) => String::new(),
+            (None, Some(input)) => input.to_string().into_bytes(),
+            (None, None) => Vec::new(),
         };
         let mut cmd = Command::new(BIN);
         cmd.args(&self.args)
@@ -500,7 +534,7 @@ impl<'a> Run<'a> {
             .env("HOME", &self.env.home)
             .env("MEMORY_SAVE_HOME", &self.env.mem)
             .env("MEMORY_SAVE_CLAUDE", &self.env.claude)
-            .current_dir(self.env.root())
+            .current_dir(self.dir.as_deref().unwrap_or(self.env.root()))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -517,7 +551,7 @@ impl<'a> Run<'a> {
         let mut child = cmd.spawn().expect("run memory-save");
         // A hook may exit without reading its input (the fork marker): a
         // closed pipe is its answer, not a failure.
-        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let _ = child.stdin.take().unwrap().write_all(&stdin);
         let out = child.wait_with_output().unwrap();
         Output {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -620,13 +654,23 @@ pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
-/// A process that is gone or a zombie no-one reaped yet.
+/// Whether `pid` runs: false when it is gone or a zombie no-one reaped yet.
+/// Without /proc (macOS), `kill(pid, 0)` (which counts a zombie as alive).
 pub fn process_alive(pid: i32) -> bool {
+    if !Path::new("/proc/self/stat").exists() {
+        // SAFETY: signal 0 only asks whether the process exists.
+        return unsafe { libc::kill(pid, 0) } == 0;
+    }
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => false,
         // The state follows the parenthesised command name.
         Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
     }
+}
+
+/// No process holds the lock on `path` (a missing file holds nothing).
+pub fn lock_free(path: &Path) -> bool {
+    worker_gone(path)
 }
 
 fn worker_gone(lock: &Path) -> bool {

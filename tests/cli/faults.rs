@@ -1,0 +1,404 @@
+//! Things that go wrong around a save (issue 5: reliability): a worker
+//! killed mid-save, state and lock files left corrupt or by a dead process,
+//! every way the fork can fail, and a full disk.
+
+use std::fs;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::*;
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// A tiny seeded generator (xorshift64): the same seed kills at the same
+/// delays, and the seed is printed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+}
+
+/// What a save that adds `bullet` under Architecture & Config Facts (and
+/// appends to history.md, already listed) makes of `memory`.
+fn with_bullet(memory: &str, bullet: &str) -> String {
+    let mut lines: Vec<String> = memory.lines().map(str::to_string).collect();
+    let start = lines.iter().position(|l| l == &format!("## {ARCH}")).unwrap();
+    let end = start + 1 + lines[start + 1..].iter().position(|l| l.starts_with("## ")).unwrap();
+    let last = (start + 1..end).rev().find(|&i| !lines[i].trim().is_empty()).unwrap();
+    lines.insert(last + 1, bullet.to_string());
+    lines.join("\n") + "\n"
+}
+
+fn with_append(history: Option<&str>, append: &str) -> String {
+    match history {
+        None => format!("{append}\n"),
+        Some(old) => format!("{old}\n{append}\n"),
+    }
+}
+
+/// The end of a long text, for a readable failure.
+fn tail(text: &str) -> &str {
+    &text[text.char_indices().rev().nth(200).map_or(0, |(i, _)| i)..]
+}
+
+fn save_reply(bullet: &str, append: &str) -> String {
+    reply(json!([add(ARCH, bullet)]), json!([{"file": "history.md", "append": append}]))
+}
+
+fn statusline(env: &Env) -> String {
+    env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout
+}
+
+fn kill(pid: i32) {
+    // SAFETY: signals the worker this test's turn started, by its id.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+#[test]
+fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
+    let kills = env_number("MEMORY_SAVE_CRASH_KILLS", 25);
+    let seed = env_number("MEMORY_SAVE_CRASH_SEED", 0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng(seed.max(1));
+    let started = std::time::Instant::now();
+
+    let env = Env::new();
+    let listed = "## Topic Files\n- history.md\n";
+    env.write_memory(&template_with("proj", &["- Base fact."]).replacen("## Topic Files\n- None yet.\n", listed, 1));
+    // A large topic file makes its rewrite slow enough to be hit.
+    let big: String = (0..20_000).map(|i| format!("- Old history line {i}.\n")).collect();
+    fs::write(env.memory_dir("proj").join("history.md"), big).unwrap();
+    let mut memory = env.memory().unwrap();
+    let mut history = env.memory_file("history.md");
+    let (mut call, mut saves) = (0, 0u64);
+    // What each kill left: (MEMORY.md new, history.md new).
+    let mut outcomes = std::collections::BTreeMap::<&str, u64>::new();
+
+    for k in 1..=kills {
+        // The save to kill.
+        call += 1;
+        let (bullet, append) = (format!("- Killed save {k}."), format!("## Killed save {k}\n- Event {k}."));
+        env.script_hold(call);
+        env.script_reply(call, &save_reply(&bullet, &append));
+        env.turn(SID);
+        let fork = env.call(call);
+        // Mostly after the fork answered: the worker notices within its
+        // 50 ms poll, then applies and writes.
+        let during_fork = rng.next().is_multiple_of(8);
+        let delay = Duration::from_micros(rng.next() % 60_000);
+        if during_fork {
+            kill(fork.ppid);
+            env.release(call);
+        } else {
+            env.release(call);
+            let done = env.fake_dir.join(format!("calls/{call}/done"));
+            wait_until("the fork to answer", || done.exists());
+            std::thread::sleep(delay);
+            kill(fork.ppid);
+        }
+        wait_until("the killed worker to be gone", || !process_alive(fork.ppid));
+        wait_until("the fork to end", || !process_alive(fork.pid));
+
+        // Each file is the old version or the new one.
+        let (new_memory, new_history) = (with_bullet(&memory, &bullet), with_append(history.as_deref(), &append));
+        let now_memory = env.memory().unwrap();
+        let now_history = env.memory_file("history.md");
+        let memory_new = now_memory == new_memory;
+        assert!(memory_new || now_memory == memory, "kill {k}: MEMORY.md is neither old nor new:\n{now_memory}");
+        let history_new = now_history.as_deref() == Some(new_history.as_str());
+        assert!(history_new || now_history == history, "kill {k}: history.md is neither old nor new");
+        assert!(!memory_new || history_new, "kill {k}: MEMORY.md was written before its topic file");
+        let state = env.state(SID);
+        let finished = state["saves"].as_u64().unwrap() > saves;
+        let temp_left = files(&env).iter().any(|f| f.ends_with(".tmp"));
+        let outcome = match (memory_new, history_new, finished) {
+            (_, _, true) => "save finished",
+            (false, _, false) if temp_left => "mid-write (temp file left)",
+            (true, _, false) => "both written, state not",
+            (false, true, false) => "topic written, MEMORY.md not",
+            (false, false, false) if during_fork => "during the fork",
+            (false, false, false) => "before the write",
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+        saves = state["saves"].as_u64().unwrap();
+        // A killed save is not "saving…" forever, and holds no lock.
+        assert!(!statusline(&env).contains("saving"), "kill {k}: {}", statusline(&env));
+        for lock in [
+            env.sessions_dir().join(format!("{SID}.worker.lock")),
+            env.sessions_dir().join(format!("{SID}.lock")),
+            env.mem.join("state/memory-save/projects/proj.lock"),
+        ] {
+            assert!(lock_free(&lock), "kill {k}: {} is held", lock.display());
+        }
+        (memory, history) = (now_memory, now_history);
+
+        // The next save works, from whatever the kill left.
+        call += 1;
+        let (bullet, append) = (format!("- Saved after kill {k}."), format!("## After kill {k}\n- Event after {k}."));
+        env.script_reply(call, &save_reply(&bullet, &append));
+        env.turn(SID);
+        saves += 1;
+        env.wait_saves(SID, saves);
+        let want_memory = with_bullet(&memory, &bullet);
+        assert_eq!(env.memory().unwrap(), want_memory, "kill {k}: the next save");
+        let want_history = with_append(history.as_deref(), &append);
+        let now_history = env.memory_file("history.md").unwrap_or_default();
+        assert!(now_history == want_history, "kill {k}: after the next save history.md ends {:?}", tail(&now_history));
+        assert_eq!(env.status(SID), "+1 topic: history", "kill {k}");
+        let temps: Vec<String> = files(&env).into_iter().filter(|f| f.ends_with(".tmp")).collect();
+        assert!(temps.is_empty(), "kill {k}: temp files stay: {temps:?}");
+        (memory, history) = (want_memory, Some(want_history));
+    }
+    println!(
+        "crash: {kills} kills (seed {seed:#x}): {outcomes:?}, {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+// ---- state and lock files ----
+
+#[test]
+fn corrupt_state_and_lock_files_are_recovered_from() {
+    let env = Env::new();
+    let sessions = env.sessions_dir();
+    let projects = env.mem.join("state/memory-save/projects");
+    fs::create_dir_all(&sessions).unwrap();
+    fs::create_dir_all(&projects).unwrap();
+    fs::write(sessions.join(format!("{SID}.json")), b"{\"saves\": 3, \"cut off").unwrap();
+    // Lock files with content, as a crashed or foreign process may leave them.
+    for lock in [sessions.join(format!("{SID}.lock")), sessions.join(format!("{SID}.worker.lock")), projects.join("proj.lock")] {
+        fs::write(lock, "12345\n").unwrap();
+    }
+    fs::write(projects.join("proj.json"), "not json").unwrap();
+    env.script_reply(1, &adds("- Saved despite the debris."));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- Saved despite the debris."]);
+    assert_eq!(env.status(SID), "+1");
+}
+
+#[test]
+fn a_save_left_by_a_dead_worker_is_not_shown_as_running_and_runs_again() {
+    // A worker that died mid-save left "saving since" and a pending request
+    // behind, and no process holds its lock.
+    let env = Env::new();
+    fs::create_dir_all(env.sessions_dir()).unwrap();
+    let state = json!({
+        "cwd": env.proj.to_str().unwrap(),
+        "transcript_path": env.transcript_path().to_str().unwrap(),
+        "save_pending": true,
+        "saving_since": 1_000_000,
+        "status": {"text": "+1", "at": 1_000_000},
+    });
+    fs::write(env.sessions_dir().join(format!("{SID}.json")), state.to_string()).unwrap();
+    let line = statusline(&env);
+    assert!(line.starts_with("memory-save: +1 · "), "{line:?}");
+
+    env.script_reply(1, &adds("- The pending save ran."));
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    env.wait_saves(SID, 1);
+    assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- The pending save ran."]);
+}
+
+// ---- the fork fails ----
+
+/// The memory tree without the change history (`.history/`), which records
+/// changes, not saves.
+fn files(env: &Env) -> Vec<String> {
+    env.memory_tree().into_iter().filter(|f| !f.starts_with("proj/.history")).collect()
+}
+
+/// A failed save as the user sees it: the status text, and the report line
+/// that the next prompt shows. Nothing is written but the evidence.
+fn assert_fork_failure(env: &Env, status: &str, report: &str, evidence: Option<&str>) {
+    let before = env.memory().unwrap();
+    let mut tree = files(env);
+    if evidence.is_some() {
+        tree.push("proj/memory-save.failed-reply.txt".into());
+        tree.sort();
+    }
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.status(SID), status);
+    assert_eq!(env.memory().unwrap(), before, "MEMORY.md changed");
+    assert_eq!(files(env), tree, "files written");
+    assert_eq!(env.memory_file("memory-save.failed-reply.txt").as_deref(), evidence);
+    let line = statusline(env);
+    assert!(line.starts_with(&format!("memory-save: {status} · ")), "{line:?}");
+    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert_eq!(out.json(), json!({"systemMessage": report}));
+}
+
+fn failing_env() -> Env {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- Kept."]));
+    env
+}
+
+fn not_saved(why: &str) -> (String, String) {
+    (format!("error: {why}"), format!("memory-save: MEMORY.md: not saved ({why})"))
+}
+
+#[test]
+fn fork_failure_claude_not_found() {
+    let env = failing_env();
+    let missing = env.root().join("no-such-claude");
+    let env = env.with_claude(&missing);
+    let (status, report) = not_saved(&format!("claude not found at {}", missing.display()));
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_claude_not_on_path() {
+    let env = failing_env();
+    let empty = env.folder("empty-bin");
+    let env = env.with_var("MEMORY_SAVE_CLAUDE", "").with_var("PATH", empty.to_str().unwrap());
+    let (status, report) = not_saved("claude not found on PATH (set MEMORY_SAVE_CLAUDE)");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_claude_not_executable() {
+    let env = failing_env();
+    let plain = env.root().join("claude-without-x");
+    fs::write(&plain, "#!/bin/sh\necho '{}'\n").unwrap();
+    let env = env.with_claude(&plain);
+    let (status, report) = not_saved(&format!("cannot run {}: Permission denied (os error 13)", plain.display()));
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_exits_non_zero() {
+    let env = failing_env();
+    env.script_no_output(1);
+    env.script_stderr(1, "Starting…\nError: No conversation found with session ID\n");
+    env.script_exit(1, 1);
+    let (status, report) = not_saved("fork exited with code 1: Error: No conversation found with session ID");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_api_error() {
+    let env = failing_env();
+    env.script_is_error(1, "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}");
+    let (status, report) =
+        not_saved("fork failed: API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_killed_at_the_time_bound() {
+    let env = failing_env().with_var("MEMORY_SAVE_FORK_TIMEOUT", "1");
+    env.script_sleep(1, 120);
+    env.script_reply(1, &adds("- Too late."));
+    let (status, report) = not_saved("fork timed out after 1s");
+    assert_fork_failure(&env, &status, &report, None);
+    assert!(!process_alive(env.call(1).pid), "the fork still runs");
+}
+
+#[test]
+fn fork_failure_reply_cut_mid_json() {
+    let env = failing_env();
+    let cut = "{\"ops\": [{\"op\": \"add\", \"section\": \"Architecture & Config Facts\", \"text\": \"- A fact.\"}, {\"op\": \"add\", \"sec";
+    env.script_reply(1, cut);
+    let why = "reply is not valid JSON (EOF while parsing a list at line 1 column 85)";
+    let status = format!("error: {why}");
+    let report = format!(
+        "memory-save: MEMORY.md: this turn's reply was not read ({why}); 3 output tokens, kept in memory-save.failed-reply.txt"
+    );
+    assert_fork_failure(&env, &status, &report, Some(cut));
+}
+
+#[test]
+fn fork_failure_output_cut_mid_json() {
+    // claude itself stopped mid-print: not its result object at all.
+    let env = failing_env();
+    let whole = result_json(&adds("- A fact."), false);
+    env.script_raw_output(1, &whole[..whole.len() / 2]);
+    let (status, report) = not_saved("fork output is not claude's JSON result");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_empty_reply() {
+    let env = failing_env();
+    env.script_reply(1, "");
+    let (status, report) = not_saved("fork gave no text");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+#[test]
+fn fork_failure_no_output_at_all() {
+    let env = failing_env();
+    env.script_no_output(1);
+    let (status, report) = not_saved("fork output is not claude's JSON result");
+    assert_fork_failure(&env, &status, &report, None);
+}
+
+// ---- a full disk ----
+
+/// The write of `file` fails halfway with ENOSPC (a test-only hook in debug
+/// builds): nothing partial stays, the user reads why, and the next save,
+/// with the disk back, works.
+fn disk_full(file: &str) {
+    let env = Env::new().with_var("MEMORY_SAVE_FAULT_WRITE", file);
+    let memory = template_with("proj", &["- Kept."]);
+    env.write_memory(&memory);
+    fs::write(env.memory_dir("proj").join("history.md"), "# history\n").unwrap();
+    env.script_reply(1, &save_reply("- Lost to the full disk.", "- Lost too."));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+
+    let status = env.status(SID);
+    let target = env.memory_dir("proj").join(format!(".{file}."));
+    assert!(
+        status.starts_with(&format!("error: cannot write {}", target.display()))
+            && status.ends_with(".tmp: No space left on device (os error 28)"),
+        "status: {status:?}"
+    );
+    let why = status.strip_prefix("error: ").unwrap();
+    // All or nothing: with MEMORY.md unwritable, the topic append that went
+    // first is put back too, and the history records no change.
+    assert_eq!(env.memory_file("history.md").as_deref(), Some("# history\n"), "history.md changed");
+    let history = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(history.starts_with("no history"), "{history}");
+    assert_eq!(env.memory().unwrap(), memory, "MEMORY.md changed");
+    let mut tree = files(&env);
+    tree.retain(|f| f != "proj/history.md" && !f.starts_with("proj/.history"));
+    assert_eq!(tree, ["proj", "proj/MEMORY.md"], "a partial or temp file stays");
+    let errors = env.log().lines().filter(|l| l.contains("No space left on device")).count();
+    assert_eq!(errors, 1, "log:\n{}", env.log());
+    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert_eq!(out.json(), json!({"systemMessage": format!("memory-save: MEMORY.md: not saved ({why})")}));
+    env.hook("stop").fixture("Stop.json").run().ok();
+    env.wait_saves(SID, 2); // call 2: the default reply, no change
+
+    // The disk is back.
+    let env = env.without_var("MEMORY_SAVE_FAULT_WRITE");
+    env.script_reply(3, &save_reply("- Saved once the disk was back.", "- Back."));
+    env.turn(SID);
+    env.wait_saves(SID, 3);
+    assert_eq!(env.status(SID), "+1 topic: history");
+    let now = env.memory().unwrap();
+    assert!(now.contains("- Saved once the disk was back.") && !now.contains("- Lost"), "{now}");
+    assert!(env.memory_file("history.md").unwrap().ends_with("- Back.\n"));
+}
+
+#[test]
+fn disk_full_writing_memory_md() {
+    disk_full("MEMORY.md");
+}
+
+#[test]
+fn disk_full_writing_a_topic_file() {
+    disk_full("history.md");
+}
