@@ -1109,6 +1109,6 @@ mod plugin_tests {
     /// The plugin package registers the very hooks install merges in.
     #[test]
     fn plugin_hooks_equal_the_install_block() {
-        assert_eq!(include_str!("../hooks/hooks.json"), super::HOOKS_JSON);
+        assert_eq!(include_str!("../plugin/hooks/hooks.json"), super::HOOKS_JSON);
     }
 }

@@ -798,3 +798,43 @@ fn s10_stop_hook_cost() {
     }
     let _ = MARKER;
 }
+
+/// Issue 4, item 8: the repository as a plugin marketplace. The real CLI
+/// adds it from the local folder and installs the plugin, offline; the
+/// plugin's hooks then run our binary (found on PATH, where cargo install
+/// puts it): a turn is saved, and the next session gets the memory block.
+#[test]
+fn s11_plugin_install_runs_our_hooks() {
+    let Some(claude) = harness::claude() else {
+        return;
+    };
+    let _g = serial();
+    let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
+    let mut bench = harness::Bench::new(claude, standin.base_url());
+    let bin = bench.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
+    std::os::unix::fs::symlink(app::BIN, bin.join("memory-save")).unwrap();
+    bench.path_prefix.push(bin);
+    bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let add = bench.run(&["plugin", "marketplace", "add", repo], None, LIMIT);
+    assert!(add.success(), "marketplace add: {add:?}");
+    let install = bench.run(&["plugin", "install", "memory-save@memory-save"], None, LIMIT);
+    assert!(install.success(), "plugin install: {install:?}");
+    let app = App { bench };
+    let settings = app.settings();
+    assert_eq!(settings["enabledPlugins"]["memory-save@memory-save"], true, "{settings}");
+    assert!(settings.get("hooks").is_none(), "the plugin, not settings, registers the hooks: {settings}");
+
+    let sid = tool_turn(&app, "TOOL plugin session");
+    let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
+    assert_eq!(state["status"]["text"], "+1", "{state}");
+    assert!(app.memory().expect("MEMORY.md written").contains(BULLET));
+
+    let before = standin.message_requests().len();
+    app::session_of(&app.bench.print("second plugin session", &[], LIMIT));
+    let text = standin.message_requests()[before].all_message_text();
+    assert!(text.contains("[PROJECT MEMORY: app]") && text.contains(BULLET), "no memory block: {text}");
+    report("11 plugin install", "saved status / memory block next session", "+1 / yes");
+}
