@@ -37,6 +37,8 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
         }
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot move {} over {}", tmp.display(), path.display()))?;
+        #[cfg(debug_assertions)]
+        fault::after_rename(&name);
         Ok(())
     })();
     if result.is_err() {
@@ -96,17 +98,43 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
 /// `MEMORY_SAVE_FAULT_WRITE=<file name>`, writing that file stops halfway
 /// with "No space left on device", as on a full disk.
 #[cfg(debug_assertions)]
+///
+/// With `MEMORY_SAVE_FAULT_KILL=<file name>:half` (or `:renamed`) the
+/// process kills itself with SIGKILL halfway through writing that file's
+/// temp copy (or right after the rename), so crash tests reach the moments
+/// a random kill almost never hits.
 mod fault {
     use std::io::Write;
 
     pub const FAULT_ENV: &str = "MEMORY_SAVE_FAULT_WRITE";
+    pub const KILL_ENV: &str = "MEMORY_SAVE_FAULT_KILL";
 
     pub fn inject(name: &str, file: &mut std::fs::File, contents: &[u8]) -> std::io::Result<()> {
         if std::env::var_os(FAULT_ENV).is_some_and(|v| v == name) {
             file.write_all(&contents[..contents.len() / 2])?;
             return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
         }
+        if kill_wanted(name, "half") {
+            file.write_all(&contents[..contents.len() / 2])?;
+            let _ = file.sync_all();
+            die();
+        }
         Ok(())
+    }
+
+    pub fn after_rename(name: &str) {
+        if kill_wanted(name, "renamed") {
+            die();
+        }
+    }
+
+    fn kill_wanted(name: &str, stage: &str) -> bool {
+        std::env::var(KILL_ENV).is_ok_and(|v| v == format!("{name}:{stage}"))
+    }
+
+    fn die() {
+        // SAFETY: the process signals itself, as a crash would end it.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     }
 }
 

@@ -402,3 +402,49 @@ fn disk_full_writing_memory_md() {
 fn disk_full_writing_a_topic_file() {
     disk_full("history.md");
 }
+
+/// The moments a random kill almost never hits, hit on purpose (a debug-only
+/// hook makes the worker SIGKILL itself there): halfway through each file's
+/// temp copy, and right after each rename. Every file is still the old or
+/// the new version, and the next save works from there.
+#[test]
+fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
+    for point in ["history.md:half", "history.md:renamed", "MEMORY.md:half", "MEMORY.md:renamed"] {
+        let env = Env::new().with_var("MEMORY_SAVE_FAULT_KILL", point);
+        let memory = template_with("proj", &["- Base fact."]).replacen("## Topic Files\n- None yet.\n", "## Topic Files\n- history.md\n", 1);
+        env.write_memory(&memory);
+        fs::write(env.memory_dir("proj").join("history.md"), "# history\n").unwrap();
+        env.script_reply(1, &save_reply("- Killed save.", "- Killed event."));
+        env.turn(SID);
+        let fork = env.wait_for_call(1);
+        wait_until("the worker to kill itself", || !process_alive(fork.ppid));
+
+        let now_memory = env.memory().unwrap();
+        let now_history = env.memory_file("history.md").unwrap();
+        let memory_new = now_memory == with_bullet(&memory, "- Killed save.");
+        let history_new = now_history == with_append(Some("# history\n"), "- Killed event.");
+        assert!(memory_new || now_memory == memory, "{point}: MEMORY.md is neither old nor new:\n{now_memory}");
+        assert!(history_new || now_history == "# history\n", "{point}: history.md is neither old nor new:\n{now_history}");
+        let expected = match point {
+            "history.md:half" => (false, false),
+            "history.md:renamed" | "MEMORY.md:half" => (false, true),
+            _ => (true, true),
+        };
+        assert_eq!((memory_new, history_new), expected, "{point}");
+        assert!(!statusline(&env).contains("saving"), "{point}: {}", statusline(&env));
+        for lock in [
+            env.sessions_dir().join(format!("{SID}.worker.lock")),
+            env.mem.join("state/memory-save/projects/proj.lock"),
+        ] {
+            assert!(lock_free(&lock), "{point}: {} is held", lock.display());
+        }
+
+        let env = env.without_var("MEMORY_SAVE_FAULT_KILL");
+        env.script_reply(2, &save_reply("- Saved after the kill.", "- After."));
+        env.turn(SID);
+        env.wait_saves(SID, 1);
+        assert!(env.memory().unwrap().contains("- Saved after the kill."), "{point}");
+        let temps: Vec<String> = files(&env).into_iter().filter(|f| f.ends_with(".tmp")).collect();
+        assert!(temps.is_empty(), "{point}: temp files stay: {temps:?}");
+    }
+}
