@@ -171,7 +171,7 @@ fn main() {
         memory.chars().count()
     );
     println!(
-        "| {:<34} | {:>9} | {:>9} | {:>9} | {:>6} |",
+        "| {:<36} | {:>9} | {:>9} | {:>9} | {:>6} |",
         "hook", "median ms", "p90 ms", "no-op ms", "ratio"
     );
     println!(
