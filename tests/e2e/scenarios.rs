@@ -43,6 +43,22 @@ fn forks(standin: &StandIn) -> Vec<RecordedRequest> {
         .collect()
 }
 
+/// The CLI (`None`: skipped outside CI) with the suite's lock held, so one
+/// scenario runs at a time on the 2 cores.
+fn claude_alone() -> Option<(std::path::PathBuf, std::sync::MutexGuard<'static, ()>)> {
+    let claude = harness::claude()?;
+    Some((claude, serial()))
+}
+
+/// The usual bench: memory-save installed, and every fork answering with
+/// one bullet to add.
+fn app_adding(bullet: &'static str) -> Option<(std::sync::MutexGuard<'static, ()>, StandIn, App)> {
+    let (claude, guard) = claude_alone()?;
+    let standin = StandIn::start(script(move |_| Reply::text(add_op(bullet))));
+    let app = App::new(claude, &standin);
+    Some((guard, standin, app))
+}
+
 /// One `-p` turn with a tool call; returns the session id.
 fn tool_turn(app: &App, prompt: &str) -> String {
     let run = app.bench.print(prompt, &["--allowedTools", "Bash"], LIMIT);
@@ -54,12 +70,9 @@ fn tool_turn(app: &App, prompt: &str) -> String {
 /// MEMORY.md appears in the template with the fork's bullet.
 #[test]
 fn s1_first_session_saves_after_cli_exit() {
-    let Some(claude) = harness::claude() else {
+    let Some((_g, standin, app)) = app_adding(BULLET) else {
         return;
     };
-    let _g = serial();
-    let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
-    let app = App::new(claude, &standin);
     assert!(app.memory().is_none());
 
     let sid = tool_turn(&app, "TOOL please look around");
@@ -91,12 +104,9 @@ fn s1_first_session_saves_after_cli_exit() {
 /// `<persisted-output>` preview.
 #[test]
 fn s2_next_session_gets_the_memory_block() {
-    let Some(claude) = harness::claude() else {
+    let Some((_g, standin, app)) = app_adding(BULLET) else {
         return;
     };
-    let _g = serial();
-    let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
-    let app = App::new(claude, &standin);
     let sid = tool_turn(&app, "TOOL first session");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
 
@@ -186,10 +196,9 @@ fn s2_next_session_gets_the_memory_block() {
 /// with a user agent, a user skill and an installed plugin.
 #[test]
 fn s3_fork_request_is_cacheable() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     for variant in ["plain", "user agent", "user skill", "plugin"] {
         let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
         let app = App::new(claude.clone(), &standin);
@@ -289,12 +298,9 @@ fn install_plugin(app: &App) {
 /// Scenario 4: no hook fires inside the fork, and no second save follows it.
 #[test]
 fn s4_no_hook_inside_the_fork() {
-    let Some(claude) = harness::claude() else {
+    let Some((_g, standin, app)) = app_adding(BULLET) else {
         return;
     };
-    let _g = serial();
-    let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
-    let app = App::new(claude, &standin);
     app.add_logging_hook();
     let sid = tool_turn(&app, "TOOL parent turn");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
@@ -336,10 +342,9 @@ fn s4_no_hook_inside_the_fork() {
 /// pre-approve Bash: nothing runs, MEMORY.md stays, the status says why.
 #[test]
 fn s5_fork_is_tool_less() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let dir = tempfile::tempdir().unwrap();
     let fork_file = dir.path().join("fork-ran");
     let parent_file = dir.path().join("parent-ran");
@@ -389,10 +394,9 @@ fn s5_fork_is_tool_less() {
 /// none for the notification.
 #[test]
 fn s6_task_notification_turn_is_not_saved() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let standin = StandIn::start(|req| {
         let first = req.first_user_text();
         if is_fork(req) {
@@ -471,10 +475,9 @@ fn s6_task_notification_turn_is_not_saved() {
 /// next prompt, and at session end when the session ends right after it.
 #[test]
 fn s7_interrupted_turn_is_saved() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     // The second turn's answer is held until a fork has arrived (at most
     // 30 s): a save started by the prompt gets in before that turn's Stop;
     // a save started only by Stop would come after it.
@@ -619,10 +622,9 @@ fn s7_interrupted_turn_is_saved() {
 /// can carry the new line.
 #[test]
 fn s8_clear_and_compact_reload_the_memory() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let standin = StandIn::start(|req| {
         if is_fork(req) {
             Reply::text(r#"{"ops":[],"topics":[]}"#)
@@ -707,10 +709,9 @@ fn s8_clear_and_compact_reload_the_memory() {
 /// bullet both forks added is in the file.
 #[test]
 fn s9_concurrent_saves_keep_both_bullets() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let standin = StandIn::start(script(|req| {
         let who = if req.all_message_text().contains("SESSION-A") {
             "A"
@@ -763,10 +764,9 @@ fn s9_concurrent_saves_keep_both_bullets() {
 /// (`stop_hook_summary` in the transcript): the Stop hook under 100 ms.
 #[test]
 fn s10_stop_hook_cost() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let standin = StandIn::start(script(|_| Reply::text(r#"{"ops":[],"topics":[]}"#)));
     let app = App::new(claude, &standin);
     let sid = tool_turn(&app, "TOOL first turn");
@@ -805,10 +805,9 @@ fn s10_stop_hook_cost() {
 /// puts it): a turn is saved, and the next session gets the memory block.
 #[test]
 fn s11_plugin_install_runs_our_hooks() {
-    let Some(claude) = harness::claude() else {
+    let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let _g = serial();
     let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
     let mut bench = harness::Bench::new(claude, standin.base_url());
     let bin = bench.home().join("bin");
