@@ -106,8 +106,8 @@ fn check_hooks(report: &mut Report) -> Result<()> {
             return Ok(());
         }
     };
-    if found.is_empty() {
-        if let Some(plugin) = crate::install::enabled_plugin(&settings) {
+    if found.is_empty()
+        && let Some(plugin) = crate::install::enabled_plugin(&settings) {
             // The plugin's hooks run `memory-save` from PATH.
             match which::which("memory-save") {
                 Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
@@ -118,7 +118,6 @@ fn check_hooks(report: &mut Report) -> Result<()> {
             }
             return Ok(());
         }
-    }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let missing: Vec<String> =
         expected_hooks().into_iter().filter(|want| !found.iter().any(|(_, words)| words.join(" ") == *want)).collect();

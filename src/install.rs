@@ -1082,11 +1082,10 @@ pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
         for group in groups.as_array().into_iter().flatten() {
             for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
                 let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command)) {
-                    if words.first().map(String::as_str) == Some("hook") {
+                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command))
+                    && words.first().map(String::as_str) == Some("hook") {
                         found.push((all.remove(0), words));
                     }
-                }
             }
         }
     }

@@ -68,3 +68,32 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
 pub fn report_output(report: Option<String>) -> Option<HookOutput> {
     report.map(|line| HookOutput { system_message: Some(line), hook_specific_output: None })
 }
+
+/// What the worker needs to run the fork, refreshed at every event that
+/// carries it.
+pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
+    if !ctx.input.cwd.is_empty() {
+        s.cwd.clone_from(&ctx.input.cwd);
+    }
+    if !ctx.input.transcript_path.is_empty() {
+        s.transcript_path.clone_from(&ctx.input.transcript_path);
+    }
+    if let Some(level) = ctx.input.effort_level() {
+        s.effort = Some(level);
+    }
+    if s.project_cwd != s.cwd {
+        s.project_cwd.clone_from(&s.cwd);
+        match crate::project::locate(std::path::Path::new(&s.cwd)) {
+            Ok(project) => {
+                s.off = project.off_reason(&ctx.roots.config());
+                s.project = Some(project.name);
+            }
+            // The worker reports a folder it cannot name in the status line,
+            // where the user sees it.
+            Err(_) => {
+                s.off = None;
+                s.project = None;
+            }
+        }
+    }
+}

@@ -4,8 +4,7 @@
 
 use anyhow::Result;
 
-use super::Ctx;
-use super::stop::remember_session;
+use super::{Ctx, remember_session};
 use super::wire::HookOutput;
 use crate::save::queue;
 

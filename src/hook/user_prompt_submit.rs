@@ -5,9 +5,8 @@
 
 use anyhow::Result;
 
-use super::stop::remember_session;
 use super::wire::HookOutput;
-use super::{Ctx, report_output};
+use super::{Ctx, remember_session, report_output};
 use crate::save::queue;
 
 /// Claude Code's own prompt when a background task finishes (measured).

@@ -233,11 +233,10 @@ pub fn strip_marker(line: &str) -> &str {
         }
     }
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 {
-        if let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
+    if digits > 0
+        && let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
             return rest.trim_start();
         }
-    }
     line
 }
 
