@@ -20,6 +20,8 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
+        #[cfg(debug_assertions)]
+        fault::read_only(&name).with_context(|| format!("cannot create {}", tmp.display()))?;
         let mut file = OpenOptions::new()
             .write(true)
             .create(true)
@@ -108,6 +110,17 @@ mod fault {
 
     pub const FAULT_ENV: &str = "MEMORY_SAVE_FAULT_WRITE";
     pub const KILL_ENV: &str = "MEMORY_SAVE_FAULT_KILL";
+    pub const READ_ONLY_ENV: &str = "MEMORY_SAVE_FAULT_READ_ONLY";
+
+    /// With `MEMORY_SAVE_FAULT_READ_ONLY=<file name>`, creating that file's
+    /// temp copy fails as in a folder on a read-only mount (root ignores
+    /// permission bits, so chmod cannot stand in for one).
+    pub fn read_only(name: &str) -> std::io::Result<()> {
+        if std::env::var_os(READ_ONLY_ENV).is_some_and(|v| v == name) {
+            return Err(std::io::Error::from_raw_os_error(libc::EROFS));
+        }
+        Ok(())
+    }
 
     pub fn inject(name: &str, file: &mut std::fs::File, contents: &[u8]) -> std::io::Result<()> {
         if std::env::var_os(FAULT_ENV).is_some_and(|v| v == name) {

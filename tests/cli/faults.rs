@@ -448,3 +448,30 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
         assert!(temps.is_empty(), "{point}: temp files stay: {temps:?}");
     }
 }
+
+/// A read-only folder (a debug-only hook fails the temp file's creation with
+/// EROFS): nothing changes, the user reads why, and the next save works once
+/// the folder is writable again.
+#[test]
+fn a_read_only_memory_folder() {
+    let env = Env::new().with_var("MEMORY_SAVE_FAULT_READ_ONLY", "MEMORY.md");
+    let memory = template_with("proj", &["- Kept."]);
+    env.write_memory(&memory);
+    env.script_reply(1, &adds("- Not writable now."));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    let status = env.status(SID);
+    assert!(status.starts_with("error: cannot create ") && status.ends_with("Read-only file system (os error 30)"), "{status}");
+    assert_eq!(env.memory().unwrap(), memory);
+    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert!(out.json()["systemMessage"].as_str().unwrap().starts_with("memory-save: MEMORY.md: not saved (cannot create "), "{out:#?}");
+    env.hook("stop").fixture("Stop.json").run().ok();
+    env.wait_saves(SID, 2);
+
+    let env = env.without_var("MEMORY_SAVE_FAULT_READ_ONLY");
+    env.script_reply(3, &adds("- Writable again."));
+    env.turn(SID);
+    env.wait_saves(SID, 3);
+    assert!(env.memory().unwrap().contains("- Writable again."));
+    assert!(!files(&env).iter().any(|f| f.ends_with(".tmp")));
+}
