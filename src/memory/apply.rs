@@ -12,8 +12,9 @@ pub const RETIRED_HEADING: &str = "## Retired CRITICAL RULES";
 /// One topic append may carry at most this much text.
 pub const MAX_TOPIC_APPEND_CHARS: usize = 50_000;
 
-/// An op or topic that was not written, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An op or topic that was not written, and why. Kept between saves, so the
+/// next fork is told.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Refusal {
     pub entry: String,
     pub why: String,

@@ -10,6 +10,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
+use crate::config::Config;
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
 use crate::paths::Roots;
@@ -52,7 +53,7 @@ impl SaveResult {
 #[serde(default)]
 struct ProjectNotes {
     skipped: Vec<String>,
-    refused: Vec<(String, String)>,
+    refused: Vec<Refusal>,
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
@@ -74,53 +75,36 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, report: None, usage: None });
     }
-    let project = located.name;
-    let folder = Folder::new(roots, &project);
-    let notes_path = roots.projects_state_dir().join(format!("{project}.json"));
+    let folder = Folder::new(roots, &located.name);
+    let notes_path = roots.projects_state_dir().join(format!("{}.json", located.name));
 
     let (snapshot, repaired) = {
         let _lock = folder.lock()?;
         folder.read_repaired()?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
     };
+    // Every report of this save starts with the repair's line, if there was one.
+    let report_with = |line: &str| report::join(repaired.then_some(REPAIR_REPORT), Some(line));
     let notes: ProjectNotes = crate::folder::read_if_exists(&notes_path)?
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    let last_refused: Vec<Refusal> =
-        notes.refused.iter().map(|(entry, why)| Refusal { entry: entry.clone(), why: why.clone() }).collect();
     let message = prompt::fork_message(&prompt::PromptInput {
-        project: &project,
+        project: &folder.project,
         memory: snapshot.as_deref(),
         topic_files: &folder.topic_files(),
         last_skipped: &notes.skipped,
-        last_refused: &last_refused,
+        last_refused: &notes.refused,
     });
 
-    let repair_note = repaired.then_some(REPAIR_REPORT);
-    let facts = fork::transcript_facts(Path::new(&job.transcript_path));
-    let fork_reply = match fork::find_claude().and_then(|claude| {
-        fork::run(&fork::ForkRequest {
-            claude,
-            session_id: &job.session_id,
-            cwd,
-            model: config.model().map(str::to_string).or(facts.model),
-            parent_cost_usd: facts.cost_usd,
-            effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
-            message: &message,
-            settings: fork::fork_settings(&fork::settings_files(cwd)),
-            timeout: config.fork_timeout(),
-            scratch: &roots.state,
-        })
-    }) {
+    let fork_reply = match ask_fork(roots, job, &config, &message) {
         Ok(reply) => reply,
         Err(e) => {
             return Ok(SaveResult {
                 status: format!("error: {}", e.status),
-                report: Some(report::join(repair_note, Some(&format!("memory-save: MEMORY.md: not saved ({})", e.status)))),
+                report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({})", e.status))),
                 usage: Some(e.usage),
             });
         }
     };
-
     let parsed = if fork_reply.text.len() > MAX_REPLY_BYTES {
         Err(format!("reply is larger than {} KiB", MAX_REPLY_BYTES / 1024))
     } else {
@@ -136,57 +120,85 @@ fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
             );
             return Ok(SaveResult {
                 status: format!("error: {why}"),
-                report: Some(report::join(repair_note, Some(&line))),
+                report: Some(report_with(&line)),
                 usage: Some(fork_reply.usage),
             });
         }
     };
 
-    // Apply to the file as it is now, not as the fork saw it: ops name lines
-    // by content, so another writer's lines stay and ops that no longer fit
-    // are reported as skipped.
+    let outcome = write_reply(&folder, snapshot.as_deref(), &parsed)?;
+    let notes = ProjectNotes { skipped: outcome.outcome.skipped.clone(), refused: outcome.outcome.refused.clone() };
+    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::fsutil::write_atomic(&notes_path, serde_json::to_string(&notes)?.as_bytes(), false)?;
+
+    let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
+    Ok(SaveResult {
+        status: summary.status(),
+        report: summary.report_line().map(|line| report_with(&line)).or(repaired.then(|| REPAIR_REPORT.to_string())),
+        usage: Some(fork_reply.usage),
+    })
+}
+
+/// Runs the fork for this save: the session's model and effort unless the
+/// configuration names others.
+fn ask_fork(roots: &Roots, job: &Job, config: &Config, message: &str) -> Result<fork::ForkReply, fork::ForkError> {
+    let cwd = Path::new(&job.cwd);
+    let facts = fork::transcript_facts(Path::new(&job.transcript_path));
+    fork::run(&fork::ForkRequest {
+        claude: fork::find_claude()?,
+        session_id: &job.session_id,
+        cwd,
+        model: config.model().map(str::to_string).or(facts.model),
+        parent_cost_usd: facts.cost_usd,
+        effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
+        message,
+        settings: fork::fork_settings(&fork::settings_files(cwd)),
+        timeout: config.fork_timeout(),
+        scratch: &roots.state,
+    })
+}
+
+struct Written {
+    outcome: apply::Outcome,
+    /// Another writer changed MEMORY.md while the fork ran.
+    changed_meanwhile: bool,
+}
+
+/// Applies the reply to the files as they are now, not as the fork saw them:
+/// ops name lines by content, so another writer's lines stay and ops that
+/// no longer fit are reported as skipped. All or nothing: topic files go
+/// first, so a MEMORY.md that cannot be written (a full disk) must not leave
+/// their appends behind.
+fn write_reply(folder: &Folder, snapshot: Option<&str>, parsed: &reply::Reply) -> Result<Written> {
     let _lock = folder.lock()?;
     // A worker killed mid-write leaves its temp file behind. Every writer of
     // MEMORY.md, its backup and the topic files holds this lock, so such a
     // temp file is no one's now.
     crate::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
     let now = folder.read_repaired()?;
-    let existed = now.is_some();
-    let current = now.map_or_else(|| template::skeleton(&project), |(text, _)| text);
-    let changed_meanwhile = existed && snapshot.as_deref() != Some(current.as_str());
-    let outcome = apply::apply(&current, &parsed, &project, &folder.topic_files());
-    let summary = report::Summary::of(&outcome, changed_meanwhile);
+    let changed_meanwhile = now.as_ref().is_some_and(|(text, _)| snapshot != Some(text.as_str()));
+    let current = now.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text);
+    let outcome = apply::apply(&current, parsed, &folder.project, &folder.topic_files());
     let memory_changes = outcome.memory != current;
     let mut changed: Vec<&str> = outcome.topic_files();
     if memory_changes {
         changed.push(MEMORY_FILE);
     }
     if !changed.is_empty() {
-        let recorded = crate::history::record(&folder, &summary.report_line().unwrap_or_else(|| summary.status()), &changed)?;
-        // All or nothing: topic files go first, so a MEMORY.md that cannot
-        // be written (a full disk) must not leave their appends behind.
+        let summary = report::Summary::of(&outcome, changed_meanwhile);
+        let message = summary.report_line().unwrap_or_else(|| summary.status());
+        let recorded = crate::history::record(folder, &message, &changed)?;
         let written = folder
             .append_topics(&outcome.topics)
             .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
         if let Err(e) = written {
-            if let Err(undo) = recorded.roll_back(&folder) {
+            if let Err(undo) = recorded.roll_back(folder) {
                 crate::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
             }
             return Err(e);
         }
     }
-    let notes = ProjectNotes {
-        skipped: outcome.skipped.clone(),
-        refused: outcome.refused.iter().map(|r| (r.entry.clone(), r.why.clone())).collect(),
-    };
-    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::fsutil::write_atomic(&notes_path, serde_json::to_string(&notes)?.as_bytes(), false)?;
-
-    Ok(SaveResult {
-        status: summary.status(),
-        report: summary.report_line().map(|line| report::join(repair_note, Some(&line))).or(repair_note.map(str::to_string)),
-        usage: Some(fork_reply.usage),
-    })
+    Ok(Written { outcome, changed_meanwhile })
 }
 
 /// One line per save in `saves.jsonl`: what `status` and the benchmarks read
