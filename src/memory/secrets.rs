@@ -506,7 +506,7 @@ mod tests {
             "- AKIA prefixes mark long-term AWS keys, ASIA temporary ones".into(),
             // AWS's own documentation sample is a placeholder.
             "AKIAIOSFODNN7EXAMPLE".into(),
-            "AKIAXXXXXXXXXXXXXXXX and AKIA1234567890ABCDEF1234 (too long)".into(),
+            format!("AKIA{} and AKIA1234567890ABCDEF1234 (too long)", "X".repeat(16)),
             "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx".into(),
             "- ghp_ tokens are classic PATs; glpat- is GitLab; xoxb- is a Slack bot token".into(),
             "- npm_config_registry and npm_package_version come from npm".into(),

@@ -59,6 +59,21 @@ fn app_adding(bullet: &'static str) -> Option<(std::sync::MutexGuard<'static, ()
     Some((guard, standin, app))
 }
 
+/// Sends `prompt` (its reply is slow), presses Escape while the request is
+/// in flight, and clears the prompt the CLI puts back in the input box.
+fn interrupt(tmux: &app::Tmux, standin: &StandIn, prompt: &str) {
+    std::thread::sleep(Duration::from_secs(2));
+    tmux.send_line(prompt);
+    let marker = prompt.split(' ').next().unwrap();
+    wait_for(LIMIT, "the slow request", || {
+        standin.message_requests().iter().any(|r| r.last_user_text().contains(marker)).then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.key("Escape");
+    std::thread::sleep(Duration::from_secs(1));
+    tmux.key("C-u");
+}
+
 /// One `-p` turn with a tool call; returns the session id.
 fn tool_turn(app: &App, prompt: &str) -> String {
     let run = app.bench.print(prompt, &["--allowedTools", "Bash"], LIMIT);
@@ -512,19 +527,7 @@ fn s7_interrupted_turn_is_saved() {
             .find(|h| h["hook_event_name"] == "SessionStart")
             .map(|h| h["session_id"].as_str().unwrap().to_string())
     });
-    std::thread::sleep(Duration::from_secs(2));
-    tmux.send_line("SLOW-ONE first prompt");
-    wait_for(LIMIT, "the slow request", || {
-        standin
-            .message_requests()
-            .iter()
-            .any(|r| r.last_user_text().contains("SLOW-ONE"))
-            .then_some(())
-    });
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.key("Escape");
-    std::thread::sleep(Duration::from_secs(1));
-    tmux.key("C-u");
+    interrupt(&tmux, &standin, "SLOW-ONE first prompt");
     let sent = Instant::now();
     tmux.send_line("WAIT second prompt");
     let fork = wait_for(
@@ -584,19 +587,7 @@ fn s7_interrupted_turn_is_saved() {
             .nth(n_starts)
             .map(|h| h["session_id"].as_str().unwrap().to_string())
     });
-    std::thread::sleep(Duration::from_secs(2));
-    tmux.send_line("SLOW-TWO interrupted then exit");
-    wait_for(LIMIT, "the second slow request", || {
-        standin
-            .message_requests()
-            .iter()
-            .any(|r| r.last_user_text().contains("SLOW-TWO"))
-            .then_some(())
-    });
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.key("Escape");
-    std::thread::sleep(Duration::from_secs(1));
-    tmux.key("C-u");
+    interrupt(&tmux, &standin, "SLOW-TWO interrupted then exit");
     tmux.send_line("/exit");
     wait_for(Duration::from_secs(30), "SessionEnd", || {
         app.hook_log()
