@@ -430,3 +430,23 @@ pub fn wait_for<T>(limit: Duration, what: &str, mut cond: impl FnMut() -> Option
         thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// For a fork of an interactive session, which differs from its parent in
+/// the billing-header block (`cc_entrypoint=cli` becomes `sdk-cli`,
+/// measured): the raw shared prefix, and the share with that block left out
+/// of both. Reported, not required: whether the real API caches across that
+/// block cannot be measured offline.
+pub fn interactive_shares(parent: &RecordedRequest, fork: &RecordedRequest) -> (f64, f64) {
+    let share = |p: &Value, f: &Value| {
+        let (p, f) = (standin::prompt_text(p), standin::prompt_text(f));
+        standin::common_prefix_len(&p, &f) as f64 / f.len() as f64
+    };
+    let without_header = |body: &Value| {
+        let mut body = body.clone();
+        if let Some(system) = body["system"].as_array_mut().filter(|s| !s.is_empty()) {
+            system.remove(0);
+        }
+        body
+    };
+    (share(&parent.body, &fork.body), share(&without_header(&parent.body), &without_header(&fork.body)))
+}

@@ -645,12 +645,12 @@ fn s8_clear_and_compact_reload_the_memory() {
         })
     };
     tmux.send_line("hello one");
-    assert!(
-        request_with("hello one")
-            .all_message_text()
-            .contains("FACT-START")
-    );
+    let parent = request_with("hello one");
+    assert!(parent.all_message_text().contains("FACT-START"));
     app.wait_saved(&sid, 1, SAVE_LIMIT);
+    let fork = forks(&standin).into_iter().next().expect("a fork of the interactive session");
+    let (raw, without_header) = app::interactive_shares(&parent, &fork);
+    report("8 interactive parent", "cacheable share raw / without billing header", format!("{raw:.4} / {without_header:.4}"));
 
     app.write_memory(&base.replace("- FACT-START", "- FACT-START\n- FACT-AFTER-CLEAR"));
     tmux.send_line("/clear");
