@@ -30,9 +30,8 @@ pub fn fork_message(input: &PromptInput) -> String {
     let mut out = String::new();
     out.push_str(MARKER);
     out.push_str(
-        " You are the memory keeper of this project. Read the whole conversation above and decide \
-what the project's MEMORY.md must remember for future sessions. Do not call any tool, do not continue \
-the conversation's task, and do not answer in prose: reply with one JSON object only.\n\n",
+        " Decide what this project's MEMORY.md must keep for future sessions, from the whole conversation \
+above. Call no tool, do not continue the task, write no prose: reply with one JSON object.\n\n",
     );
     match input.memory {
         Some(memory) => {
@@ -45,7 +44,7 @@ the conversation's task, and do not answer in prose: reply with one JSON object 
         }
         None => {
             out.push_str(
-                "MEMORY.md does not exist yet. It will be created from this template; add to its headings:\n<<<MEMORY.md\n",
+                "MEMORY.md does not exist yet; it starts from this template:\n<<<MEMORY.md\n",
             );
             out.push_str(&template::skeleton(input.project));
             out.push_str("MEMORY.md>>>\n\n");
@@ -77,31 +76,30 @@ the conversation's task, and do not answer in prose: reply with one JSON object 
 fn rules() -> String {
     format!(
         "WRITING RULES\n\
-- Keep only what stays true and matters beyond this session: decisions, conventions, commands that work, \
-configuration facts, pitfalls found. Nothing about this turn's progress.\n\
-- ## CRITICAL RULES holds the project's durable rules, each in the imperative mood (\"Run tests with cargo test -j1\"). \
-Add one only when the user stated it or the conversation proved it.\n\
-- ## Architecture & Config Facts holds how the project is built and configured. ## Active Warnings holds known \
-problems that are still open; remove a warning once it is fixed. ## Topic Files lists the topic files.\n\
-- One fact per bullet. Every bullet is one line starting with \"- \", at most {MAX_BULLET_CHARS} characters.\n\
+- Keep only what stays true beyond this session: decisions, conventions, working commands, configuration, \
+pitfalls. Not this turn's progress.\n\
+- ## CRITICAL RULES: the project's durable rules, in the imperative (\"Run tests with cargo test -j1\"), only \
+when the user stated one or the conversation proved it. ## Architecture & Config Facts: how the project is built \
+and configured. ## Active Warnings: open problems; remove one once fixed.\n\
+- One fact per bullet: one line starting with \"- \", at most {MAX_BULLET_CHARS} characters. Replace an outdated \
+bullet rather than add a near-duplicate; remove what is no longer true.\n\
 - No commit hashes, dates or history in MEMORY.md: history, logs and long detail go to a topic file \
-(history.md, or another lowercase name ending in .md) through \"topics\".\n\
-- Prefer replacing an outdated bullet over adding a near-duplicate; remove what is no longer true.\n\
-- Write in English, whatever the conversation's language.\n\
-- MEMORY.md stays under {MAX_LINES} lines and {MAX_CHARS} characters.\n\
-- If nothing new is worth keeping, reply {{\"ops\":[],\"topics\":[]}}. That is the right answer for most turns.\n"
+(history.md, or another lowercase *.md) through \"topics\".\n\
+- English, whatever the conversation's language. Under {MAX_LINES} lines and {MAX_CHARS} characters.\n\
+- Nothing new worth keeping (most turns): {{\"ops\":[],\"topics\":[]}}.\n"
     )
 }
 
-const REPLY_FORMAT: &str = "REPLY FORMAT\n\
-Reply with exactly one JSON object and nothing else:\n\
-{\"ops\":[\n\
-  {\"op\":\"add\",\"section\":\"<one of the file's ## or ### headings, without the #>\",\"text\":\"- <bullet>\"},\n\
-  {\"op\":\"remove\",\"line\":\"<an existing line, copied exactly>\"},\n\
-  {\"op\":\"replace\",\"line\":\"<an existing line, copied exactly>\",\"text\":\"- <bullet>\"}\n\
-],\"topics\":[\n\
-  {\"file\":\"history.md\",\"append\":\"<markdown to append>\"}\n\
-]}\n";
+const REPLY_FORMAT: &str = concat!(
+    "REPLY FORMAT (one JSON object, nothing else)\n",
+    "{\"ops\":[\n",
+    "{\"op\":\"add\",\"section\":\"<one of the file's ## or ### headings, without the #>\",\"text\":\"- <bullet>\"},\n",
+    "{\"op\":\"remove\",\"line\":\"<an existing line, copied exactly>\"},\n",
+    "{\"op\":\"replace\",\"line\":\"<an existing line, copied exactly>\",\"text\":\"- <bullet>\"}\n",
+    "],\"topics\":[\n",
+    "{\"file\":\"history.md\",\"append\":\"<markdown to append>\"}\n",
+    "]}\n",
+);
 
 /// MIGRATION / SORT: a repair left `### Unsorted:` blocks.
 fn sort_note(memory: &str) -> Option<String> {
