@@ -57,6 +57,22 @@ impl Bench {
         took
     }
 
+    /// Waits until no background worker runs (its lock is free): a worker
+    /// that an earlier, untimed step started would otherwise share the two
+    /// cores with the run being timed, and that is the worker's cost, not
+    /// the hook's.
+    fn settle(&self) {
+        let dir = self.dir.path().join("home/state/memory-save/sessions");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let Ok(entries) = std::fs::read_dir(&dir) else { return };
+        for entry in entries.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".worker.lock")) {
+            let Ok(file) = File::open(entry.path()) else { continue };
+            while matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
     /// Runs `before` (untimed) then the hook, interleaved with the no-op so
     /// that drift in machine load hits both columns alike.
     fn row(&self, name: &str, args: &[&str], fixture: &str, before: Option<(&[&str], &str)>) {
@@ -68,7 +84,9 @@ impl Bench {
             if let Some((args, stdin)) = &before {
                 self.time(&self.exe, args, stdin);
             }
+            self.settle();
             hook.push(self.time(&self.exe, args, &stdin));
+            self.settle();
             noop.push(self.time(&self.noop, &[], &stdin));
         }
         let (h, n) = (median(&mut hook), median(&mut noop));

@@ -164,7 +164,7 @@ fn check_state(report: &mut Report, roots: &Roots) {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter(|p| {
-            std::fs::read(p).ok().and_then(|b| serde_json::from_slice::<crate::state::SessionState>(&b).ok()).is_none()
+            std::fs::read(p).ok().and_then(|b| crate::state::parse_state(&b)).is_none()
         })
         .map(|p| p.display().to_string())
         .collect();

@@ -55,6 +55,25 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     result
 }
 
+/// Rewrites a small file of ours in place: no temp file, no rename. For the
+/// session state only, written on every hook under its lock, where a rename
+/// cost a journal commit (about 0.2 ms of a 1 ms hook on ext4, measured).
+/// A kill cannot split the one small write; killed between the write and
+/// the truncation, the file holds the new JSON followed by the old one's
+/// tail, and its reader takes the first JSON value only.
+pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    file.write_all(contents)
+        .and_then(|()| file.set_len(contents.len() as u64))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Removes the temp files that `write_atomic` left in `dir` for the files
 /// `of` names (`.<name>.<pid>.tmp`) when its process was killed between
 /// create and rename. Only for files whose every writer holds a lock that
@@ -163,11 +182,16 @@ impl Lock {
     pub fn acquire(path: &Path, limit: Duration) -> Result<Lock> {
         let file = open_lock_file(path)?;
         let deadline = Instant::now() + limit;
+        // Holders keep these locks for well under a millisecond: poll soon,
+        // then back off, so a hook behind a worker's state update waits
+        // microseconds rather than a fixed tick.
+        let mut pause = Duration::from_micros(50);
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Lock { _file: file }),
                 Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
                     "{} is still locked after {:?}; another memory-save process holds it",

@@ -147,7 +147,7 @@ impl SessionStore {
         let result = change(&mut state);
         if state != before {
             let text = serde_json::to_vec(&state).context("cannot encode session state")?;
-            fsutil::write_atomic(&path, &text, false)?;
+            fsutil::overwrite(&path, &text)?;
         }
         Ok(result)
     }
@@ -176,10 +176,15 @@ impl SessionStore {
 /// A missing or unreadable state file is a fresh session: the state is ours
 /// and never worth failing a hook over.
 fn read_state(path: &Path) -> SessionState {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    std::fs::read(path).ok().and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
+}
+
+/// The state in a session file, for every reader. Only the first JSON value
+/// counts: the file is rewritten in place (`fsutil::overwrite`), and a
+/// writer killed between its write and its truncation, or a reader that
+/// looks right then, finds the new state followed by the old one's tail.
+pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
+    serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
 }
 
 pub fn now_unix() -> i64 {
@@ -187,4 +192,37 @@ pub fn now_unix() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_rewritten_in_place_reads_back_whole_or_as_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let id = "abc-123";
+        store.update(id, |s| s.report = Some("x".repeat(500))).unwrap();
+        store.update(id, |s| s.report = None).unwrap();
+        assert_eq!(store.peek(id).report, None, "a shorter rewrite leaves no tail");
+
+        // Killed between the write and the truncation: new JSON, old tail.
+        let path = dir.path().join("sessions").join(format!("{id}.json"));
+        let mut bytes = serde_json::to_vec(&SessionState { saves: 7, ..Default::default() }).unwrap();
+        bytes.extend_from_slice(b"\"report\":\"an old tail\"}");
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(store.peek(id).saves, 7);
+
+        std::fs::write(&path, b"{not json").unwrap();
+        assert_eq!(store.peek(id), SessionState::default(), "a corrupt file is a fresh session");
+    }
+
+    #[test]
+    fn plain_ids_only() {
+        for bad in ["", "../x", "a/b", "a b", &"x".repeat(129)] {
+            assert!(check_session_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_session_id("c7913528-c726-407d-a030-104c5096a70b").is_ok());
+    }
 }

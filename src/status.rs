@@ -104,7 +104,7 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let id = name.strip_suffix(".json")?;
-            let mut state: SessionState = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+            let mut state = crate::state::parse_state(&std::fs::read(e.path()).ok()?)?;
             // A worker killed mid-save left its mark; only a held lock
             // means a save is running.
             if state.saving_since.is_some() && !store.worker_running(id) {

@@ -11,7 +11,7 @@ use crate::save::queue;
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
-    sessions.update(id, |s| {
+    let start = sessions.update(id, |s| {
         remember_session(s, ctx);
         // An interrupted last turn, or turns held back by
         // `save_every_minutes`: this is their last chance.
@@ -19,9 +19,10 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
             s.request_save();
         }
         s.turn_open = false;
-        if s.save_pending {
-            queue::ensure_worker(&sessions, id);
-        }
+        s.save_pending && queue::worker_needed(&sessions, id)
     })?;
+    if start {
+        queue::start_worker(id);
+    }
     Ok(None)
 }

@@ -12,16 +12,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     let interval = ctx.roots.config().save_interval();
-    let report = sessions.update(id, |s| {
+    let (report, start) = sessions.update(id, |s| {
         remember_session(s, ctx);
         s.turn_open = false;
         if s.save_due(interval) {
             s.request_save();
         }
-        if s.save_pending {
-            queue::ensure_worker(&sessions, id);
-        }
-        s.report.take()
+        let start = s.save_pending && queue::worker_needed(&sessions, id);
+        (s.report.take(), start)
     })?;
+    if start {
+        queue::start_worker(id);
+    }
     Ok(report_output(report))
 }

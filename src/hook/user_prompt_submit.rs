@@ -21,7 +21,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let id = &ctx.input.session_id;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
     let interval = ctx.roots.config().save_interval();
-    let report = sessions.update(id, |s| {
+    let (report, start) = sessions.update(id, |s| {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.
@@ -33,10 +33,11 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         if !generated {
             s.person_spoke = true;
         }
-        if s.save_pending {
-            queue::ensure_worker(&sessions, id);
-        }
-        s.report.take()
+        let start = s.save_pending && queue::worker_needed(&sessions, id);
+        (s.report.take(), start)
     })?;
+    if start {
+        queue::start_worker(id);
+    }
     Ok(report_output(report))
 }

@@ -6,7 +6,10 @@
 //! while holding the session lock, and the worker gives up its worker lock
 //! only while holding the session lock after finding no flag set. So a hook
 //! either sees the worker still holding (and the worker will see the flag),
-//! or sees it free and starts a new one.
+//! or sees it free and starts a new one. The start itself comes after the
+//! session lock is released, so the hook writes its state before forking;
+//! two hooks may then both start a worker, and the one that finds the worker
+//! lock taken exits, since the other will see the request.
 
 use anyhow::{Context, Result};
 
@@ -16,18 +19,22 @@ use crate::state::{SessionStore, Status, now_unix};
 
 use super::{Job, run_save};
 
-/// Starts a worker for the session unless one runs. Call while holding the
-/// session lock (inside `SessionStore::update`).
-pub fn ensure_worker(sessions: &SessionStore, id: &str) {
+/// Whether a worker must be started for the session's pending save: none
+/// holds the worker lock. Call while holding the session lock (inside
+/// `SessionStore::update`), then `start_worker` once it is released.
+pub fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
     match Lock::try_acquire(&sessions.worker_lock_path(id)) {
-        Ok(Some(free)) => {
-            drop(free);
-            if let Err(e) = spawn_worker(id) {
-                crate::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
-            }
+        Ok(free) => free.is_some(), // held: a worker runs and will see the request
+        Err(e) => {
+            crate::log::error(&format!("{e:#}"));
+            false
         }
-        Ok(None) => {} // a worker runs and will see the request
-        Err(e) => crate::log::error(&format!("{e:#}")),
+    }
+}
+
+pub fn start_worker(id: &str) {
+    if let Err(e) = spawn_worker(id) {
+        crate::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
     }
 }
 

@@ -292,12 +292,19 @@ impl Env {
         self.mem.join("state/memory-save/sessions")
     }
 
-    /// The session's state JSON (`{}` when there is none).
+    /// The session's state JSON (`{}` when there is none). Hooks rewrite the
+    /// file in place, so a read can land mid-write: like the product, take
+    /// the first JSON value, and read again when even that is not whole.
     pub fn state(&self, session: &str) -> Value {
-        match fs::read(self.sessions_dir().join(format!("{session}.json"))) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap(),
-            Err(_) => json!({}),
+        let path = self.sessions_dir().join(format!("{session}.json"));
+        for _ in 0..200 {
+            let Ok(bytes) = fs::read(&path) else { return json!({}) };
+            if let Some(Ok(state)) = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>().next() {
+                return state;
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
+        panic!("{} never held a whole JSON state", path.display());
     }
 
     pub fn status(&self, session: &str) -> String {

@@ -148,10 +148,12 @@ impl App {
     pub fn state_dir(&self) -> PathBuf {
         self.root().join("state/memory-save")
     }
+    /// The session's state (`null` when there is none). Hooks rewrite the
+    /// file in place: the first JSON value is the state.
     pub fn session_state(&self, sid: &str) -> Value {
-        std::fs::read_to_string(self.state_dir().join(format!("sessions/{sid}.json")))
+        std::fs::read(self.state_dir().join(format!("sessions/{sid}.json")))
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+            .and_then(|b| serde_json::Deserializer::from_slice(&b).into_iter::<Value>().next()?.ok())
             .unwrap_or(Value::Null)
     }
     /// The session files present (ids), whatever their state.
