@@ -63,13 +63,16 @@ impl SessionState {
 
     /// Worth saving, on, and (with `save_every_minutes`) not too soon after
     /// the last save. A turn held back stays flagged, so a later Stop or the
-    /// session's end saves it.
-    pub fn save_due(&self, interval: Option<std::time::Duration>) -> bool {
-        let soon = match (interval, self.last_request_at) {
-            (Some(every), Some(last)) => now_unix() - last < every.as_secs() as i64,
-            _ => false,
-        };
-        self.worth_saving() && self.off.is_none() && !soon
+    /// session's end saves it. `interval` is asked only when it matters, so
+    /// the common hook call never reads the configuration file.
+    pub fn save_due(&self, interval: impl FnOnce() -> Option<std::time::Duration>) -> bool {
+        if !self.worth_saving() || self.off.is_some() {
+            return false;
+        }
+        match (self.last_request_at, interval()) {
+            (Some(last), Some(every)) => now_unix() - last >= every.as_secs() as i64,
+            _ => true,
+        }
     }
 }
 

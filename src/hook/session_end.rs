@@ -11,18 +11,14 @@ use crate::save::queue;
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
-    let start = sessions.update(id, |s| {
+    queue::update_then_start(&sessions, id, |s| {
         remember_session(s, ctx);
         // An interrupted last turn, or turns held back by
         // `save_every_minutes`: this is their last chance.
-        if s.save_due(None) {
+        if s.save_due(|| None) {
             s.request_save();
         }
         s.turn_open = false;
-        s.save_pending && queue::worker_needed(&sessions, id)
     })?;
-    if start {
-        queue::start_worker(id);
-    }
     Ok(None)
 }

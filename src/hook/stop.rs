@@ -11,18 +11,13 @@ use crate::save::queue;
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
-    let interval = ctx.roots.config().save_interval();
-    let (report, start) = sessions.update(id, |s| {
+    let report = queue::update_then_start(&sessions, id, |s| {
         remember_session(s, ctx);
         s.turn_open = false;
-        if s.save_due(interval) {
+        if s.save_due(|| ctx.roots.config().save_interval()) {
             s.request_save();
         }
-        let start = s.save_pending && queue::worker_needed(&sessions, id);
-        (s.report.take(), start)
+        s.report.take()
     })?;
-    if start {
-        queue::start_worker(id);
-    }
     Ok(report_output(report))
 }

@@ -20,12 +20,11 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
-    let interval = ctx.roots.config().save_interval();
-    let (report, start) = sessions.update(id, |s| {
+    let report = queue::update_then_start(&sessions, id, |s| {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.
-        if s.turn_open && s.save_due(interval) {
+        if s.turn_open && s.save_due(|| ctx.roots.config().save_interval()) {
             s.request_save();
         }
         s.turn_open = true;
@@ -33,11 +32,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         if !generated {
             s.person_spoke = true;
         }
-        let start = s.save_pending && queue::worker_needed(&sessions, id);
-        (s.report.take(), start)
+        s.report.take()
     })?;
-    if start {
-        queue::start_worker(id);
-    }
     Ok(report_output(report))
 }

@@ -15,14 +15,31 @@ use anyhow::{Context, Result};
 
 use crate::fsutil::Lock;
 use crate::paths::Roots;
-use crate::state::{SessionStore, Status, now_unix};
+use crate::state::{SessionState, SessionStore, Status, now_unix};
 
 use super::{Job, run_save};
 
+/// Runs `change` on the session's state under its lock, then starts a
+/// worker when a save is pending and none runs. Every hook that may request
+/// a save goes through here, so the protocol above lives in one place.
+pub fn update_then_start<R>(
+    sessions: &SessionStore,
+    id: &str,
+    change: impl FnOnce(&mut SessionState) -> R,
+) -> Result<R> {
+    let (result, start) = sessions.update(id, |s| {
+        let result = change(s);
+        (result, s.save_pending && worker_needed(sessions, id))
+    })?;
+    if start {
+        start_worker(id);
+    }
+    Ok(result)
+}
+
 /// Whether a worker must be started for the session's pending save: none
-/// holds the worker lock. Call while holding the session lock (inside
-/// `SessionStore::update`), then `start_worker` once it is released.
-pub fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
+/// holds the worker lock. Called under the session lock.
+fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
     match Lock::try_acquire(&sessions.worker_lock_path(id)) {
         Ok(free) => free.is_some(), // held: a worker runs and will see the request
         Err(e) => {
@@ -32,7 +49,7 @@ pub fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
     }
 }
 
-pub fn start_worker(id: &str) {
+fn start_worker(id: &str) {
     if let Err(e) = spawn_worker(id) {
         crate::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
     }
