@@ -62,7 +62,7 @@ impl Folder {
             None => Ok(Some((text, false))),
             Some(repaired) => {
                 fsutil::write_atomic(&self.dir.join(BACKUP_FILE), text.as_bytes(), true)?;
-                let _ = crate::history::record(self, REPAIR_REPORT, &[MEMORY_FILE])?;
+                crate::history::record(self, REPAIR_REPORT, &[crate::history::Change::Rewrite(MEMORY_FILE)])?;
                 self.write_file(MEMORY_FILE, &repaired)?;
                 Ok(Some((repaired, true)))
             }

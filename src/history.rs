@@ -25,9 +25,31 @@ pub struct Entry {
     pub at: i64,
     /// The report line of the change.
     pub message: String,
-    /// Each changed file as it was before the change; `None`: it did not
-    /// exist.
-    pub files: BTreeMap<String, Option<String>>,
+    /// How to get each changed file back to where it was.
+    pub files: BTreeMap<String, Before>,
+}
+
+/// A file as it was before a change, in as few bytes as undoing it needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Before {
+    /// The whole text (MEMORY.md, which its cap keeps small).
+    Text(String),
+    /// The file did not exist.
+    Absent,
+    /// It was this many bytes long and the change appended to it. Topic
+    /// files only grow: keeping their whole text at every save would make
+    /// the history grow with the square of their size.
+    Length(u64),
+    /// The change cut this tail off (an undone append): putting it back
+    /// appends it again.
+    Tail(String),
+}
+
+/// What a change is about to do to a file.
+pub enum Change<'a> {
+    Rewrite(&'a str),
+    Append(&'a str),
 }
 
 fn dir(folder: &Folder) -> PathBuf {
@@ -50,14 +72,24 @@ impl Recorded {
     }
 }
 
-/// Records the files named, as they are now, before the caller changes
-/// them. Call with the project lock held.
-pub fn record(folder: &Folder, message: &str, names: &[&str]) -> Result<Recorded> {
+/// Records the files a change is about to write, as they are now. Call with
+/// the project lock held.
+pub fn record(folder: &Folder, message: &str, changes: &[Change]) -> Result<Recorded> {
     let mut files = BTreeMap::new();
-    for name in names {
-        files.insert(name.to_string(), read_if_exists(&folder.dir.join(name))?);
+    for change in changes {
+        let (name, before) = match *change {
+            Change::Rewrite(name) => (name, read_if_exists(&folder.dir.join(name))?.map_or(Before::Absent, Before::Text)),
+            Change::Append(name) => {
+                let len = read_if_exists(&folder.dir.join(name))?.map(|t| t.len() as u64);
+                (name, len.map_or(Before::Absent, Before::Length))
+            }
+        };
+        files.insert(name.to_string(), before);
     }
-    let entry = Entry { at: crate::state::now_unix(), message: message.to_string(), files };
+    write_entry(folder, Entry { at: crate::state::now_unix(), message: message.to_string(), files })
+}
+
+fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
     let dir = dir(folder);
     fsutil::create_private_dir(&folder.dir)?;
     fsutil::create_private_dir(&dir)?;
@@ -95,16 +127,29 @@ pub fn list(folder: &Folder) -> Result<Vec<(u64, Entry)>> {
     numbers(folder).into_iter().rev().map(|n| read(folder, n).map(|e| (n, e))).collect()
 }
 
-/// Puts back the files of the newest entry, recording the undo first.
-/// Returns the undone entry's message.
+/// Puts back the files of the newest entry, recording the undo first (as
+/// the inverse of each file's change, so a second undo redoes). Returns
+/// the undone entry's message.
 pub fn undo(folder: &Folder) -> Result<String> {
     let _lock = folder.lock()?;
     let Some(&newest) = numbers(folder).last() else {
         bail!("no history for project {} yet: nothing to undo", folder.project);
     };
     let entry = read(folder, newest)?;
-    let names: Vec<&str> = entry.files.keys().map(String::as_str).collect();
-    let undo = record(folder, &format!("undo of #{newest}: {}", entry.message), &names)?;
+    let mut inverse = BTreeMap::new();
+    for (name, before) in &entry.files {
+        check_name(newest, name)?;
+        let now = read_if_exists(&folder.dir.join(name))?;
+        let undone = match (before, now) {
+            (Before::Length(len), Some(text)) => Before::Tail(text.get(*len as usize..).unwrap_or_default().to_string()),
+            (Before::Tail(_), Some(text)) => Before::Length(text.len() as u64),
+            (_, Some(text)) => Before::Text(text),
+            (_, None) => Before::Absent,
+        };
+        inverse.insert(name.clone(), undone);
+    }
+    let message = format!("undo of #{newest}: {}", entry.message);
+    let undo = write_entry(folder, Entry { at: crate::state::now_unix(), message, files: inverse })?;
     if let Err(e) = put_back(folder, newest, &entry) {
         let _ = undo.roll_back(folder);
         return Err(e);
@@ -112,27 +157,40 @@ pub fn undo(folder: &Folder) -> Result<String> {
     Ok(entry.message)
 }
 
+/// The entry is a file on disk: its names must still be ours.
+fn check_name(number: u64, name: &str) -> Result<()> {
+    if name != MEMORY_FILE && check_topic_name(name).is_err() {
+        bail!("history entry #{number} names {name:?}, which is not a memory file; remove that entry");
+    }
+    Ok(())
+}
+
 fn put_back(folder: &Folder, number: u64, entry: &Entry) -> Result<()> {
     for (name, before) in &entry.files {
-        // The entry is a file on disk: its names must still be ours.
-        if name != MEMORY_FILE && check_topic_name(name).is_err() {
-            bail!("history entry #{number} names {name:?}, which is not a memory file; remove that entry");
-        }
+        check_name(number, name)?;
         let path = folder.dir.join(name);
+        let now = read_if_exists(&path)?;
         // A file already as recorded is left alone: rewriting it gains
         // nothing, and after a failed write it may fail again.
-        if read_if_exists(&path).ok().as_ref() == Some(before) {
-            continue;
-        }
-        match before {
-            Some(text) => folder.write_file(name, text)?,
-            None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(e).with_context(|| format!("cannot remove {}", path.display()));
-                }
-                _ => {}
+        let text = match (before, now.as_deref()) {
+            (Before::Text(text), Some(now)) if text == now => continue,
+            (Before::Text(text), _) => text.clone(),
+            (Before::Absent, None) => continue,
+            (Before::Absent, Some(_)) => {
+                std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+                continue;
+            }
+            (Before::Length(len), Some(now)) if now.len() as u64 == *len => continue,
+            (Before::Length(len), now) => match now.and_then(|t| t.get(..*len as usize)) {
+                Some(kept) => kept.to_string(),
+                None => bail!(
+                    "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
+                    path.display()
+                ),
             },
-        }
+            (Before::Tail(tail), now) => format!("{}{tail}", now.unwrap_or_default()),
+        };
+        folder.write_file(name, &text)?;
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
 use crate::config::Config;
+use crate::history::Change;
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
 use crate::paths::Roots;
@@ -180,9 +181,9 @@ fn write_reply(folder: &Folder, snapshot: Option<&str>, parsed: &reply::Reply) -
     let current = now.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text);
     let outcome = apply::apply(&current, parsed, &folder.project, &folder.topic_files());
     let memory_changes = outcome.memory != current;
-    let mut changed: Vec<&str> = outcome.topic_files();
+    let mut changed: Vec<Change> = outcome.topic_files().into_iter().map(Change::Append).collect();
     if memory_changes {
-        changed.push(MEMORY_FILE);
+        changed.push(Change::Rewrite(MEMORY_FILE));
     }
     if !changed.is_empty() {
         let summary = report::Summary::of(&outcome, changed_meanwhile);

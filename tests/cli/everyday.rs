@@ -242,3 +242,45 @@ fn a_broken_config_is_reported_and_the_defaults_apply() {
     let out = env.cmd(&["doctor"]).run();
     assert!(out.stdout.contains("is not valid memory-save configuration"), "{out:#?}");
 }
+
+#[test]
+fn an_append_is_undone_and_redone_without_copying_the_topic_file() {
+    let env = Env::new();
+    let old_history: String = (0..2_000).map(|i| format!("- old event {i}\n")).collect();
+    env.write_memory(&template_with("proj", &["- Fact."]).replacen("## Topic Files\n- None yet.\n", "## Topic Files\n- history.md\n", 1));
+    fs::write(env.memory_dir("proj").join("history.md"), &old_history).unwrap();
+    env.script_reply(1, &reply(json!([]), json!([{"file":"history.md","append":"- new event"}])));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    let appended = env.memory_file("history.md").unwrap();
+    assert!(appended.starts_with(&old_history) && appended.ends_with("- new event\n"));
+
+    // The entry records where the file ended, not its 30 KB of text.
+    let entries: Vec<_> = fs::read_dir(env.memory_dir("proj").join(".history")).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1);
+    let size = entries[0].metadata().unwrap().len();
+    assert!(size < 1_000, "the history entry holds {size} bytes");
+
+    env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
+    assert_eq!(env.memory_file("history.md").unwrap(), old_history);
+    env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
+    assert_eq!(env.memory_file("history.md").unwrap(), appended, "a second undo redoes the append");
+}
+
+#[test]
+fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- Fact."]));
+    fs::write(env.memory_dir("proj").join("history.md"), "- one\n- two\n").unwrap();
+    env.script_reply(1, &reply(json!([add(ARCH, "- Second fact.")]), json!([{"file":"history.md","append":"- three"}])));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    fs::write(env.memory_dir("proj").join("history.md"), "- one\n").unwrap();
+    let memory = env.memory().unwrap();
+    assert!(memory.contains("- Second fact."));
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("was edited since; put it back by hand"), "{out:#?}");
+    assert_eq!(env.memory_file("history.md").unwrap(), "- one\n", "nothing changed");
+    assert_eq!(env.memory().as_deref(), Some(memory.as_str()), "MEMORY.md, undone first, is put back as the save left it");
+}
