@@ -220,23 +220,11 @@ fn s3_fork_request_is_cacheable() {
         let home = app.home().to_path_buf();
         let probe = match variant {
             "user agent" => {
-                let dir = home.join(".claude/agents");
-                std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(
-                    dir.join("x.md"),
-                    "---\nname: e2e-x-agent\ndescription: E2E agent that reviews x files.\n---\nYou review x files.\n",
-                )
-                .unwrap();
+                write_definition(&home.join(".claude/agents/x.md"), "e2e-x-agent", "E2E agent that reviews x files.");
                 Some("e2e-x-agent")
             }
             "user skill" => {
-                let dir = home.join(".claude/skills/x");
-                std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(
-                    dir.join("SKILL.md"),
-                    "---\nname: e2e-x-skill\ndescription: E2E skill for handling x files.\n---\nHandle x files.\n",
-                )
-                .unwrap();
+                write_definition(&home.join(".claude/skills/x/SKILL.md"), "e2e-x-skill", "E2E skill for handling x files.");
                 Some("e2e-x-skill")
             }
             "plugin" => {
@@ -266,6 +254,12 @@ fn s3_fork_request_is_cacheable() {
     }
 }
 
+/// An agent or skill file: front matter naming it, and one line of body.
+fn write_definition(path: &std::path::Path, name: &str, description: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("---\nname: {name}\ndescription: {description}\n---\n{description}\n")).unwrap();
+}
+
 /// A local marketplace with one plugin (a skill and an agent), added and
 /// installed with the CLI's own commands, offline.
 fn install_plugin(app: &App) {
@@ -288,16 +282,8 @@ fn install_plugin(app: &App) {
             .to_string(),
     )
     .unwrap();
-    std::fs::write(
-        plugin.join("skills/hello/SKILL.md"),
-        "---\nname: hello\ndescription: E2E plugin skill that says hello.\n---\nSay hello.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        plugin.join("agents/helper.md"),
-        "---\nname: helper\ndescription: E2E plugin agent that helps.\n---\nHelp.\n",
-    )
-    .unwrap();
+    write_definition(&plugin.join("skills/hello/SKILL.md"), "hello", "E2E plugin skill that says hello.");
+    write_definition(&plugin.join("agents/helper.md"), "helper", "E2E plugin agent that helps.");
     let add = app.bench.run(
         &["plugin", "marketplace", "add", &market.to_string_lossy()],
         None,
