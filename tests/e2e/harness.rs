@@ -27,14 +27,28 @@ pub fn claude() -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match FOUND.get_or_init(locate_claude) {
         Ok(p) => Some(p.clone()),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("Claude Code CLI not available on CI: {why}")
-        }
-        Err(why) => {
-            eprintln!("skipping: Claude Code CLI not available: {why}");
-            None
-        }
+        Err(why) => missing(&format!("Claude Code CLI not available: {why}")),
     }
+}
+
+/// tmux, for the scenarios that drive the interactive CLI; same policy as
+/// the CLI itself.
+pub fn tmux() -> Option<()> {
+    let found = Command::new("tmux").arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    match found {
+        Ok(status) if status.success() => Some(()),
+        _ => missing("tmux not found (apt-get install tmux, or brew install tmux)"),
+    }
+}
+
+/// A tool the suite needs is missing: a failure in CI, never a skip there;
+/// elsewhere the test says why and passes by doing nothing.
+fn missing<T>(why: &str) -> Option<T> {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{why} (CI=true: a missing tool is a failure)");
+    }
+    eprintln!("skipping: {why}");
+    None
 }
 
 fn locate_claude() -> Result<PathBuf, String> {

@@ -476,7 +476,7 @@ fn s6_task_notification_turn_is_not_saved() {
 /// next prompt, and at session end when the session ends right after it.
 #[test]
 fn s7_interrupted_turn_is_saved() {
-    let Some((claude, _g)) = claude_alone() else {
+    let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
     // The second turn's answer is held until a fork has arrived (at most
@@ -599,7 +599,7 @@ fn s7_interrupted_turn_is_saved() {
 /// can carry the new line.
 #[test]
 fn s8_clear_and_compact_reload_the_memory() {
-    let Some((claude, _g)) = claude_alone() else {
+    let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
     let standin = StandIn::start(|req| {
