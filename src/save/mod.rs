@@ -58,20 +58,20 @@ struct ProjectNotes {
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let result = match save(roots, job) {
+    let located = crate::project::locate(Path::new(&job.cwd));
+    let project = located.as_ref().ok().map(|p| p.name.clone());
+    let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,
         Err(e) => {
             crate::log::error(&format!("save of session {} failed: {e:#}", job.session_id));
             SaveResult::error(format!("{e:#}"))
         }
     };
-    record(roots, job, &result);
+    record(roots, job, project.as_deref(), &result);
     result
 }
 
-fn save(roots: &Roots, job: &Job) -> Result<SaveResult> {
-    let cwd = Path::new(&job.cwd);
-    let located = crate::project::locate(cwd)?;
+fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
     let config = roots.config();
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, report: None, usage: None });
@@ -204,8 +204,7 @@ fn write_reply(folder: &Folder, snapshot: Option<&str>, parsed: &reply::Reply) -
 
 /// One line per save in `saves.jsonl`: what `status` and the benchmarks read
 /// to show what saves cost.
-fn record(roots: &Roots, job: &Job, result: &SaveResult) {
-    let project = crate::project::locate(Path::new(&job.cwd)).ok().map(|p| p.name);
+fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) {
     let entry = serde_json::json!({
         "at": now_unix(),
         "session_id": job.session_id,
