@@ -134,14 +134,8 @@ fn state_folder_link(name: &str) {
     symlink(&outside, state.join(name)).unwrap();
     env.write_memory(&template_with("proj", &["- Kept."]));
 
-    for event in ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"] {
-        let fixture = match event {
-            "session-start" => "SessionStart-startup.json",
-            "user-prompt-submit" => "UserPromptSubmit.json",
-            "post-tool-use" => "PostToolUse-main.json",
-            "stop" => "Stop.json",
-            _ => "SessionEnd-other.json",
-        };
+    for event in HOOK_EVENTS {
+        let fixture = fixture_for(event);
         env.hook(event).fixture(fixture).session(SID).run().ok();
     }
     if name == "projects" {

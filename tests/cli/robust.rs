@@ -5,7 +5,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-const EVENTS: [&str; 5] = ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"];
 
 /// Lines in our log.
 fn log_lines(env: &Env) -> usize {
@@ -44,7 +43,7 @@ fn garbage_input_exits_zero_and_writes_nothing() {
         ("non-UTF-8 alone", vec![0xc3, 0x28, 0xff, 0x00, 0x80]),
         ("very large", huge),
     ];
-    for event in EVENTS {
+    for event in HOOK_EVENTS {
         for (what, stdin) in &inputs {
             let lines = log_lines(&env);
             let out = env.hook(event).stdin_bytes(stdin).run();
@@ -75,15 +74,9 @@ fn an_unknown_hook_event_name_in_the_input_changes_nothing() {
 #[test]
 fn a_session_id_with_a_path_is_refused() {
     let env = Env::new();
-    for event in EVENTS {
+    for event in HOOK_EVENTS {
         for id in ["../../escape", "../sessions/x", "a/b", ""] {
-            let fixture = match event {
-                "session-start" => "SessionStart-startup.json",
-                "user-prompt-submit" => "UserPromptSubmit.json",
-                "post-tool-use" => "PostToolUse-main.json",
-                "stop" => "Stop.json",
-                _ => "SessionEnd-other.json",
-            };
+            let fixture = fixture_for(event);
             let lines = log_lines(&env);
             let out = env.hook(event).fixture(fixture).set("session_id", json!(id)).run();
             assert_eq!(out.code, Some(0), "{event} with {id:?}: {out:#?}");
@@ -104,7 +97,7 @@ fn an_unusable_state_folder_still_exits_zero() {
     let blocker = env.root().join("a-file");
     std::fs::write(&blocker, "not a folder").unwrap();
     let env = env.with_var("MEMORY_SAVE_HOME", blocker.to_str().unwrap());
-    for event in EVENTS {
+    for event in HOOK_EVENTS {
         let out = env.hook(event).fixture("UserPromptSubmit.json").run();
         assert_eq!(out.code, Some(0), "{event}: {out:#?}");
     }

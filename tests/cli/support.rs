@@ -595,6 +595,21 @@ impl Output {
     }
 }
 
+/// Every hook event, as the `hook` subcommand names it.
+pub const HOOK_EVENTS: [&str; 5] = ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"];
+
+/// The real payload each hook event is tested with.
+pub fn fixture_for(event: &str) -> &'static str {
+    match event {
+        "session-start" => "SessionStart-startup.json",
+        "user-prompt-submit" => "UserPromptSubmit.json",
+        "post-tool-use" => "PostToolUse-main.json",
+        "stop" => "Stop.json",
+        "session-end" => "SessionEnd-other.json",
+        other => panic!("no fixture for hook event {other:?}"),
+    }
+}
+
 pub fn fixture(name: &str) -> Value {
     let text = fs::read_to_string(Path::new(FIXTURES).join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"));
     serde_json::from_str(&text).unwrap()

@@ -59,6 +59,19 @@ fn app_adding(bullet: &'static str) -> Option<(std::sync::MutexGuard<'static, ()
     Some((guard, standin, app))
 }
 
+/// The interactive CLI in tmux, once its SessionStart hooks have run (the
+/// app's logging hook must be registered); returns the session id.
+fn start_interactive(app: &App) -> (app::Tmux, String) {
+    let tmux = app::Tmux::start(&app.bench, &[]);
+    let sid = wait_for(LIMIT, "SessionStart", || {
+        app.hook_log()
+            .iter()
+            .find(|h| h["hook_event_name"] == "SessionStart")
+            .map(|h| h["session_id"].as_str().unwrap().to_string())
+    });
+    (tmux, sid)
+}
+
 /// Sends `prompt` (its reply is slow), presses Escape while the request is
 /// in flight, and clears the prompt the CLI puts back in the input box.
 fn interrupt(tmux: &app::Tmux, standin: &StandIn, prompt: &str) {
@@ -506,13 +519,7 @@ fn s7_interrupted_turn_is_saved() {
     app.add_logging_hook();
 
     // (a) Esc, then the next prompt.
-    let tmux = app::Tmux::start(&app.bench, &[]);
-    let sid = wait_for(LIMIT, "SessionStart", || {
-        app.hook_log()
-            .iter()
-            .find(|h| h["hook_event_name"] == "SessionStart")
-            .map(|h| h["session_id"].as_str().unwrap().to_string())
-    });
+    let (tmux, sid) = start_interactive(&app);
     interrupt(&tmux, &standin, "SLOW-ONE first prompt");
     let sent = Instant::now();
     tmux.send_line("WAIT second prompt");
@@ -613,13 +620,7 @@ fn s8_clear_and_compact_reload_the_memory() {
     app.add_logging_hook();
     let base = "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- FACT-START\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
     app.write_memory(base);
-    let tmux = app::Tmux::start(&app.bench, &[]);
-    let sid = wait_for(LIMIT, "SessionStart", || {
-        app.hook_log()
-            .iter()
-            .find(|h| h["hook_event_name"] == "SessionStart")
-            .map(|h| h["session_id"].as_str().unwrap().to_string())
-    });
+    let (tmux, sid) = start_interactive(&app);
     std::thread::sleep(Duration::from_secs(2));
     let request_with = |text: &str| {
         let text = text.to_string();
