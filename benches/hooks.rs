@@ -10,11 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/claude-code-2.1.328"
-);
-const NOOP_SOURCE: &str = "use std::io::Read;\nfn main() { let mut s = Vec::new(); let _ = std::io::stdin().read_to_end(&mut s); }\n";
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328");
+const NOOP_SOURCE: &str =
+    "use std::io::Read;\nfn main() { let mut s = Vec::new(); let _ = std::io::stdin().read_to_end(&mut s); }\n";
 
 struct Bench {
     dir: tempfile::TempDir,
@@ -123,15 +121,7 @@ fn build_noop(dir: &Path) -> PathBuf {
     let out = dir.join("noop");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let status = Command::new(rustc)
-        .args([
-            "-C",
-            "opt-level=3",
-            "-C",
-            "strip=symbols",
-            "-C",
-            "panic=abort",
-            "-o",
-        ])
+        .args(["-C", "opt-level=3", "-C", "strip=symbols", "-C", "panic=abort", "-o"])
         .arg(&out)
         .arg(&source)
         .status()
@@ -142,15 +132,11 @@ fn build_noop(dir: &Path) -> PathBuf {
 
 /// A MEMORY.md in the template of about `chars` characters.
 fn memory_of(chars: usize) -> String {
-    let mut text = String::from(
-        "# app\n\n## CRITICAL RULES\n- Run tests with cargo test\n\n## Architecture & Config Facts\n",
-    );
+    let mut text =
+        String::from("# app\n\n## CRITICAL RULES\n- Run tests with cargo test\n\n## Architecture & Config Facts\n");
     let mut n = 0;
     while text.chars().count() < chars - 200 {
-        text.push_str(&format!(
-            "- fact {n:03}: {}\n",
-            "lorem ipsum dolor sit amet ".repeat(7)
-        ));
+        text.push_str(&format!("- fact {n:03}: {}\n", "lorem ipsum dolor sit amet ".repeat(7)));
         n += 1;
     }
     text.push_str("\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n");
@@ -161,45 +147,20 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` asks for a listing; we have no tests
     }
-    let runs = std::env::var("MEMORY_SAVE_BENCH_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(300);
+    let runs = std::env::var("MEMORY_SAVE_BENCH_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(300);
     let dir = tempfile::tempdir().unwrap();
     let noop = build_noop(dir.path());
-    let bench = Bench {
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_memory-save")),
-        noop,
-        runs,
-        dir,
-    };
+    let bench = Bench { exe: PathBuf::from(env!("CARGO_BIN_EXE_memory-save")), noop, runs, dir };
     std::fs::create_dir_all(bench.project()).unwrap();
-    Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(bench.project())
-        .status()
-        .unwrap();
+    Command::new("git").args(["init", "-q"]).current_dir(bench.project()).status().unwrap();
     let memory_dir = bench.dir.path().join("home/memory/app");
     std::fs::create_dir_all(&memory_dir).unwrap();
     let memory = memory_of(49_000);
     std::fs::write(memory_dir.join("MEMORY.md"), &memory).unwrap();
 
-    println!(
-        "memory-save hook wall time, {runs} runs per row (MEMORY.md: {} characters)\n",
-        memory.chars().count()
-    );
-    println!(
-        "| {:<36} | {:>9} | {:>9} | {:>9} | {:>6} |",
-        "hook", "median ms", "p90 ms", "no-op ms", "ratio"
-    );
-    println!(
-        "|{}|{}|{}|{}|{}|",
-        "-".repeat(38),
-        "-".repeat(11),
-        "-".repeat(11),
-        "-".repeat(11),
-        "-".repeat(8)
-    );
+    println!("memory-save hook wall time, {runs} runs per row (MEMORY.md: {} characters)\n", memory.chars().count());
+    println!("| {:<36} | {:>9} | {:>9} | {:>9} | {:>6} |", "hook", "median ms", "p90 ms", "no-op ms", "ratio");
+    println!("|{}|{}|{}|{}|{}|", "-".repeat(38), "-".repeat(11), "-".repeat(11), "-".repeat(11), "-".repeat(8));
     let prompt: &[&str] = &["hook", "user-prompt-submit"];
     bench.row(
         "PostToolUse (first tool of a turn)",
@@ -207,33 +168,13 @@ fn main() {
         "PostToolUse-main.json",
         Some((prompt, "UserPromptSubmit.json")),
     );
-    bench.row(
-        "PostToolUse (flag already set)",
-        &["hook", "post-tool-use"],
-        "PostToolUse-main.json",
-        None,
-    );
-    bench.row(
-        "PostToolUse (subagent)",
-        &["hook", "post-tool-use"],
-        "PostToolUse-subagent.json",
-        None,
-    );
+    bench.row("PostToolUse (flag already set)", &["hook", "post-tool-use"], "PostToolUse-main.json", None);
+    bench.row("PostToolUse (subagent)", &["hook", "post-tool-use"], "PostToolUse-subagent.json", None);
     let stop: &[&str] = &["hook", "stop"];
     bench.row("UserPromptSubmit (after a Stop)", prompt, "UserPromptSubmit.json", Some((stop, "Stop.json")));
     bench.row("UserPromptSubmit (interrupted turn)", prompt, "UserPromptSubmit.json", None);
-    bench.row(
-        "Stop (save requested)",
-        &["hook", "stop"],
-        "Stop.json",
-        Some((prompt, "UserPromptSubmit.json")),
-    );
-    bench.row(
-        "Stop (nothing to save)",
-        &["hook", "stop"],
-        "Stop.json",
-        None,
-    );
+    bench.row("Stop (save requested)", &["hook", "stop"], "Stop.json", Some((prompt, "UserPromptSubmit.json")));
+    bench.row("Stop (nothing to save)", &["hook", "stop"], "Stop.json", None);
     bench.row(
         "SessionStart part 1 (49,000 chars)",
         &["hook", "session-start", "--part", "1"],

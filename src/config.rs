@@ -40,7 +40,10 @@ impl Config {
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         toml::from_str(&text).with_context(|| {
-            format!("{} is not valid memory-save configuration; fix it or remove it (see the README's Settings)", path.display())
+            format!(
+                "{} is not valid memory-save configuration; fix it or remove it (see the README's Settings)",
+                path.display()
+            )
         })
     }
 

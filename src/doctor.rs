@@ -107,17 +107,18 @@ fn check_hooks(report: &mut Report) -> Result<()> {
         }
     };
     if found.is_empty()
-        && let Some(plugin) = crate::install::enabled_plugin(&settings) {
-            // The plugin's hooks run `memory-save` from PATH.
-            match which::which("memory-save") {
-                Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
-                Err(_) => report.problem(
-                    &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
-                    "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
-                ),
-            }
-            return Ok(());
+        && let Some(plugin) = crate::install::enabled_plugin(&settings)
+    {
+        // The plugin's hooks run `memory-save` from PATH.
+        match which::which("memory-save") {
+            Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
+            Err(_) => report.problem(
+                &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
+                "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
+            ),
         }
+        return Ok(());
+    }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let missing: Vec<String> =
         expected_hooks().into_iter().filter(|want| !found.iter().any(|(_, words)| words.join(" ") == *want)).collect();
@@ -136,7 +137,10 @@ fn check_hooks(report: &mut Report) -> Result<()> {
         .collect();
     if let Some(program) = elsewhere.first() {
         report.problem(
-            &format!("hooks run {program}, not this binary ({})", this.map(|p| p.display().to_string()).unwrap_or_default()),
+            &format!(
+                "hooks run {program}, not this binary ({})",
+                this.map(|p| p.display().to_string()).unwrap_or_default()
+            ),
             "run memory-save install from the binary you want the hooks to use",
         );
     }
@@ -163,9 +167,7 @@ fn check_state(report: &mut Report, roots: &Roots) {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter(|p| {
-            std::fs::read(p).ok().and_then(|b| crate::state::parse_state(&b)).is_none()
-        })
+        .filter(|p| std::fs::read(p).ok().and_then(|b| crate::state::parse_state(&b)).is_none())
         .map(|p| p.display().to_string())
         .collect();
     if broken.is_empty() {

@@ -124,8 +124,8 @@ impl Folder {
     /// rename replaces the link itself.
     pub fn write_file(&self, name: &str, text: &str) -> Result<()> {
         fsutil::create_private_dir(&self.dir)?;
-        let dir_meta = std::fs::symlink_metadata(&self.dir)
-            .with_context(|| format!("cannot read {}", self.dir.display()))?;
+        let dir_meta =
+            std::fs::symlink_metadata(&self.dir).with_context(|| format!("cannot read {}", self.dir.display()))?;
         if dir_meta.file_type().is_symlink() {
             bail!("{} is a symlink; memory-save writes only into a real folder", self.dir.display());
         }

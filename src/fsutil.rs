@@ -14,9 +14,7 @@ use anyhow::{Context, Result, bail};
 /// skip it, because losing the last flag flip on power loss is harmless and the
 /// hot paths must stay fast.
 pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
-    let dir = path
-        .parent()
-        .with_context(|| format!("{} has no parent folder", path.display()))?;
+    let dir = path.parent().with_context(|| format!("{} has no parent folder", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> Result<()> {
@@ -31,11 +29,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
             .with_context(|| format!("cannot create {}", tmp.display()))?;
         #[cfg(debug_assertions)]
         fault::inject(&name, &mut file, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-        file.write_all(contents)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        file.write_all(contents).with_context(|| format!("cannot write {}", tmp.display()))?;
         if durable {
-            file.sync_all()
-                .with_context(|| format!("cannot flush {} to disk", tmp.display()))?;
+            file.sync_all().with_context(|| format!("cannot flush {} to disk", tmp.display()))?;
         }
         std::fs::rename(&tmp, path)
             .with_context(|| format!("cannot move {} over {}", tmp.display(), path.display()))?;
@@ -211,9 +207,7 @@ impl Lock {
         match file.try_lock() {
             Ok(()) => Ok(Some(Lock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).with_context(|| format!("cannot lock {}", path.display()))
-            }
+            Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
         }
     }
 }

@@ -12,8 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::folder::{Folder, MEMORY_FILE, read_if_exists};
-use crate::memory::apply::check_topic_name;
 use crate::fsutil;
+use crate::memory::apply::check_topic_name;
 
 pub const HISTORY_DIR: &str = ".history";
 /// Entries kept per project; older ones are dropped.
@@ -78,7 +78,9 @@ pub fn record(folder: &Folder, message: &str, changes: &[Change]) -> Result<Reco
     let mut files = BTreeMap::new();
     for change in changes {
         let (name, before) = match *change {
-            Change::Rewrite(name) => (name, read_if_exists(&folder.dir.join(name))?.map_or(Before::Absent, Before::Text)),
+            Change::Rewrite(name) => {
+                (name, read_if_exists(&folder.dir.join(name))?.map_or(Before::Absent, Before::Text))
+            }
             Change::Append(name) => {
                 let len = read_if_exists(&folder.dir.join(name))?.map(|t| t.len() as u64);
                 (name, len.map_or(Before::Absent, Before::Length))
@@ -108,10 +110,8 @@ fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
 
 fn numbers(folder: &Folder) -> Vec<u64> {
     let Ok(entries) = std::fs::read_dir(dir(folder)) else { return Vec::new() };
-    let mut numbers: Vec<u64> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
-        .collect();
+    let mut numbers: Vec<u64> =
+        entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok()).collect();
     numbers.sort_unstable();
     numbers
 }
@@ -141,7 +141,9 @@ pub fn undo(folder: &Folder) -> Result<String> {
         check_name(newest, name)?;
         let now = read_if_exists(&folder.dir.join(name))?;
         let undone = match (before, now) {
-            (Before::Length(len), Some(text)) => Before::Tail(text.get(*len as usize..).unwrap_or_default().to_string()),
+            (Before::Length(len), Some(text)) => {
+                Before::Tail(text.get(*len as usize..).unwrap_or_default().to_string())
+            }
             (Before::Tail(_), Some(text)) => Before::Length(text.len() as u64),
             (_, Some(text)) => Before::Text(text),
             (_, None) => Before::Absent,

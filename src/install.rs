@@ -48,9 +48,7 @@ fn parse_options(args: &[String], command: &str) -> Result<Options> {
             "--project" => options.project = true,
             "--dry-run" => options.dry_run = true,
             "--statusline" if command == "install" => options.statusline = true,
-            other => bail!(
-                "unknown {command} argument {other:?}; run `memory-save --help` for the flags"
-            ),
+            other => bail!("unknown {command} argument {other:?}; run `memory-save --help` for the flags"),
         }
     }
     Ok(options)
@@ -73,21 +71,14 @@ pub fn run_uninstall(args: &[String]) -> Result<()> {
     let path = settings_path(options.project)?;
     let before = read_settings(&path)?;
     let Some(before_text) = before.as_deref() else {
-        println!(
-            "memory-save: {} does not exist; nothing to remove",
-            path.display()
-        );
+        println!("memory-save: {} does not exist; nothing to remove", path.display());
         return Ok(());
     };
     let mut settings = parse_settings(&path, Some(before_text))?;
-    let change = uninstall_from(&mut settings)
-        .with_context(|| format!("cannot uninstall from {}", path.display()))?;
+    let change = uninstall_from(&mut settings).with_context(|| format!("cannot uninstall from {}", path.display()))?;
     if change == Change::default() {
         // Leave a file without our entries alone, even its layout.
-        println!(
-            "memory-save: no memory-save entries in {}; nothing changed",
-            path.display()
-        );
+        println!("memory-save: no memory-save entries in {}; nothing changed", path.display());
         return Ok(());
     }
     let after = render(&settings);
@@ -96,23 +87,14 @@ pub fn run_uninstall(args: &[String]) -> Result<()> {
 
 /// Writes `after` (with a backup of `before`), or only shows it with
 /// `--dry-run`, and prints the one-line summary.
-fn finish(
-    path: &Path,
-    before: Option<&str>,
-    after: &str,
-    change: &Change,
-    dry_run: bool,
-) -> Result<()> {
+fn finish(path: &Path, before: Option<&str>, after: &str, change: &Change, dry_run: bool) -> Result<()> {
     let shown = path.display();
     if before == Some(after) {
         println!("memory-save: {shown} already up to date; nothing changed");
         return Ok(());
     }
     if dry_run {
-        println!(
-            "memory-save: dry run, nothing written: {} in {shown}",
-            change.describe(true)
-        );
+        println!("memory-save: dry run, nothing written: {} in {shown}", change.describe(true));
         print!("{}", line_diff(before.unwrap_or(""), after));
         return Ok(());
     }
@@ -121,29 +103,19 @@ fn finish(
     let target = if before.is_some() {
         std::fs::canonicalize(path).with_context(|| format!("cannot resolve {shown}"))?
     } else {
-        let dir = path
-            .parent()
-            .with_context(|| format!("{shown} has no parent folder"))?;
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create folder {}", dir.display()))?;
+        let dir = path.parent().with_context(|| format!("{shown} has no parent folder"))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
         path.to_path_buf()
     };
     let mut backup_note = String::new();
     if let Some(old) = before {
         let backup = backup_path(path);
-        write_atomic(&backup, old.as_bytes(), true).with_context(|| {
-            format!(
-                "cannot write the backup {}; {shown} is unchanged",
-                backup.display()
-            )
-        })?;
+        write_atomic(&backup, old.as_bytes(), true)
+            .with_context(|| format!("cannot write the backup {}; {shown} is unchanged", backup.display()))?;
         backup_note = format!(" (old file kept as {})", backup.display());
     }
     write_atomic(&target, after.as_bytes(), true)?;
-    println!(
-        "memory-save: {} in {shown}{backup_note}",
-        change.describe(false)
-    );
+    println!("memory-save: {} in {shown}{backup_note}", change.describe(false));
     Ok(())
 }
 
@@ -227,10 +199,7 @@ fn our_command_word() -> Result<String> {
         );
     }
     let exe = exe.to_str().with_context(|| {
-        format!(
-            "the path {} is not valid UTF-8; install memory-save under a plain path",
-            exe.display()
-        )
+        format!("the path {} is not valid UTF-8; install memory-save under a plain path", exe.display())
     })?;
     Ok(shell_quote(exe))
 }
@@ -262,11 +231,7 @@ impl Change {
             }
             parts.push(part);
         } else if self.removed_commands > 0 {
-            parts.push(format!(
-                "{} {} hook commands",
-                verb("remove"),
-                self.removed_commands
-            ));
+            parts.push(format!("{} {} hook commands", verb("remove"), self.removed_commands));
         }
         if let Some((base, object)) = self.statusline {
             parts.push(format!("{} {object}", verb(base)));
@@ -288,16 +253,10 @@ fn our_hooks(exe: &str) -> Map<String, Value> {
     let mut hooks = hooks;
     for groups in hooks.values_mut() {
         for group in groups.as_array_mut().into_iter().flatten() {
-            for entry in group
-                .get_mut("hooks")
-                .and_then(Value::as_array_mut)
-                .into_iter()
-                .flatten()
-            {
+            for entry in group.get_mut("hooks").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(Value::String(command)) = entry.get_mut("command") {
-                    let rest = command
-                        .strip_prefix(BINARY_NAME)
-                        .expect("every hooks.json command starts with memory-save");
+                    let rest =
+                        command.strip_prefix(BINARY_NAME).expect("every hooks.json command starts with memory-save");
                     *command = format!("{exe}{rest}");
                 }
             }
@@ -308,10 +267,7 @@ fn our_hooks(exe: &str) -> Map<String, Value> {
 
 fn install_into(settings: &mut Map<String, Value>, exe: &str, statusline: bool) -> Result<Change> {
     let ours = our_hooks(exe);
-    let mut change = Change {
-        added_commands: ours.values().map(count_commands).sum(),
-        ..Change::default()
-    };
+    let mut change = Change { added_commands: ours.values().map(count_commands).sum(), ..Change::default() };
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
@@ -335,13 +291,7 @@ fn uninstall_from(settings: &mut Map<String, Value>) -> Result<Change> {
 }
 
 fn count_commands(groups: &Value) -> usize {
-    groups
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-        .map(Vec::len)
-        .sum()
+    groups.as_array().into_iter().flatten().filter_map(|g| g.get("hooks").and_then(Value::as_array)).map(Vec::len).sum()
 }
 
 /// Takes our commands out of every event's groups, then puts the groups of
@@ -418,10 +368,7 @@ fn our_subcommand(command: &str) -> Option<Vec<String>> {
     if name != BINARY_NAME {
         return None;
     }
-    if !matches!(
-        words.get(1).map(String::as_str),
-        Some("hook" | "statusline")
-    ) {
+    if !matches!(words.get(1).map(String::as_str), Some("hook" | "statusline")) {
         return None;
     }
     words.remove(0);
@@ -434,16 +381,11 @@ fn wrapped_statusline(command: &str) -> Result<Option<String>, ()> {
     let words = our_subcommand(command).ok_or(())?;
     match words.as_slice() {
         [sub, ..] if sub != "statusline" => Err(()),
-        [_, dashes, sh, c, theirs] if dashes == "--" && sh == "sh" && c == "-c" => {
-            Ok(Some(theirs.clone()))
-        }
+        [_, dashes, sh, c, theirs] if dashes == "--" && sh == "sh" && c == "-c" => Ok(Some(theirs.clone())),
         // Someone wrapped a plain command by hand: give it back as one line.
-        [_, dashes, rest @ ..] if dashes == "--" && !rest.is_empty() => Ok(Some(
-            rest.iter()
-                .map(|w| shell_quote(w))
-                .collect::<Vec<_>>()
-                .join(" "),
-        )),
+        [_, dashes, rest @ ..] if dashes == "--" && !rest.is_empty() => {
+            Ok(Some(rest.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")))
+        }
         _ => Ok(None),
     }
 }
@@ -516,15 +458,8 @@ fn uninstall_statusline(settings: &mut Map<String, Value>) -> Option<(&'static s
 /// Quotes `word` for a POSIX shell only when it needs it, so that plain paths
 /// stay readable in settings.json.
 fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        single_quote(word)
-    }
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain { word.to_owned() } else { single_quote(word) }
 }
 
 /// `'…'`, with each `'` written as `'\''`.
@@ -605,11 +540,7 @@ fn line_diff(old: &str, new: &str) -> String {
     let mut lcs = vec![vec![0u32; new.len() + 1]; old.len() + 1];
     for i in (0..old.len()).rev() {
         for j in (0..new.len()).rev() {
-            lcs[i][j] = if old[i] == new[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
+            lcs[i][j] = if old[i] == new[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
         }
     }
     // (mark, line): ' ' same, '-' old only, '+' new only.
@@ -690,25 +621,14 @@ mod tests {
     fn hooks_json_has_every_event_and_six_session_start_parts() {
         let hooks = our_hooks(EXE);
         let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
-        assert_eq!(
-            events,
-            [
-                "SessionStart",
-                "UserPromptSubmit",
-                "PostToolUse",
-                "Stop",
-                "SessionEnd"
-            ]
-        );
+        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"]);
         let start: Vec<String> = hooks["SessionStart"][0]["hooks"]
             .as_array()
             .unwrap()
             .iter()
             .map(|h| h["command"].as_str().unwrap().to_owned())
             .collect();
-        let expected: Vec<String> = (1..=6)
-            .map(|n| format!("{EXE} hook session-start --part {n}"))
-            .collect();
+        let expected: Vec<String> = (1..=6).map(|n| format!("{EXE} hook session-start --part {n}")).collect();
         assert_eq!(start, expected);
         for groups in hooks.values() {
             for entry in groups[0]["hooks"].as_array().unwrap() {
@@ -734,16 +654,8 @@ mod tests {
             "ünïcødé ✓",
         ];
         for case in cases {
-            assert_eq!(
-                shell_words(&shell_quote(case)),
-                Some(vec![case.to_owned()]),
-                "{case:?}"
-            );
-            assert_eq!(
-                shell_words(&single_quote(case)),
-                Some(vec![case.to_owned()]),
-                "{case:?}"
-            );
+            assert_eq!(shell_words(&shell_quote(case)), Some(vec![case.to_owned()]), "{case:?}");
+            assert_eq!(shell_words(&single_quote(case)), Some(vec![case.to_owned()]), "{case:?}");
         }
         assert_eq!(shell_quote("/usr/bin/memory-save"), "/usr/bin/memory-save");
         assert_eq!(shell_quote("/a b/memory-save"), "'/a b/memory-save'");
@@ -772,10 +684,7 @@ mod tests {
     fn recognises_only_our_commands() {
         let cases = [
             ("memory-save hook stop", true),
-            (
-                "/home/a/.cargo/bin/memory-save hook session-start --part 3",
-                true,
-            ),
+            ("/home/a/.cargo/bin/memory-save hook session-start --part 3", true),
             ("'/home/a b/memory-save' hook stop", true),
             ("~/.cargo/bin/memory-save hook stop", true),
             ("memory-save statusline", false), // a status line, not a hook entry
@@ -786,11 +695,7 @@ mod tests {
             ("'unterminated memory-save hook stop", false),
         ];
         for (command, ours) in cases {
-            assert_eq!(
-                entry_is_ours(&json!({"type": "command", "command": command})),
-                ours,
-                "{command}"
-            );
+            assert_eq!(entry_is_ours(&json!({"type": "command", "command": command})), ours, "{command}");
         }
     }
 
@@ -816,32 +721,11 @@ mod tests {
         let settings = installed(original.clone());
         let keys: Vec<&str> = settings.keys().map(String::as_str).collect();
         assert_eq!(keys, ["model", "hooks", "permissions"]);
-        let events: Vec<&str> = settings["hooks"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        assert_eq!(
-            events,
-            [
-                "PreToolUse",
-                "Stop",
-                "SessionStart",
-                "UserPromptSubmit",
-                "PostToolUse",
-                "SessionEnd"
-            ]
-        );
-        assert_eq!(
-            settings["hooks"]["PreToolUse"],
-            original["hooks"]["PreToolUse"]
-        );
+        let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(events, ["PreToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"]);
+        assert_eq!(settings["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
         assert_eq!(settings["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
-        assert_eq!(
-            settings["hooks"]["Stop"][1]["hooks"][0]["command"],
-            format!("{EXE} hook stop")
-        );
+        assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], format!("{EXE} hook stop"));
         assert_eq!(Value::Object(uninstalled(settings)), original);
     }
 
@@ -881,10 +765,7 @@ mod tests {
         let stop = settings["hooks"]["Stop"].as_array().unwrap();
         assert_eq!(stop.len(), 2);
         assert_eq!(stop[0]["hooks"][0]["command"], format!("{EXE} hook stop"));
-        assert_eq!(
-            stop[1]["hooks"],
-            json!([{"type": "command", "command": "mine.sh"}])
-        );
+        assert_eq!(stop[1]["hooks"], json!([{"type": "command", "command": "mine.sh"}]));
         // Stable from here on.
         let again = installed(Value::Object(settings.clone()));
         assert_eq!(render(&again), render(&settings));
@@ -914,11 +795,7 @@ mod tests {
             (json!({"a": 1}), json!({"a": 1})),
         ];
         for (before, after) in cases {
-            assert_eq!(
-                Value::Object(uninstalled(obj(before.clone()))),
-                after,
-                "{before}"
-            );
+            assert_eq!(Value::Object(uninstalled(obj(before.clone()))), after, "{before}");
         }
     }
 
@@ -931,14 +808,7 @@ mod tests {
     #[test]
     fn parse_refuses_bad_shapes() {
         let path = Path::new("/x/settings.json");
-        for text in [
-            "{",
-            "[1]",
-            "\"s\"",
-            "{\"hooks\": []}",
-            "{\"hooks\": null}",
-            "// c\n{}",
-        ] {
+        for text in ["{", "[1]", "\"s\"", "{\"hooks\": []}", "{\"hooks\": null}", "// c\n{}"] {
             let err = parse_settings(path, Some(text)).unwrap_err().to_string();
             assert!(err.contains("/x/settings.json"), "{err}");
             assert!(err.contains("nothing was changed"), "{err}");
@@ -953,11 +823,7 @@ mod tests {
         let wrapped = format!("{EXE} statusline -- sh -c {}", single_quote(theirs));
         let cases = [
             // (before, wanted, after install)
-            (
-                json!({}),
-                true,
-                json!({"statusLine": {"type": "command", "command": format!("{EXE} statusline")}}),
-            ),
+            (json!({}), true, json!({"statusLine": {"type": "command", "command": format!("{EXE} statusline")}})),
             (json!({}), false, json!({})),
             (
                 json!({"statusLine": {"type": "command", "command": theirs, "padding": 0}}),
@@ -986,10 +852,7 @@ mod tests {
             assert_eq!(render(&again), render(&settings));
             uninstall_statusline(&mut settings);
             let mut expected = obj(before);
-            if let Some(c) = expected
-                .get_mut("statusLine")
-                .and_then(|s| s.get_mut("command"))
-            {
+            if let Some(c) = expected.get_mut("statusLine").and_then(|s| s.get_mut("command")) {
                 *c = theirs.into();
             }
             assert_eq!(Value::Object(settings), Value::Object(expected));
@@ -1033,11 +896,8 @@ mod tests {
 
     #[test]
     fn summary_reads_in_both_tenses() {
-        let change = Change {
-            removed_commands: 10,
-            added_commands: 10,
-            statusline: Some(("wrap", "your status line")),
-        };
+        let change =
+            Change { removed_commands: 10, added_commands: 10, statusline: Some(("wrap", "your status line")) };
         assert_eq!(
             change.describe(false),
             "installed 10 hook commands (replacing 10 of ours), wrapped your status line"
@@ -1046,20 +906,10 @@ mod tests {
             change.describe(true),
             "would install 10 hook commands (replacing 10 of ours), would wrap your status line"
         );
-        let change = Change {
-            removed_commands: 10,
-            added_commands: 0,
-            statusline: Some(("restore", "your status line")),
-        };
-        assert_eq!(
-            change.describe(false),
-            "removed 10 hook commands, restored your status line"
-        );
-        let change = Change {
-            removed_commands: 0,
-            added_commands: 0,
-            statusline: Some(("set", "the status line")),
-        };
+        let change =
+            Change { removed_commands: 10, added_commands: 0, statusline: Some(("restore", "your status line")) };
+        assert_eq!(change.describe(false), "removed 10 hook commands, restored your status line");
+        let change = Change { removed_commands: 0, added_commands: 0, statusline: Some(("set", "the status line")) };
         assert_eq!(change.describe(false), "set the status line");
     }
 
@@ -1083,9 +933,10 @@ pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
             for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
                 let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
                 if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command))
-                    && words.first().map(String::as_str) == Some("hook") {
-                        found.push((all.remove(0), words));
-                    }
+                    && words.first().map(String::as_str) == Some("hook")
+                {
+                    found.push((all.remove(0), words));
+                }
             }
         }
     }

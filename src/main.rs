@@ -45,7 +45,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if matches!(command, Command::Status(_) | Command::Doctor(_) | Command::History(_) | Command::Help | Command::Version) {
+    if matches!(
+        command,
+        Command::Status(_) | Command::Doctor(_) | Command::History(_) | Command::Help | Command::Version
+    ) {
         // A report piped into `head` should end quietly, as other tools do,
         // not panic on the closed pipe. Not for commands that write to a
         // child's pipe (statusline feeds the user's own command, which may

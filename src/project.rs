@@ -44,10 +44,7 @@ pub fn locate(cwd: &Path) -> Result<Project> {
 }
 
 fn folder_name(folder: &Path) -> String {
-    let name = folder
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     name.strip_suffix(".git").filter(|n| !n.is_empty()).unwrap_or(&name).to_string()
 }
 

@@ -150,7 +150,11 @@ mod tests {
                 "+3 -1 ~3 topic: history",
                 Some("memory-save: MEMORY.md: 3 added, 1 removed, 3 replaced; appended to history.md"),
             ),
-            (outcome(0, 0, 0, &["history.md"]), "topic: history", Some("memory-save: MEMORY.md: topic files only; appended to history.md")),
+            (
+                outcome(0, 0, 0, &["history.md"]),
+                "topic: history",
+                Some("memory-save: MEMORY.md: topic files only; appended to history.md"),
+            ),
         ];
         for (o, status, report) in cases {
             let s = Summary::of(&o, false);

@@ -74,7 +74,11 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
     let failed = folder.dir.join(FAILED_REPLY_FILE);
     let last_failed_reply = std::fs::metadata(&failed).ok().map(|m| FailedReply {
         path: failed.display().to_string(),
-        at: m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs() as i64),
+        at: m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs() as i64),
         bytes: m.len(),
     });
     Ok(Status {

@@ -64,12 +64,8 @@ pub fn state_line(state: &SessionState) -> Option<String> {
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
+    let child =
+        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
     let Ok(mut child) = child else { return String::new() };
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(input);

@@ -43,7 +43,8 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
     }
     let mut raw = Vec::new();
     std::io::stdin().take(MAX_STDIN).read_to_end(&mut raw).context("cannot read the hook input")?;
-    let input: HookInput = serde_json::from_slice(&raw).context("hook input is not the JSON object Claude Code sends")?;
+    let input: HookInput =
+        serde_json::from_slice(&raw).context("hook input is not the JSON object Claude Code sends")?;
     crate::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs
     // there, so an input without it is not one to act on.

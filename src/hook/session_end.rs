@@ -4,8 +4,8 @@
 
 use anyhow::Result;
 
-use super::{Ctx, remember_session};
 use super::wire::HookOutput;
+use super::{Ctx, remember_session};
 use crate::save::queue;
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {

@@ -37,8 +37,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         }
     };
     let topics = folder.topic_files();
-    let topic_line = (!topics.is_empty())
-        .then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
+    let topic_line =
+        (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
     let parts = block::context_parts(&project, &memory, topic_line.as_deref());
     let context = parts.into_iter().nth(part - 1);
     if context.is_none() && !repaired {
@@ -46,9 +46,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     }
     Ok(Some(HookOutput {
         system_message: repaired.then(|| REPAIR_REPORT.to_string()),
-        hook_specific_output: context.map(|additional_context| HookSpecificOutput {
-            hook_event_name: "SessionStart",
-            additional_context,
-        }),
+        hook_specific_output: context
+            .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
     }))
 }

@@ -4,7 +4,7 @@
 
 use super::reply::{Op, Reply, TopicAppend};
 use super::secrets;
-use super::template::{self, LineKind, CRITICAL_RULES, PLACEHOLDER, SECTIONS, TOPIC_FILES};
+use super::template::{self, CRITICAL_RULES, LineKind, PLACEHOLDER, SECTIONS, TOPIC_FILES};
 use super::{MAX_BULLET_CHARS, Size};
 
 pub const HISTORY_FILE: &str = "history.md";
@@ -55,10 +55,7 @@ pub fn apply(current: &str, reply: &Reply, project: &str, existing_topics: &[Str
     let before = Size::of(&current);
     let mut outcome = apply_ops(&current, reply, before, existing_topics, false);
     let after = Size::of(&outcome.memory);
-    let shrinks = !before.under_caps()
-        && after.lines <= before.lines
-        && after.chars <= before.chars
-        && after != before;
+    let shrinks = !before.under_caps() && after.lines <= before.lines && after.chars <= before.chars && after != before;
     if !after.under_caps() && !shrinks {
         // Keep what cannot grow the file: the removes. The rest is refused
         // and counted, not lost silently.
@@ -174,9 +171,10 @@ fn topic_entry(topic: &TopicAppend) -> String {
 
 /// Topic file names: lowercase, `.md`, no folder, not MEMORY.md.
 pub fn check_topic_name(name: &str) -> Result<(), String> {
-    let valid_chars = name.bytes().enumerate().all(|(i, b)| {
-        b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && matches!(b, b'.' | b'_' | b'-'))
-    });
+    let valid_chars = name
+        .bytes()
+        .enumerate()
+        .all(|(i, b)| b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && matches!(b, b'.' | b'_' | b'-')));
     if name.len() > 64 || !valid_chars || !name.ends_with(".md") || name.len() <= 3 {
         return Err(format!(
             "topic file name {name:?} is not allowed: use lowercase letters, digits, '.', '_' or '-', ending in .md, no folder"
@@ -235,9 +233,10 @@ pub fn strip_marker(line: &str) -> &str {
     }
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0
-        && let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") ")) {
-            return rest.trim_start();
-        }
+        && let Some(rest) = line[digits..].strip_prefix(". ").or_else(|| line[digits..].strip_prefix(") "))
+    {
+        return rest.trim_start();
+    }
     line
 }
 
@@ -552,16 +551,16 @@ Plain paragraph line
         let out = apply(&file, &reply, "app", &[]);
         assert!(refusal(&out).contains("shorten it with a replace"));
         assert_eq!(out.memory, file);
-        let reply = parse(r#"{"ops":[{"op":"replace","line":"- Run tests with cargo test","text":"- cargo test"}]}"#).unwrap();
+        let reply =
+            parse(r#"{"ops":[{"op":"replace","line":"- Run tests with cargo test","text":"- cargo test"}]}"#).unwrap();
         assert_eq!(apply(&file, &reply, "app", &[]).replaced, 1);
     }
 
     #[test]
     fn a_result_over_a_cap_keeps_only_the_removes() {
         let file = grown(MAX_LINES - 20, 10);
-        let adds: Vec<String> = (0..30)
-            .map(|i| format!(r#"{{"op":"add","section":"Active Warnings","text":"- warning {i}"}}"#))
-            .collect();
+        let adds: Vec<String> =
+            (0..30).map(|i| format!(r#"{{"op":"add","section":"Active Warnings","text":"- warning {i}"}}"#)).collect();
         let reply = parse(&format!(
             r#"{{"ops":[{},{{"op":"remove","line":"- fact 3 zzzzzzzzzz"}}],"topics":[{{"file":"notes.md","append":"x"}}]}}"#,
             adds.join(",")
@@ -596,8 +595,18 @@ Plain paragraph line
     #[test]
     fn topic_names() {
         let good = ["history.md", "build-notes.md", "v2.md", "a_b.md"];
-        let bad = ["../x.md", "/etc/x.md", "a/b.md", "memory.md", "MEMORY.md", "History.md", "notes.txt", ".md",
-            "-x.md", "hіstory.md" /* Cyrillic і */];
+        let bad = [
+            "../x.md",
+            "/etc/x.md",
+            "a/b.md",
+            "memory.md",
+            "MEMORY.md",
+            "History.md",
+            "notes.txt",
+            ".md",
+            "-x.md",
+            "hіstory.md", /* Cyrillic і */
+        ];
         for name in good {
             assert!(check_topic_name(name).is_ok(), "{name}");
         }
@@ -609,7 +618,10 @@ Plain paragraph line
 
     #[test]
     fn a_new_topic_file_is_listed_once() {
-        let reply = parse(r#"{"ops":[],"topics":[{"file":"build.md","append":"- detail"},{"file":"build.md","append":"- more"}]}"#).unwrap();
+        let reply = parse(
+            r#"{"ops":[],"topics":[{"file":"build.md","append":"- detail"},{"file":"build.md","append":"- more"}]}"#,
+        )
+        .unwrap();
         let out = apply(FILE, &reply, "app", &["history.md".into()]);
         assert_eq!(out.topics.len(), 2);
         assert!(out.memory.ends_with("## Topic Files\n- history.md\n- build.md\n"), "{}", out.memory);
@@ -690,7 +702,8 @@ Plain paragraph line
         let adds: Vec<String> = (0..MAX_OPS)
             .map(|i| format!(r#"{{"op":"add","section":"Active Warnings","text":"- warning {i}"}}"#))
             .collect();
-        let removes: Vec<String> = (0..MAX_OPS).map(|i| format!(r#"{{"op":"remove","line":"- fact {i} {}"}}"#, "z".repeat(40))).collect();
+        let removes: Vec<String> =
+            (0..MAX_OPS).map(|i| format!(r#"{{"op":"remove","line":"- fact {i} {}"}}"#, "z".repeat(40))).collect();
         let replaces: Vec<String> = (0..MAX_OPS)
             .map(|i| format!(r#"{{"op":"replace","line":"- fact {} {}","text":"- f {i}"}}"#, i % 150, "z".repeat(40)))
             .collect();

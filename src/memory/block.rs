@@ -58,11 +58,12 @@ pub fn context_parts(project: &str, memory: &str, topic_line: Option<&str>) -> V
     let mut i = 0;
     while i < lines.len() {
         if body.is_empty()
-            && let (Some(heading), true) = (section[i], kinds[i] != LineKind::Section) {
-                body = format!("{heading} (continued)\n");
-                body_width = width(&body);
-                only_heading = true;
-            }
+            && let (Some(heading), true) = (section[i], kinds[i] != LineKind::Section)
+        {
+            body = format!("{heading} (continued)\n");
+            body_width = width(&body);
+            only_heading = true;
+        }
         let room = PART_LIMIT.saturating_sub(label_room + body_width);
         let line = lines[i];
         let line_width = width(line) + 1;

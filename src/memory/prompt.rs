@@ -43,9 +43,7 @@ above. Call no tool, do not continue the task, write no prose: reply with one JS
             out.push_str("MEMORY.md>>>\n\n");
         }
         None => {
-            out.push_str(
-                "MEMORY.md does not exist yet; it starts from this template:\n<<<MEMORY.md\n",
-            );
+            out.push_str("MEMORY.md does not exist yet; it starts from this template:\n<<<MEMORY.md\n");
             out.push_str(&template::skeleton(input.project));
             out.push_str("MEMORY.md>>>\n\n");
         }
@@ -188,7 +186,13 @@ mod tests {
     use crate::memory::template::skeleton;
 
     fn message(memory: Option<&str>, skipped: &[String], refused: &[Refusal]) -> String {
-        fork_message(&PromptInput { project: "app", memory, topic_files: &[], last_skipped: skipped, last_refused: refused })
+        fork_message(&PromptInput {
+            project: "app",
+            memory,
+            topic_files: &[],
+            last_skipped: skipped,
+            last_refused: refused,
+        })
     }
 
     #[test]
@@ -215,7 +219,8 @@ mod tests {
         let unsorted = skeleton("app").replace("## Active Warnings", "### Unsorted: Notes\n- n\n\n## Active Warnings");
         assert!(message(Some(&unsorted), &[], &[]).contains("MIGRATION NOTE"));
 
-        let long = skeleton("app").replace("## Active Warnings\n- None yet.", &format!("## Active Warnings\n- {}", "w".repeat(700)));
+        let long = skeleton("app")
+            .replace("## Active Warnings\n- None yet.", &format!("## Active Warnings\n- {}", "w".repeat(700)));
         let text = message(Some(&long), &[], &[]);
         assert!(text.contains("BULLET SPLIT NOTE") && text.contains("(702 characters)"), "{text}");
 

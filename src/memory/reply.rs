@@ -313,7 +313,10 @@ mod tests {
             let started = std::time::Instant::now();
             let result = parse(text);
             let took = started.elapsed();
-            eprintln!("{name}: {took:?} {:?}", result.as_ref().map(|r| r.ops.len()).map_err(|e| e.chars().take(120).collect::<String>()));
+            eprintln!(
+                "{name}: {took:?} {:?}",
+                result.as_ref().map(|r| r.ops.len()).map_err(|e| e.chars().take(120).collect::<String>())
+            );
             // Quadratic would be minutes; these take well under a second in
             // a debug build.
             assert!(took.as_secs_f64() < 2.0, "{name}: {took:?}");

@@ -229,11 +229,14 @@ fn url_password(b: &[u8]) -> Option<&'static str> {
     while let Some(at) = find(b, from, b"://") {
         from = at + 3;
         // A scheme: letters, then letters, digits, + . -
-        let scheme = b[..at].iter().rev().take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-')).count();
+        let scheme =
+            b[..at].iter().rev().take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'.' | b'-')).count();
         if scheme == 0 || !b[at - scheme].is_ascii_alphabetic() {
             continue;
         }
-        let authority_len = run(b, from, |c| !matches!(c, b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'<' | b'>'));
+        let authority_len = run(b, from, |c| {
+            !matches!(c, b'/' | b'?' | b'#' | b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'`' | b'<' | b'>')
+        });
         let authority = &b[from..from + authority_len];
         let Some(at_sign) = authority.iter().rposition(|&c| c == b'@') else { continue };
         let userinfo = &authority[..at_sign];
@@ -257,21 +260,97 @@ fn placeholder(v: &[u8]) -> bool {
         return true;
     }
     let lower = String::from_utf8_lossy(v).to_ascii_lowercase();
-    const WORDS: &[&str] =
-        &["password", "passwd", "pass", "secret", "token", "changeme", "null", "none", "nil", "undefined", "redacted", "hidden", "dummy", "todo", "tbd"];
-    const PARTS: &[&str] = &["your", "placeholder", "redacted", "example", "changeme", "change-me", "change_me", "replace", "xxxx", "****"];
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "token",
+        "changeme",
+        "null",
+        "none",
+        "nil",
+        "undefined",
+        "redacted",
+        "hidden",
+        "dummy",
+        "todo",
+        "tbd",
+    ];
+    const PARTS: &[&str] = &[
+        "your",
+        "placeholder",
+        "redacted",
+        "example",
+        "changeme",
+        "change-me",
+        "change_me",
+        "replace",
+        "xxxx",
+        "****",
+    ];
     WORDS.contains(&lower.as_str()) || PARTS.iter().any(|p| lower.contains(p))
 }
 
 /// Parts of an assignment's name that make its value a secret.
-const SECRET_PARTS: &[&str] = &["SECRET", "SECRETS", "TOKEN", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "APIKEY", "PRIVATEKEY"];
+const SECRET_PARTS: &[&str] =
+    &["SECRET", "SECRETS", "TOKEN", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE", "APIKEY", "PRIVATEKEY"];
 /// Last parts of a name that make it about the secret, not the secret.
 const ABOUT_PARTS: &[&str] = &[
-    "LENGTH", "LEN", "MIN", "MAX", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES", "EXPIRATION", "LIFETIME", "AGE", "FILE", "PATH",
-    "DIR", "NAME", "ID", "URL", "URI", "HEADER", "ALGO", "ALGORITHM", "HASH", "TYPE", "MODE", "SIZE", "COUNT", "LIMIT",
-    "ENV", "VAR", "COMMAND", "CMD", "HELPER", "PROVIDER", "ROUNDS", "ENDPOINT", "ISSUER", "AUDIENCE", "REGION", "ENABLED",
-    "REQUIRED", "POLICY", "STORE", "BACKEND", "SOURCE", "FORMAT", "PREFIX", "FIELD", "KIND", "VERSION", "LOCATION",
-    "MANAGER", "ROTATION", "INTERVAL", "REF",
+    "LENGTH",
+    "LEN",
+    "MIN",
+    "MAX",
+    "TTL",
+    "TIMEOUT",
+    "EXPIRY",
+    "EXPIRES",
+    "EXPIRATION",
+    "LIFETIME",
+    "AGE",
+    "FILE",
+    "PATH",
+    "DIR",
+    "NAME",
+    "ID",
+    "URL",
+    "URI",
+    "HEADER",
+    "ALGO",
+    "ALGORITHM",
+    "HASH",
+    "TYPE",
+    "MODE",
+    "SIZE",
+    "COUNT",
+    "LIMIT",
+    "ENV",
+    "VAR",
+    "COMMAND",
+    "CMD",
+    "HELPER",
+    "PROVIDER",
+    "ROUNDS",
+    "ENDPOINT",
+    "ISSUER",
+    "AUDIENCE",
+    "REGION",
+    "ENABLED",
+    "REQUIRED",
+    "POLICY",
+    "STORE",
+    "BACKEND",
+    "SOURCE",
+    "FORMAT",
+    "PREFIX",
+    "FIELD",
+    "KIND",
+    "VERSION",
+    "LOCATION",
+    "MANAGER",
+    "ROTATION",
+    "INTERVAL",
+    "REF",
 ];
 
 /// Splits `dbPassword`, `DB_PASSWORD`, `x-api-key`, `auth.token` into upper
@@ -337,7 +416,11 @@ fn assignment(b: &[u8]) -> Option<&'static str> {
             end -= 1;
             skipped += 1;
         }
-        let name_len = b[..end].iter().rev().take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')).count();
+        let name_len = b[..end]
+            .iter()
+            .rev()
+            .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+            .count();
         if name_len == 0 || !secret_name(&b[end - name_len..end]) {
             continue;
         }
@@ -361,7 +444,8 @@ fn assignment(b: &[u8]) -> Option<&'static str> {
         };
         if secret_value(value) {
             let parts = name_parts(&b[end - name_len..end]);
-            let aws = parts.iter().any(|p| p == "AWS") || parts.windows(2).any(|w| w[0] == "SECRET" && w[1] == "ACCESS");
+            let aws =
+                parts.iter().any(|p| p == "AWS") || parts.windows(2).any(|w| w[0] == "SECRET" && w[1] == "ACCESS");
             return Some(if aws { "an AWS secret access key" } else { "a secret assignment" });
         }
     }
@@ -378,13 +462,15 @@ fn secret_value(v: &[u8]) -> bool {
         return false;
     }
     // Numbers (with a unit or separators): 3600, 12h, 1_000, 0.5.
-    if v[0].is_ascii_digit() && v.iter().all(|c| c.is_ascii_digit() || b"._,".contains(c) || c.is_ascii_lowercase())
+    if v[0].is_ascii_digit()
+        && v.iter().all(|c| c.is_ascii_digit() || b"._,".contains(c) || c.is_ascii_lowercase())
         && v.iter().filter(|c| c.is_ascii_lowercase()).count() <= 3
     {
         return false;
     }
     // Paths, references to a secret store, dotted code paths.
-    const REFERENCES: &[&[u8]] = &[b"/", b"~/", b"./", b"../", b"op://", b"arn:", b"vault:", b"env:", b"file:", b"!", b"@"];
+    const REFERENCES: &[&[u8]] =
+        &[b"/", b"~/", b"./", b"../", b"op://", b"arn:", b"vault:", b"env:", b"file:", b"!", b"@"];
     if REFERENCES.iter().any(|r| v.starts_with(r)) || dotted_path(v) {
         return false;
     }
@@ -396,8 +482,9 @@ fn secret_value(v: &[u8]) -> bool {
 /// `config.db.password`, `settings.SECRET_KEY`: identifiers joined by dots.
 fn dotted_path(v: &[u8]) -> bool {
     v.contains(&b'.')
-        && v.split(|&c| c == b'.')
-            .all(|part| part.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') && part.iter().all(|&c| is_word(c)))
+        && v.split(|&c| c == b'.').all(|part| {
+            part.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') && part.iter().all(|&c| is_word(c))
+        })
 }
 
 #[cfg(test)]
@@ -421,7 +508,10 @@ mod tests {
             (k(&["use ", "sk-", &R40[..32], "T3BlbkFJ", "abcdEFGH1234"]), "an OpenAI API key"),
             (k(&["AKIA", "Q3EGRWHK7ZTDMN4X"]), "an AWS access key id"),
             (k(&["creds: ", "ASIA", "Y34FZKBOKMUTVV7A", " (session)"]), "an AWS access key id"),
-            (k(&["aws_secret_access_key = ", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "9q2LmZ8vKe"]), "an AWS secret access key"),
+            (
+                k(&["aws_secret_access_key = ", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", "9q2LmZ8vKe"]),
+                "an AWS secret access key",
+            ),
             (k(&["git remote uses ", "ghp_", &R40[..36]]), "a GitHub token"),
             (k(&["gho_", &R40[..36]]), "a GitHub token"),
             (k(&["ghs_", &R40[..36]]), "a GitHub token"),
@@ -434,17 +524,46 @@ mod tests {
             (k(&["maps key ", "AIza", "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"]), "a Google API key"),
             (k(&["//registry.npmjs.org/:_authToken=", "npm_", &R40[..36]]), "an npm token"),
             (
-                k(&["Authorization: Bearer ", "eyJ", "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", ".", "eyJ", "zdWIiOiIxMjM0NTY3ODkwIn0", ".", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"]),
+                k(&[
+                    "Authorization: Bearer ",
+                    "eyJ",
+                    "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9",
+                    ".",
+                    "eyJ",
+                    "zdWIiOiIxMjM0NTY3ODkwIn0",
+                    ".",
+                    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                ]),
                 "a JSON Web Token",
             ),
             (k(&["curl -H 'Authorization: Bearer ", "a1B2c3D4e5F6g7H8i9J0kLmN", "'"]), "a bearer token"),
             (
-                k(&["-----BEGIN ", "RSA PRIVATE KEY-----\n", "MIIEpAIBAAKCAQEA", R40, "\n", R40, "\n-----END RSA PRIVATE KEY-----"]),
+                k(&[
+                    "-----BEGIN ",
+                    "RSA PRIVATE KEY-----\n",
+                    "MIIEpAIBAAKCAQEA",
+                    R40,
+                    "\n",
+                    R40,
+                    "\n-----END RSA PRIVATE KEY-----",
+                ]),
                 "a private key block",
             ),
-            (k(&["-----BEGIN ", "OPENSSH PRIVATE KEY-----\n", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"]), "a private key block"),
             (
-                k(&["-----BEGIN ", "EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n", R40, R40]),
+                k(&[
+                    "-----BEGIN ",
+                    "OPENSSH PRIVATE KEY-----\n",
+                    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB",
+                ]),
+                "a private key block",
+            ),
+            (
+                k(&[
+                    "-----BEGIN ",
+                    "EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n",
+                    R40,
+                    R40,
+                ]),
                 "a private key block",
             ),
             (k(&["- DB is postgres://app:", "Tr0ub4dor&3", "@db.internal:5432/app"]), "a password in a URL"),

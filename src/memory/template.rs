@@ -1,8 +1,7 @@
 //! The four fixed sections, the skeleton of a new file, and the repair that
 //! puts any other file into that shape without dropping a line.
 
-pub const SECTIONS: [&str; 4] =
-    ["CRITICAL RULES", "Architecture & Config Facts", "Active Warnings", "Topic Files"];
+pub const SECTIONS: [&str; 4] = ["CRITICAL RULES", "Architecture & Config Facts", "Active Warnings", "Topic Files"];
 pub const CRITICAL_RULES: usize = 0;
 pub const ARCHITECTURE: usize = 1;
 pub const TOPIC_FILES: usize = 3;
@@ -94,10 +93,7 @@ pub fn repair(text: &str, project: &str) -> Option<String> {
     }
     let kinds = classify(text);
     let lines: Vec<&str> = text.lines().collect();
-    let title_at = lines
-        .iter()
-        .position(|l| !l.trim().is_empty())
-        .filter(|&i| kinds[i] == LineKind::Title);
+    let title_at = lines.iter().position(|l| !l.trim().is_empty()).filter(|&i| kinds[i] == LineKind::Title);
 
     let mut preamble: Vec<&str> = Vec::new();
     let mut bodies: [Vec<&str>; 4] = Default::default();
@@ -161,8 +157,7 @@ fn render(
         let mut body: Vec<&str> = trim_blank(bodies[i].iter().copied());
         let extra: Vec<&str> =
             if i == ARCHITECTURE { trim_blank(unsorted.iter().map(String::as_str)) } else { Vec::new() };
-        let has_content =
-            body.iter().chain(&extra).any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER);
+        let has_content = body.iter().chain(&extra).any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER);
         if has_content {
             body.retain(|l| l.trim() != PLACEHOLDER);
             let body = trim_blank(body.into_iter());
@@ -237,16 +232,52 @@ mod tests {
     #[test]
     fn template_check_cases() {
         let cases: &[(&str, bool, &str)] = &[
-            ("# a\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", true, "bare headings"),
-            ("## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", false, "no title"),
-            ("# a\n## Architecture & Config Facts\n## CRITICAL RULES\n## Active Warnings\n## Topic Files\n", false, "out of order"),
-            ("# a\n## critical rules\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", false, "wrong case"),
-            ("# a\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n## Notes\n", false, "extra section"),
-            ("# a\n## CRITICAL RULES\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", false, "repeat"),
+            (
+                "# a\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                true,
+                "bare headings",
+            ),
+            (
+                "## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                false,
+                "no title",
+            ),
+            (
+                "# a\n## Architecture & Config Facts\n## CRITICAL RULES\n## Active Warnings\n## Topic Files\n",
+                false,
+                "out of order",
+            ),
+            (
+                "# a\n## critical rules\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                false,
+                "wrong case",
+            ),
+            (
+                "# a\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n## Notes\n",
+                false,
+                "extra section",
+            ),
+            (
+                "# a\n## CRITICAL RULES\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                false,
+                "repeat",
+            ),
             ("# a\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n", false, "missing section"),
-            ("# a\n## CRITICAL RULES\n```\n## Not a heading\n```\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", true, "heading inside a fence"),
-            ("# a\n# b\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", false, "two titles"),
-            ("# a\nnote\n## CRITICAL RULES\n### Sub\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n", true, "preamble and subheading"),
+            (
+                "# a\n## CRITICAL RULES\n```\n## Not a heading\n```\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                true,
+                "heading inside a fence",
+            ),
+            (
+                "# a\n# b\n## CRITICAL RULES\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                false,
+                "two titles",
+            ),
+            (
+                "# a\nnote\n## CRITICAL RULES\n### Sub\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n",
+                true,
+                "preamble and subheading",
+            ),
             ("", false, "empty"),
         ];
         for (text, want, name) in cases {

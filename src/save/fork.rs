@@ -146,9 +146,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         .process_group(0)
         .spawn()
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ForkError::new(format!("claude not found at {}", req.claude.display()))
-            }
+            std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
             _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
         })?;
     let pgid = child.id() as i32;
@@ -257,7 +255,10 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     }
     if cli.is_error {
         let what = if text.trim().is_empty() { cli.subtype.unwrap_or_else(|| "unknown error".into()) } else { text };
-        return Err(ForkError { status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()), usage });
+        return Err(ForkError {
+            status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()),
+            usage,
+        });
     }
     if text.trim().is_empty() {
         let why = match cli.subtype.as_deref() {
@@ -358,7 +359,8 @@ pub fn settings_files(cwd: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328/transcript-sample.jsonl");
+    const SAMPLE: &str =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328/transcript-sample.jsonl");
 
     #[test]
     fn facts_from_a_real_transcript() {
@@ -397,7 +399,8 @@ mod tests {
         std::fs::write(&user, r#"{"env":{"ANTHROPIC_BASE_URL":"http://x","A":"1"},"apiKeyHelper":"/bin/key","permissions":{"allow":["Bash"]},"hooks":{"Stop":[]},"model":"opus"}"#).unwrap();
         let local = dir.path().join("local.json");
         std::fs::write(&local, r#"{"env":{"A":"2"}}"#).unwrap();
-        let settings: Value = serde_json::from_str(&fork_settings(&[user, local, dir.path().join("missing.json")])).unwrap();
+        let settings: Value =
+            serde_json::from_str(&fork_settings(&[user, local, dir.path().join("missing.json")])).unwrap();
         assert_eq!(settings["disableAllHooks"], true);
         assert_eq!(settings["apiKeyHelper"], "/bin/key");
         assert_eq!(settings["env"]["A"], "2");

@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
 use crate::config::Config;
+use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
 use crate::history::Change;
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
@@ -85,9 +85,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     // Every report of this save starts with the repair's line, if there was one.
     let report_with = |line: &str| report::join(repaired.then_some(REPAIR_REPORT), Some(line));
-    let notes: ProjectNotes = crate::folder::read_if_exists(&notes_path)?
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let notes: ProjectNotes =
+        crate::folder::read_if_exists(&notes_path)?.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
     let message = prompt::fork_message(&prompt::PromptInput {
         project: &folder.project,
         memory: snapshot.as_deref(),

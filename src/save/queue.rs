@@ -69,14 +69,8 @@ fn spawn_worker(id: &str) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
 
     let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let exe =
-        CString::new(exe.as_os_str().as_bytes()).context("this program's path holds a NUL byte")?;
-    let args = [
-        exe.clone(),
-        c"worker".into(),
-        c"--session".into(),
-        CString::new(id)?,
-    ];
+    let exe = CString::new(exe.as_os_str().as_bytes()).context("this program's path holds a NUL byte")?;
+    let args = [exe.clone(), c"worker".into(), c"--session".into(), CString::new(id)?];
     let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
     // Everything the child needs is prepared above: between fork and exec

@@ -40,7 +40,10 @@ fn status_shows_size_topics_last_saves_and_cost() {
     assert!(text.contains("project proj"), "{text}");
     assert!(text.contains("state     on"), "{text}");
     assert!(text.contains("of 200 lines"), "{text}");
-    assert!(text.contains("+1 topic: history") && text.contains("cache read 3400") && text.contains("$0.0123"), "{text}");
+    assert!(
+        text.contains("+1 topic: history") && text.contains("cache read 3400") && text.contains("$0.0123"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -110,7 +113,10 @@ fn every_save_is_in_the_history_and_undo_restores_the_state_before_it() {
     let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 2, "{list}");
-    assert!(lines[0].starts_with("#2") && lines[0].contains("1 added, 1 removed") && lines[0].contains("[MEMORY.md]"), "{list}");
+    assert!(
+        lines[0].starts_with("#2") && lines[0].contains("1 added, 1 removed") && lines[0].contains("[MEMORY.md]"),
+        "{list}"
+    );
     assert!(lines[1].starts_with("#1") && lines[1].contains("1 added"), "{list}");
 
     // What the fork removed comes back.
@@ -247,7 +253,11 @@ fn a_broken_config_is_reported_and_the_defaults_apply() {
 fn an_append_is_undone_and_redone_without_copying_the_topic_file() {
     let env = Env::new();
     let old_history: String = (0..2_000).map(|i| format!("- old event {i}\n")).collect();
-    env.write_memory(&template_with("proj", &["- Fact."]).replacen("## Topic Files\n- None yet.\n", "## Topic Files\n- history.md\n", 1));
+    env.write_memory(&template_with("proj", &["- Fact."]).replacen(
+        "## Topic Files\n- None yet.\n",
+        "## Topic Files\n- history.md\n",
+        1,
+    ));
     fs::write(env.memory_dir("proj").join("history.md"), &old_history).unwrap();
     env.script_reply(1, &reply(json!([]), json!([{"file":"history.md","append":"- new event"}])));
     env.turn(SID);
@@ -272,7 +282,10 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
     let env = Env::new();
     env.write_memory(&template_with("proj", &["- Fact."]));
     fs::write(env.memory_dir("proj").join("history.md"), "- one\n- two\n").unwrap();
-    env.script_reply(1, &reply(json!([add(ARCH, "- Second fact.")]), json!([{"file":"history.md","append":"- three"}])));
+    env.script_reply(
+        1,
+        &reply(json!([add(ARCH, "- Second fact.")]), json!([{"file":"history.md","append":"- three"}])),
+    );
     env.turn(SID);
     env.wait_saves(SID, 1);
     fs::write(env.memory_dir("proj").join("history.md"), "- one\n").unwrap();
@@ -282,5 +295,9 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.contains("was edited since; put it back by hand"), "{out:#?}");
     assert_eq!(env.memory_file("history.md").unwrap(), "- one\n", "nothing changed");
-    assert_eq!(env.memory().as_deref(), Some(memory.as_str()), "MEMORY.md, undone first, is put back as the save left it");
+    assert_eq!(
+        env.memory().as_deref(),
+        Some(memory.as_str()),
+        "MEMORY.md, undone first, is put back as the save left it"
+    );
 }

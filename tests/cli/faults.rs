@@ -158,10 +158,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
         assert!(temps.is_empty(), "kill {k}: temp files stay: {temps:?}");
         (memory, history) = (want_memory, Some(want_history));
     }
-    println!(
-        "crash: {kills} kills (seed {seed:#x}): {outcomes:?}, {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    println!("crash: {kills} kills (seed {seed:#x}): {outcomes:?}, {:.1}s", started.elapsed().as_secs_f64());
 }
 
 // ---- state and lock files ----
@@ -175,7 +172,9 @@ fn corrupt_state_and_lock_files_are_recovered_from() {
     fs::create_dir_all(&projects).unwrap();
     fs::write(sessions.join(format!("{SID}.json")), b"{\"saves\": 3, \"cut off").unwrap();
     // Lock files with content, as a crashed or foreign process may leave them.
-    for lock in [sessions.join(format!("{SID}.lock")), sessions.join(format!("{SID}.worker.lock")), projects.join("proj.lock")] {
+    for lock in
+        [sessions.join(format!("{SID}.lock")), sessions.join(format!("{SID}.worker.lock")), projects.join("proj.lock")]
+    {
         fs::write(lock, "12345\n").unwrap();
     }
     fs::write(projects.join("proj.json"), "not json").unwrap();
@@ -411,7 +410,11 @@ fn disk_full_writing_a_topic_file() {
 fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
     for point in ["history.md:half", "history.md:renamed", "MEMORY.md:half", "MEMORY.md:renamed"] {
         let env = Env::new().with_var("MEMORY_SAVE_FAULT_KILL", point);
-        let memory = template_with("proj", &["- Base fact."]).replacen("## Topic Files\n- None yet.\n", "## Topic Files\n- history.md\n", 1);
+        let memory = template_with("proj", &["- Base fact."]).replacen(
+            "## Topic Files\n- None yet.\n",
+            "## Topic Files\n- history.md\n",
+            1,
+        );
         env.write_memory(&memory);
         fs::write(env.memory_dir("proj").join("history.md"), "# history\n").unwrap();
         env.script_reply(1, &save_reply("- Killed save.", "- Killed event."));
@@ -424,7 +427,10 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
         let memory_new = now_memory == with_bullet(&memory, "- Killed save.");
         let history_new = now_history == with_append(Some("# history\n"), "- Killed event.");
         assert!(memory_new || now_memory == memory, "{point}: MEMORY.md is neither old nor new:\n{now_memory}");
-        assert!(history_new || now_history == "# history\n", "{point}: history.md is neither old nor new:\n{now_history}");
+        assert!(
+            history_new || now_history == "# history\n",
+            "{point}: history.md is neither old nor new:\n{now_history}"
+        );
         let expected = match point {
             "history.md:half" => (false, false),
             "history.md:renamed" | "MEMORY.md:half" => (false, true),
@@ -461,10 +467,16 @@ fn a_read_only_memory_folder() {
     env.turn(SID);
     env.wait_saves(SID, 1);
     let status = env.status(SID);
-    assert!(status.starts_with("error: cannot create ") && status.ends_with("Read-only file system (os error 30)"), "{status}");
+    assert!(
+        status.starts_with("error: cannot create ") && status.ends_with("Read-only file system (os error 30)"),
+        "{status}"
+    );
     assert_eq!(env.memory().unwrap(), memory);
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
-    assert!(out.json()["systemMessage"].as_str().unwrap().starts_with("memory-save: MEMORY.md: not saved (cannot create "), "{out:#?}");
+    assert!(
+        out.json()["systemMessage"].as_str().unwrap().starts_with("memory-save: MEMORY.md: not saved (cannot create "),
+        "{out:#?}"
+    );
     env.hook("stop").fixture("Stop.json").run().ok();
     env.wait_saves(SID, 2);
 

@@ -6,13 +6,7 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-const EVENTS: [&str; 5] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "Stop",
-    "SessionEnd",
-];
+const EVENTS: [&str; 5] = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
 
 struct Home {
     dir: TempDir,
@@ -20,9 +14,7 @@ struct Home {
 
 impl Home {
     fn new() -> Home {
-        Home {
-            dir: tempfile::tempdir().expect("temp HOME"),
-        }
+        Home { dir: tempfile::tempdir().expect("temp HOME") }
     }
 
     fn path(&self) -> &Path {
@@ -34,9 +26,7 @@ impl Home {
     }
 
     fn backup(&self) -> PathBuf {
-        self.path()
-            .join(".claude")
-            .join("settings.json.memory-save.bak")
+        self.path().join(".claude").join("settings.json.memory-save.bak")
     }
 
     fn write_settings(&self, text: &str) {
@@ -65,11 +55,7 @@ impl Home {
     /// Runs and insists on exit 0; returns stdout.
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 }
@@ -115,70 +101,35 @@ fn user_settings() -> Value {
 fn fresh_install_creates_settings_with_every_event() {
     let home = Home::new();
     let stdout = home.ok(&["install"]);
-    assert!(
-        stdout.contains(&home.settings().display().to_string()),
-        "{stdout}"
-    );
+    assert!(stdout.contains(&home.settings().display().to_string()), "{stdout}");
     let settings = parse(&home.read_settings());
-    let events: Vec<&str> = settings["hooks"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(events, EVENTS);
     let start = commands(&settings, "SessionStart");
-    let expected: Vec<String> = (1..=6)
-        .map(|n| format!("{} hook session-start --part {n}", exe()))
-        .collect();
+    let expected: Vec<String> = (1..=6).map(|n| format!("{} hook session-start --part {n}", exe())).collect();
     assert_eq!(start, expected);
-    assert_eq!(
-        commands(&settings, "Stop"),
-        [format!("{} hook stop", exe())]
-    );
-    assert_eq!(
-        commands(&settings, "PostToolUse"),
-        [format!("{} hook post-tool-use", exe())]
-    );
+    assert_eq!(commands(&settings, "Stop"), [format!("{} hook stop", exe())]);
+    assert_eq!(commands(&settings, "PostToolUse"), [format!("{} hook post-tool-use", exe())]);
     assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
     assert!(settings.get("statusLine").is_none());
-    assert!(
-        !home.backup().exists(),
-        "no backup of a file that did not exist"
-    );
+    assert!(!home.backup().exists(), "no backup of a file that did not exist");
 }
 
 #[test]
 fn install_keeps_other_settings_and_hooks_and_writes_a_backup() {
     let home = Home::new();
     // Four-space indent: not our layout, so the backup must keep it as it was.
-    let original = serde_json::to_string_pretty(&user_settings())
-        .unwrap()
-        .replace("  ", "    ");
+    let original = serde_json::to_string_pretty(&user_settings()).unwrap().replace("  ", "    ");
     home.write_settings(&original);
     home.ok(&["install"]);
     let settings = parse(&home.read_settings());
     for key in ["model", "env", "permissions"] {
         assert_eq!(settings[key], user_settings()[key], "{key}");
     }
-    let keys: Vec<&str> = settings
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys: Vec<&str> = settings.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["model", "env", "permissions", "hooks"]);
-    assert_eq!(
-        settings["hooks"]["PreToolUse"],
-        user_settings()["hooks"]["PreToolUse"]
-    );
-    assert_eq!(
-        commands(&settings, "Stop"),
-        [
-            "notify-send 'done'".to_owned(),
-            format!("{} hook stop", exe())
-        ]
-    );
+    assert_eq!(settings["hooks"]["PreToolUse"], user_settings()["hooks"]["PreToolUse"]);
+    assert_eq!(commands(&settings, "Stop"), ["notify-send 'done'".to_owned(), format!("{} hook stop", exe())]);
     assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), original);
 }
 
@@ -192,10 +143,7 @@ fn second_install_leaves_the_file_byte_identical() {
     assert_eq!(home.read_settings(), once);
     assert!(stdout.contains("nothing changed"), "{stdout}");
     // The backup still holds the file from before the first install.
-    assert_eq!(
-        std::fs::read_to_string(home.backup()).unwrap(),
-        pretty(&user_settings())
-    );
+    assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), pretty(&user_settings()));
 }
 
 #[test]
@@ -243,10 +191,7 @@ fn invalid_json_is_refused_and_left_untouched() {
             let out = home.run(args);
             assert_eq!(out.status.code(), Some(1), "{args:?} on {text}");
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                stderr.contains(&home.settings().display().to_string()),
-                "{stderr}"
-            );
+            assert!(stderr.contains(&home.settings().display().to_string()), "{stderr}");
             assert!(stderr.contains("nothing was changed"), "{stderr}");
             assert_eq!(home.read_settings(), text);
             assert!(!home.backup().exists());
@@ -260,12 +205,7 @@ fn dry_run_writes_nothing() {
     let stdout = home.ok(&["install", "--dry-run", "--statusline"]);
     assert!(stdout.contains("dry run"), "{stdout}");
     let our_stop = format!("\"command\": \"{} hook stop\"", exe());
-    assert!(
-        stdout
-            .lines()
-            .any(|l| l.starts_with("+ ") && l.contains(&our_stop)),
-        "{stdout}"
-    );
+    assert!(stdout.lines().any(|l| l.starts_with("+ ") && l.contains(&our_stop)), "{stdout}");
     assert!(!home.path().join(".claude").exists());
 
     let original = pretty(&user_settings());
@@ -287,28 +227,15 @@ fn project_install_writes_the_current_folders_settings() {
     let project = home.path().join("app");
     std::fs::create_dir(&project).unwrap();
     let out = home.run_in(&project, &["install", "--project"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = project.join(".claude").join("settings.json");
     let settings = parse(&std::fs::read_to_string(&written).unwrap());
-    assert_eq!(
-        commands(&settings, "Stop"),
-        [format!("{} hook stop", exe())]
-    );
-    assert!(
-        !home.settings().exists(),
-        "the user settings stay untouched"
-    );
+    assert_eq!(commands(&settings, "Stop"), [format!("{} hook stop", exe())]);
+    assert!(!home.settings().exists(), "the user settings stay untouched");
 
     let out = home.run_in(&project, &["uninstall", "--project"]);
     assert!(out.status.success());
-    assert_eq!(
-        parse(&std::fs::read_to_string(&written).unwrap()),
-        json!({})
-    );
+    assert_eq!(parse(&std::fs::read_to_string(&written).unwrap()), json!({}));
 }
 
 #[test]
@@ -344,10 +271,7 @@ fn statusline_alone_when_there_was_none() {
     let home = Home::new();
     home.ok(&["install", "--statusline"]);
     let settings = parse(&home.read_settings());
-    assert_eq!(
-        settings["statusLine"],
-        json!({"type": "command", "command": format!("{} statusline", exe())})
-    );
+    assert_eq!(settings["statusLine"], json!({"type": "command", "command": format!("{} statusline", exe())}));
     home.ok(&["uninstall"]);
     assert!(parse(&home.read_settings()).get("statusLine").is_none());
 }
@@ -361,28 +285,16 @@ fn a_symlinked_settings_file_stays_a_symlink() {
     std::fs::create_dir_all(home.path().join(".claude")).unwrap();
     std::os::unix::fs::symlink(&real, home.settings()).unwrap();
     home.ok(&["install"]);
-    assert!(
-        home.settings()
-            .symlink_metadata()
-            .unwrap()
-            .file_type()
-            .is_symlink()
-    );
+    assert!(home.settings().symlink_metadata().unwrap().file_type().is_symlink());
     let settings = parse(&std::fs::read_to_string(&real).unwrap());
     assert_eq!(commands(&settings, "Stop").len(), 2);
-    assert_eq!(
-        std::fs::read_to_string(home.backup()).unwrap(),
-        pretty(&user_settings())
-    );
+    assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), pretty(&user_settings()));
 }
 
 #[test]
 fn unknown_flags_are_refused() {
     let home = Home::new();
-    for args in [
-        &["install", "--force"][..],
-        &["uninstall", "--statusline"][..],
-    ] {
+    for args in [&["install", "--force"][..], &["uninstall", "--statusline"][..]] {
         let out = home.run(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert!(!home.settings().exists());

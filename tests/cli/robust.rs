@@ -5,7 +5,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-
 /// Lines in our log.
 fn log_lines(env: &Env) -> usize {
     env.log().lines().count()
@@ -39,7 +38,10 @@ fn garbage_input_exits_zero_and_writes_nothing() {
         ("cwd a number", format!("{{\"session_id\": \"{SID}\", \"cwd\": 5}}").into_bytes()),
         ("relative cwd", format!("{{\"session_id\": \"{SID}\", \"cwd\": \"proj\"}}").into_bytes()),
         ("prompt a list", format!("{{\"session_id\": \"{SID}\", \"cwd\": \"{cwd}\", \"prompt\": []}}").into_bytes()),
-        ("non-UTF-8 bytes", [b"{\"session_id\": \"".as_slice(), &[0xff, 0xfe, 0x80], b"\", \"cwd\": \"/tmp\"}"].concat()),
+        (
+            "non-UTF-8 bytes",
+            [b"{\"session_id\": \"".as_slice(), &[0xff, 0xfe, 0x80], b"\", \"cwd\": \"/tmp\"}"].concat(),
+        ),
         ("non-UTF-8 alone", vec![0xc3, 0x28, 0xff, 0x00, 0x80]),
         ("very large", huge),
     ];
@@ -64,7 +66,12 @@ fn an_unknown_hook_event_name_in_the_input_changes_nothing() {
     // one we do not know) is still read as that command's event.
     let env = Env::new();
     for name in ["Notification", "PreCompact", "NoSuchEvent"] {
-        env.hook("post-tool-use").fixture("PostToolUse-main.json").set("hook_event_name", json!(name)).run().ok().assert_silent();
+        env.hook("post-tool-use")
+            .fixture("PostToolUse-main.json")
+            .set("hook_event_name", json!(name))
+            .run()
+            .ok()
+            .assert_silent();
     }
     assert_eq!(env.memory_tree(), Vec::<String>::new());
     assert_eq!(env.log(), "");

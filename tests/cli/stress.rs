@@ -18,7 +18,8 @@ use crate::support::*;
 
 const SEED_RULE: &str = "- Seed rule: this line was here before any save.";
 const PERSON_LINE: &str = "- Person's note: typed by hand while the forks ran.";
-const HEADINGS: [&str; 4] = ["## CRITICAL RULES", "## Architecture & Config Facts", "## Active Warnings", "## Topic Files"];
+const HEADINGS: [&str; 4] =
+    ["## CRITICAL RULES", "## Architecture & Config Facts", "## Active Warnings", "## Topic Files"];
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)

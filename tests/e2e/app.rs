@@ -45,9 +45,7 @@ impl App {
         std::fs::create_dir_all(&bin).unwrap();
         std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
         bench.path_prefix.push(bin);
-        bench
-            .extra_env
-            .push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+        bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
         let out = Command::new(BIN)
             .arg("install")
             .env_clear()
@@ -55,11 +53,7 @@ impl App {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .output()
             .expect("run memory-save install");
-        assert!(
-            out.status.success(),
-            "install failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "install failed: {}", String::from_utf8_lossy(&out.stderr));
         let app = App { bench };
         let settings = app.settings().to_string();
         assert!(
@@ -85,15 +79,8 @@ impl App {
         for (k, v) in patch.as_object().unwrap() {
             if k == "hooks" {
                 for (event, list) in v.as_object().unwrap() {
-                    let hooks = settings["hooks"]
-                        .as_object_mut()
-                        .unwrap()
-                        .entry(event.clone())
-                        .or_insert(json!([]));
-                    hooks
-                        .as_array_mut()
-                        .unwrap()
-                        .extend(list.as_array().unwrap().iter().cloned());
+                    let hooks = settings["hooks"].as_object_mut().unwrap().entry(event.clone()).or_insert(json!([]));
+                    hooks.as_array_mut().unwrap().extend(list.as_array().unwrap().iter().cloned());
                 }
             } else {
                 settings[k] = v.clone();
@@ -109,14 +96,7 @@ impl App {
         let cmd = format!("(tr -d '\\n'; echo) >> '{}'", log.display());
         let hook = json!([{ "hooks": [{ "type": "command", "command": cmd }] }]);
         let mut hooks = serde_json::Map::new();
-        for event in [
-            "SessionStart",
-            "UserPromptSubmit",
-            "PostToolUse",
-            "Stop",
-            "SubagentStop",
-            "SessionEnd",
-        ] {
+        for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop", "SessionEnd"] {
             hooks.insert(event.into(), hook.clone());
         }
         self.merge_settings(json!({ "hooks": hooks }));
@@ -189,9 +169,8 @@ impl App {
         let start = Instant::now();
         loop {
             let s = self.session_state(sid);
-            let done = s["saves"].as_u64().unwrap_or(0) >= saves
-                && s["saving_since"].is_null()
-                && s["save_pending"] != true;
+            let done =
+                s["saves"].as_u64().unwrap_or(0) >= saves && s["saving_since"].is_null() && s["save_pending"] != true;
             if done {
                 return s;
             }
@@ -256,11 +235,7 @@ pub fn session_of(run: &crate::harness::Run) -> String {
 /// (cache_control markers aside), the fork's message last. Returns the
 /// cacheable share: bytes of the common prefix over bytes of the fork request.
 pub fn check_fork_against_parent(parent: &RecordedRequest, fork: &RecordedRequest) -> f64 {
-    assert_eq!(
-        fork.model(),
-        parent.model(),
-        "the fork must use the session's model"
-    );
+    assert_eq!(fork.model(), parent.model(), "the fork must use the session's model");
     assert_eq!(
         standin::normalise(&fork.body["tools"]),
         standin::normalise(&parent.body["tools"]),
@@ -276,17 +251,10 @@ pub fn check_fork_against_parent(parent: &RecordedRequest, fork: &RecordedReques
     let (pm, fm) = (parent.messages(), fork.messages());
     assert!(fm.len() > pm.len(), "the fork adds its message");
     for (i, (p, f)) in pm.iter().zip(fm).enumerate() {
-        assert_eq!(
-            standin::normalise(f),
-            standin::normalise(p),
-            "message {i} differs between parent and fork"
-        );
+        assert_eq!(standin::normalise(f), standin::normalise(p), "message {i} differs between parent and fork");
     }
     assert!(fork.last_user_text().starts_with(MARKER));
-    let (p, f) = (
-        standin::prompt_text(&parent.body),
-        standin::prompt_text(&fork.body),
-    );
+    let (p, f) = (standin::prompt_text(&parent.body), standin::prompt_text(&fork.body));
     let prefix = standin::common_prefix_len(&p, &f);
     for m in &fm[pm.len()..] {
         let t = standin::normalise(m).to_string();
@@ -332,10 +300,7 @@ pub fn report_fork_tokens(scenario: &str, fork: &RecordedRequest) {
         "fork tokens (in / cache read / cache write / out)",
         format!(
             "{} / {} / {} / {}",
-            u.input_tokens,
-            u.cache_read_input_tokens,
-            u.cache_creation_input_tokens,
-            u.output_tokens
+            u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
         ),
     );
 }
@@ -352,11 +317,7 @@ fn sh_quote(s: &str) -> String {
 impl Tmux {
     pub fn start(bench: &Bench, args: &[&str]) -> Tmux {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let sock = format!(
-            "ms-e2e-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-        );
+        let sock = format!("ms-e2e-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
         let mut line = String::from("env -i");
         for (k, v) in bench.env_pairs() {
             line.push_str(&format!(" {k}={}", sh_quote(&v)));
@@ -367,19 +328,7 @@ impl Tmux {
         }
         line.push_str("; sleep 600");
         let ok = Command::new("tmux")
-            .args([
-                "-L",
-                &sock,
-                "new-session",
-                "-d",
-                "-s",
-                "t",
-                "-x",
-                "120",
-                "-y",
-                "40",
-                "-c",
-            ])
+            .args(["-L", &sock, "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", "-c"])
             .arg(&bench.project)
             .arg(&line)
             .status()
@@ -389,11 +338,7 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.sock])
-            .args(args)
-            .output()
-            .unwrap();
+        let out = Command::new("tmux").args(["-L", &self.sock]).args(args).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 

@@ -54,42 +54,25 @@ fn missing<T>(why: &str) -> Option<T> {
 fn locate_claude() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("MEMORY_SAVE_E2E_CLAUDE") {
         let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(format!(
-                "MEMORY_SAVE_E2E_CLAUDE={} is not a file",
-                p.display()
-            ))
-        };
+        return if p.is_file() { Ok(p) } else { Err(format!("MEMORY_SAVE_E2E_CLAUDE={} is not a file", p.display())) };
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(root.join("scripts/install-claude-code.sh"));
-    cmd.current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit());
+    cmd.current_dir(root).stdin(Stdio::null()).stderr(Stdio::inherit());
     // Keep the cache beside the build when the target folder is moved.
     if std::env::var_os("MEMORY_SAVE_E2E_CACHE").is_none()
         && let Some(t) = std::env::var_os("CARGO_TARGET_DIR")
     {
         cmd.env("MEMORY_SAVE_E2E_CACHE", Path::new(&t).join("e2e"));
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run install-claude-code.sh: {e}"))?;
+    let out = cmd.output().map_err(|e| format!("cannot run install-claude-code.sh: {e}"))?;
     if !out.status.success() {
         return Err(format!("install-claude-code.sh failed ({})", out.status));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or("").trim();
     let p = PathBuf::from(last);
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "install-claude-code.sh printed no executable: {last:?}"
-        ))
-    }
+    if p.is_file() { Ok(p) } else { Err(format!("install-claude-code.sh printed no executable: {last:?}")) }
 }
 
 /// One isolated world for the CLI: HOME and project are temporary folders.
@@ -122,12 +105,7 @@ impl Run {
             .lines()
             .rev()
             .find_map(|l| serde_json::from_str(l).ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "no JSON on stdout; stdout={:?} stderr={:?}",
-                    self.stdout, self.stderr
-                )
-            })
+            .unwrap_or_else(|| panic!("no JSON on stdout; stdout={:?} stderr={:?}", self.stdout, self.stderr))
     }
     pub fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
@@ -136,33 +114,17 @@ impl Run {
 
 impl Bench {
     pub fn new(claude: PathBuf, base_url: String) -> Bench {
-        let home = tempfile::Builder::new()
-            .prefix("ms-e2e-home-")
-            .tempdir()
-            .unwrap();
-        let project_root = tempfile::Builder::new()
-            .prefix("ms-e2e-proj-")
-            .tempdir()
-            .unwrap();
+        let home = tempfile::Builder::new().prefix("ms-e2e-home-").tempdir().unwrap();
+        let project_root = tempfile::Builder::new().prefix("ms-e2e-proj-").tempdir().unwrap();
         let project = project_root.path().join("app");
         std::fs::create_dir(&project).unwrap();
         let project = project.canonicalize().unwrap();
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .status();
+        let git = Command::new("git").args(["init", "-q"]).current_dir(&project).status();
         assert!(git.is_ok_and(|s| s.success()), "git init failed");
 
         std::fs::create_dir_all(home.path().join(".claude")).unwrap();
-        let bench = Bench {
-            claude,
-            base_url,
-            home,
-            project_root,
-            project,
-            extra_env: Vec::new(),
-            path_prefix: Vec::new(),
-        };
+        let bench =
+            Bench { claude, base_url, home, project_root, project, extra_env: Vec::new(), path_prefix: Vec::new() };
         bench.write_claude_json(json!({}));
         bench.write_settings(json!({}));
         bench
@@ -197,11 +159,7 @@ impl Bench {
                 base.insert(k.clone(), val.clone());
             }
         }
-        std::fs::write(
-            self.home.path().join(".claude.json"),
-            serde_json::to_string_pretty(&v).unwrap(),
-        )
-        .unwrap();
+        std::fs::write(self.home.path().join(".claude.json"), serde_json::to_string_pretty(&v).unwrap()).unwrap();
     }
 
     /// Replace `~/.claude/settings.json` (user settings: hooks, permissions…).
@@ -235,10 +193,7 @@ impl Bench {
         }
         let path = std::env::join_paths(path).unwrap();
         env.push(("PATH".into(), path.to_string_lossy().into_owned()));
-        env.push((
-            "HOME".into(),
-            self.home.path().to_string_lossy().into_owned(),
-        ));
+        env.push(("HOME".into(), self.home.path().to_string_lossy().into_owned()));
         env.push(("ANTHROPIC_BASE_URL".into(), self.base_url.clone()));
         env.push(("ANTHROPIC_API_KEY".into(), API_KEY.into()));
         // With these three set the CLI opens no connection but the
@@ -260,14 +215,10 @@ impl Bench {
     /// whole process group past `limit`.
     pub fn run(&self, args: &[&str], input: Option<&str>, limit: Duration) -> Run {
         let mut cmd = self.command(args);
-        cmd.stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0); // own group: the kill also reaches tool subprocesses
+        cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0); // own group: the kill also reaches tool subprocesses
         let start = Instant::now();
         let mut child = cmd.spawn().expect("spawn claude");
         if let Some(text) = input {
@@ -298,12 +249,7 @@ impl Bench {
             }
             thread::sleep(Duration::from_millis(20));
         };
-        Run {
-            status,
-            stdout: out.join().unwrap(),
-            stderr: err.join().unwrap(),
-            elapsed: start.elapsed(),
-        }
+        Run { status, stdout: out.join().unwrap(), stderr: err.join().unwrap(), elapsed: start.elapsed() }
     }
 
     /// `claude -p <prompt> --output-format json [extra…]` in the project.

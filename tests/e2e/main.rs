@@ -32,39 +32,22 @@ fn bench_runs_a_tool_call_turn() {
     // A throwaway hook that appends each payload to a log in HOME.
     let log = bench.home().join("hooks.log");
     let hook = json!([{ "hooks": [{ "type": "command", "command": format!("cat >> '{}'; echo >> '{}'", log.display(), log.display()) }] }]);
-    bench.write_settings(
-        json!({ "hooks": { "SessionStart": hook, "PostToolUse": hook, "Stop": hook } }),
-    );
+    bench.write_settings(json!({ "hooks": { "SessionStart": hook, "PostToolUse": hook, "Stop": hook } }));
 
-    let run = bench.print(
-        "run the tool please",
-        &["--allowedTools", "Bash"],
-        Duration::from_secs(120),
-    );
+    let run = bench.print("run the tool please", &["--allowedTools", "Bash"], Duration::from_secs(120));
     assert!(run.success(), "claude failed: {run:?}");
     let out = run.json();
     assert_eq!(out["is_error"], false, "{out}");
     assert_eq!(out["result"], "E2E-DONE after: e2e-tool-ran", "{out}");
 
     let turns = standin.message_requests();
-    assert_eq!(
-        turns.len(),
-        2,
-        "expected the tool_use turn and the follow-up"
-    );
+    assert_eq!(turns.len(), 2, "expected the tool_use turn and the follow-up");
     assert!(!turns[0].has_tool_result());
-    assert!(
-        turns[1].has_tool_result(),
-        "second request carries the tool_result"
-    );
+    assert!(turns[1].has_tool_result(), "second request carries the tool_result");
     assert!(turns[1].last_user_text().contains("e2e-tool-ran"));
     assert!(turns[1].tool_names().iter().any(|t| t == "Bash"));
     // Same prompt prefix, so the fake cache serves most of the second request.
-    assert!(
-        turns[1].usage.unwrap().cached_share() > 0.9,
-        "{:?}",
-        turns[1].usage
-    );
+    assert!(turns[1].usage.unwrap().cached_share() > 0.9, "{:?}", turns[1].usage);
 
     let log = std::fs::read_to_string(&log).expect("hook log written");
     for event in ["\"SessionStart\"", "\"PostToolUse\"", "\"Stop\""] {
@@ -97,20 +80,11 @@ fn fork_request_matches_parent() {
     let hook = json!([{ "hooks": [{ "type": "command", "command": format!("cat >> '{}'", log.display()) }] }]);
     bench.write_settings(json!({ "hooks": { "SessionStart": hook, "Stop": hook } }));
 
-    let parent = bench.print(
-        "parent turn",
-        &["--allowedTools", "Bash"],
-        Duration::from_secs(120),
-    );
+    let parent = bench.print("parent turn", &["--allowedTools", "Bash"], Duration::from_secs(120));
     assert!(parent.success(), "{parent:?}");
     let parent_out = parent.json();
     let sid = parent_out["session_id"].as_str().unwrap().to_string();
-    let model = standin
-        .message_requests()
-        .last()
-        .unwrap()
-        .model()
-        .to_string();
+    let model = standin.message_requests().last().unwrap().model().to_string();
     let hooks_before = std::fs::read_to_string(&log).unwrap_or_default();
 
     let fork = bench.run(
@@ -140,11 +114,7 @@ fn fork_request_matches_parent() {
     let out = fork.json();
     assert_eq!(out["result"], r#"{"ops":[],"topics":[]}"#, "{out}");
     assert_eq!(out["is_error"], false);
-    assert_ne!(
-        out["session_id"],
-        sid.as_str(),
-        "a fork gets its own session id"
-    );
+    assert_ne!(out["session_id"], sid.as_str(), "a fork gets its own session id");
 
     let turns = standin.message_requests();
     let (parent_last, fork_req) = (&turns[turns.len() - 2], &turns[turns.len() - 1]);
@@ -157,15 +127,9 @@ fn fork_request_matches_parent() {
     let usage = fork_req.usage.unwrap();
     assert!(usage.cached_share() > 0.95, "{usage:?}");
     // `usage` in the JSON is this run's; total_cost_usd is not (see README).
-    assert_eq!(
-        out["usage"]["cache_read_input_tokens"],
-        usage.cache_read_input_tokens
-    );
+    assert_eq!(out["usage"]["cache_read_input_tokens"], usage.cache_read_input_tokens);
     assert_eq!(out["usage"]["input_tokens"], usage.input_tokens);
 
     let hooks_after = std::fs::read_to_string(&log).unwrap_or_default();
-    assert_eq!(
-        hooks_before, hooks_after,
-        "no hook may fire inside the fork"
-    );
+    assert_eq!(hooks_before, hooks_after, "no hook may fire inside the fork");
 }

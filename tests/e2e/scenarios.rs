@@ -36,11 +36,7 @@ fn script(
 }
 
 fn forks(standin: &StandIn) -> Vec<RecordedRequest> {
-    standin
-        .message_requests()
-        .into_iter()
-        .filter(is_fork)
-        .collect()
+    standin.message_requests().into_iter().filter(is_fork).collect()
 }
 
 /// The CLI (`None`: skipped outside CI) with the suite's lock held, so one
@@ -110,21 +106,14 @@ fn s1_first_session_saves_after_cli_exit() {
     let want = format!(
         "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n{BULLET}\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n"
     );
-    assert_eq!(
-        memory, want,
-        "MEMORY.md not in the template with the bullet"
-    );
+    assert_eq!(memory, want, "MEMORY.md not in the template with the bullet");
     assert_eq!(state["status"]["text"], "+1", "{state}");
     let saves = app.saves();
     assert_eq!(saves.len(), 1, "{saves:?}");
     let fork = forks(&standin);
     assert_eq!(fork.len(), 1);
     report_fork_tokens("1 first session", &fork[0]);
-    report(
-        "1 first session",
-        "saved status",
-        state["status"]["text"].as_str().unwrap_or("?"),
-    );
+    report("1 first session", "saved status", state["status"]["text"].as_str().unwrap_or("?"));
 }
 
 /// Scenario 2: the next session's first request carries the memory block;
@@ -142,14 +131,8 @@ fn s2_next_session_gets_the_memory_block() {
     let sid2 = app::session_of(&app.bench.print("second session", &[], LIMIT));
     let first = &standin.message_requests()[before];
     let text = first.all_message_text();
-    assert!(
-        text.contains("[PROJECT MEMORY: app]"),
-        "no memory block: {text}"
-    );
-    assert!(
-        text.contains(BULLET),
-        "the saved bullet is not in the next session"
-    );
+    assert!(text.contains("[PROJECT MEMORY: app]"), "no memory block: {text}");
+    assert!(text.contains(BULLET), "the saved bullet is not in the next session");
     app.wait_saved(&sid2, 1, SAVE_LIMIT);
 
     // A big file: 49,000 characters, in the template.
@@ -187,10 +170,7 @@ fn s2_next_session_gets_the_memory_block() {
     let sid3 = app::session_of(&app.bench.print("third session", &[], LIMIT));
     let reqs = standin.message_requests();
     let text = reqs[before].all_message_text();
-    let missing: Vec<&str> = big
-        .lines()
-        .filter(|l| !l.is_empty() && !text.contains(l))
-        .collect();
+    let missing: Vec<&str> = big.lines().filter(|l| !l.is_empty() && !text.contains(l)).collect();
     assert!(
         missing.is_empty(),
         "{} of {} lines missing from the first request, e.g. {:?}",
@@ -200,9 +180,7 @@ fn s2_next_session_gets_the_memory_block() {
     );
     for r in &reqs {
         assert!(
-            !serde_json::to_string(&r.body)
-                .unwrap()
-                .contains("persisted-output"),
+            !serde_json::to_string(&r.body).unwrap().contains("persisted-output"),
             "a request carries <persisted-output>"
         );
     }
@@ -211,11 +189,7 @@ fn s2_next_session_gets_the_memory_block() {
     report(
         "2 49,000-char MEMORY.md",
         "lines delivered",
-        format!(
-            "{}/{}",
-            big.lines().filter(|l| !l.is_empty()).count(),
-            big.lines().filter(|l| !l.is_empty()).count()
-        ),
+        format!("{}/{}", big.lines().filter(|l| !l.is_empty()).count(), big.lines().filter(|l| !l.is_empty()).count()),
     );
     app.wait_saved(&sid3, 1, SAVE_LIMIT);
 }
@@ -237,7 +211,11 @@ fn s3_fork_request_is_cacheable() {
                 Some("e2e-x-agent")
             }
             "user skill" => {
-                write_definition(&home.join(".claude/skills/x/SKILL.md"), "e2e-x-skill", "E2E skill for handling x files.");
+                write_definition(
+                    &home.join(".claude/skills/x/SKILL.md"),
+                    "e2e-x-skill",
+                    "E2E skill for handling x files.",
+                );
                 Some("e2e-x-skill")
             }
             "plugin" => {
@@ -254,10 +232,7 @@ fn s3_fork_request_is_cacheable() {
         let parent = reqs[..fork_at].iter().rev().find(|r| !is_fork(r)).unwrap();
         if let Some(probe) = probe {
             let all = serde_json::to_string(&parent.body).unwrap();
-            assert!(
-                all.contains(probe),
-                "{variant}: {probe} did not reach the parent's request"
-            );
+            assert!(all.contains(probe), "{variant}: {probe} did not reach the parent's request");
         }
         let share = app::check_fork_against_parent(parent, fork);
         let label = format!("3 fork cache ({variant})");
@@ -291,21 +266,14 @@ fn install_plugin(app: &App) {
     .unwrap();
     std::fs::write(
         plugin.join(".claude-plugin/plugin.json"),
-        json!({ "name": "e2e-plugin", "version": "1.0.0", "description": "E2E plugin" })
-            .to_string(),
+        json!({ "name": "e2e-plugin", "version": "1.0.0", "description": "E2E plugin" }).to_string(),
     )
     .unwrap();
     write_definition(&plugin.join("skills/hello/SKILL.md"), "hello", "E2E plugin skill that says hello.");
     write_definition(&plugin.join("agents/helper.md"), "helper", "E2E plugin agent that helps.");
-    let add = app.bench.run(
-        &["plugin", "marketplace", "add", &market.to_string_lossy()],
-        None,
-        LIMIT,
-    );
+    let add = app.bench.run(&["plugin", "marketplace", "add", &market.to_string_lossy()], None, LIMIT);
     assert!(add.success(), "marketplace add: {add:?}");
-    let install = app
-        .bench
-        .run(&["plugin", "install", "e2e-plugin@e2e-market"], None, LIMIT);
+    let install = app.bench.run(&["plugin", "install", "e2e-plugin@e2e-market"], None, LIMIT);
     assert!(install.success(), "plugin install: {install:?}");
 }
 
@@ -322,34 +290,16 @@ fn s4_no_hook_inside_the_fork() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(forks(&standin).len(), 1, "exactly one fork");
     let log = app.hook_log();
-    let events: Vec<String> = log
-        .iter()
-        .map(|h| h["hook_event_name"].as_str().unwrap_or("?").to_string())
-        .collect();
-    assert!(
-        events.contains(&"Stop".to_string()),
-        "logging hook works: {events:?}"
-    );
+    let events: Vec<String> = log.iter().map(|h| h["hook_event_name"].as_str().unwrap_or("?").to_string()).collect();
+    assert!(events.contains(&"Stop".to_string()), "logging hook works: {events:?}");
     for h in &log {
-        assert_eq!(
-            h["session_id"],
-            sid.as_str(),
-            "a hook fired outside the parent session: {h}"
-        );
+        assert_eq!(h["session_id"], sid.as_str(), "a hook fired outside the parent session: {h}");
     }
-    assert_eq!(
-        app.session_ids(),
-        vec![sid.clone()],
-        "our hooks ran for another session"
-    );
+    assert_eq!(app.session_ids(), vec![sid.clone()], "our hooks ran for another session");
     let state = app.session_state(&sid);
     assert_eq!(state["saves"], 1, "{state}");
     assert_eq!(app.saves().len(), 1, "a second save followed the fork");
-    report(
-        "4 fork hooks",
-        "hook runs in parent / in fork",
-        format!("{} / 0", log.len()),
-    );
+    report("4 fork hooks", "hook runs in parent / in fork", format!("{} / 0", log.len()));
 }
 
 /// Scenario 5: the fork answers with a Bash call while the user's settings
@@ -380,26 +330,15 @@ fn s5_fork_is_tool_less() {
     app.write_memory(&memory);
     // No --allowedTools: the settings' allow rule lets the parent's Bash run.
     let sid = app::session_of(&app.bench.print("parent turn", &[], LIMIT));
-    assert!(
-        parent_file.exists(),
-        "the allow rule did not apply to the parent"
-    );
+    assert!(parent_file.exists(), "the allow rule did not apply to the parent");
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
     std::thread::sleep(Duration::from_secs(1));
     assert!(!fork_file.exists(), "the fork ran a tool");
-    assert_eq!(
-        app.memory().as_deref(),
-        Some(memory.as_str()),
-        "MEMORY.md changed"
-    );
+    assert_eq!(app.memory().as_deref(), Some(memory.as_str()), "MEMORY.md changed");
     let status = state["status"]["text"].as_str().unwrap_or("").to_string();
     assert!(status.contains("fork called a tool"), "status: {status:?}");
     let fork = forks(&standin);
-    assert_eq!(
-        fork.len(),
-        1,
-        "the fork sent a follow-up after its tool call"
-    );
+    assert_eq!(fork.len(), 1, "the fork sent a follow-up after its tool call");
     report("5 tool-less fork", "status", &status);
 }
 
@@ -417,11 +356,7 @@ fn s6_task_notification_turn_is_not_saved() {
             Reply::text(add_op(BULLET))
         } else if first.contains("SUBAGENT-TASK") {
             // The subagent's own requests.
-            if req.has_tool_result() {
-                Reply::text("Done with the tool.")
-            } else {
-                Reply::bash("echo sub")
-            }
+            if req.has_tool_result() { Reply::text("Done with the tool.") } else { Reply::bash("echo sub") }
         } else if req.last_user_text().contains("<task-notification>") {
             Reply::text("The agent finished.")
         } else if req.has_tool_result() {
@@ -436,51 +371,24 @@ fn s6_task_notification_turn_is_not_saved() {
     });
     let app = App::new(claude, &standin);
     app.add_logging_hook();
-    let run = app
-        .bench
-        .print("delegate this please", &["--allowedTools", "Bash"], LIMIT);
+    let run = app.bench.print("delegate this please", &["--allowedTools", "Bash"], LIMIT);
     let sid = app::session_of(&run);
     let log = app.hook_log();
     let prompts: Vec<String> = log
         .iter()
         .filter(|h| h["hook_event_name"] == "UserPromptSubmit")
-        .map(|h| {
-            h["prompt"]
-                .as_str()
-                .unwrap_or("")
-                .chars()
-                .take(40)
-                .collect()
-        })
+        .map(|h| h["prompt"].as_str().unwrap_or("").chars().take(40).collect())
         .collect();
-    let sub_tools = log
-        .iter()
-        .filter(|h| h["hook_event_name"] == "PostToolUse" && h["agent_id"].is_string())
-        .count();
-    let stops = log
-        .iter()
-        .filter(|h| h["hook_event_name"] == "Stop")
-        .count();
+    let sub_tools = log.iter().filter(|h| h["hook_event_name"] == "PostToolUse" && h["agent_id"].is_string()).count();
+    let stops = log.iter().filter(|h| h["hook_event_name"] == "Stop").count();
     eprintln!("s6: prompts={prompts:?} subagent tool calls={sub_tools} stops={stops}");
-    assert!(
-        sub_tools >= 1,
-        "the subagent's Bash call did not run: {log:?}"
-    );
-    assert!(
-        prompts.iter().any(|p| p.starts_with("<task-notification>")),
-        "no task-notification turn: {prompts:?}"
-    );
-    assert_eq!(
-        stops, 2,
-        "expected the delegating turn's and the notification turn's Stop"
-    );
+    assert!(sub_tools >= 1, "the subagent's Bash call did not run: {log:?}");
+    assert!(prompts.iter().any(|p| p.starts_with("<task-notification>")), "no task-notification turn: {prompts:?}");
+    assert_eq!(stops, 2, "expected the delegating turn's and the notification turn's Stop");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
     std::thread::sleep(Duration::from_secs(3));
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-    assert_eq!(
-        state["saves"], 1,
-        "an extra save ran for the notification turn: {state}"
-    );
+    assert_eq!(state["saves"], 1, "an extra save ran for the notification turn: {state}");
     assert_eq!(app.saves().len(), 1);
     report("6 task notification", "saves for 2 turns", 1);
 }
@@ -523,23 +431,10 @@ fn s7_interrupted_turn_is_saved() {
     interrupt(&tmux, &standin, "SLOW-ONE first prompt");
     let sent = Instant::now();
     tmux.send_line("WAIT second prompt");
-    let fork = wait_for(
-        Duration::from_secs(60),
-        "a fork after the next prompt",
-        || forks(&standin).into_iter().next(),
-    );
-    let stop_seen = app
-        .hook_log()
-        .iter()
-        .any(|h| h["hook_event_name"] == "Stop");
-    assert!(
-        !stop_seen,
-        "the fork came only after a Stop; the save should start at the prompt"
-    );
-    assert!(
-        fork.all_message_text().contains("SLOW-ONE"),
-        "the fork does not see the interrupted turn"
-    );
+    let fork = wait_for(Duration::from_secs(60), "a fork after the next prompt", || forks(&standin).into_iter().next());
+    let stop_seen = app.hook_log().iter().any(|h| h["hook_event_name"] == "Stop");
+    assert!(!stop_seen, "the fork came only after a Stop; the save should start at the prompt");
+    assert!(fork.all_message_text().contains("SLOW-ONE"), "the fork does not see the interrupted turn");
     report(
         "7 interrupted turn",
         "fork started after next prompt (s)",
@@ -547,18 +442,12 @@ fn s7_interrupted_turn_is_saved() {
     );
     // The second turn ends (Stop, its own save), then the session exits.
     wait_for(LIMIT, "the second turn's Stop", || {
-        app.hook_log()
-            .iter()
-            .any(|h| h["hook_event_name"] == "Stop")
-            .then_some(())
+        app.hook_log().iter().any(|h| h["hook_event_name"] == "Stop").then_some(())
     });
     app.wait_saved(&sid, 2, SAVE_LIMIT);
     tmux.send_line("/exit");
     wait_for(Duration::from_secs(30), "SessionEnd", || {
-        app.hook_log()
-            .iter()
-            .any(|h| h["hook_event_name"] == "SessionEnd")
-            .then_some(())
+        app.hook_log().iter().any(|h| h["hook_event_name"] == "SessionEnd").then_some(())
     });
     std::thread::sleep(Duration::from_secs(1));
     let state = app.wait_saved(&sid, 2, SAVE_LIMIT);
@@ -566,11 +455,7 @@ fn s7_interrupted_turn_is_saved() {
     drop(tmux);
 
     // (b) Esc, then /exit at once.
-    let n_starts = app
-        .hook_log()
-        .iter()
-        .filter(|h| h["hook_event_name"] == "SessionStart")
-        .count();
+    let n_starts = app.hook_log().iter().filter(|h| h["hook_event_name"] == "SessionStart").count();
     let forks_before = forks(&standin).len();
     let tmux = app::Tmux::start(&app.bench, &[]);
     let sid2 = wait_for(LIMIT, "second SessionStart", || {
@@ -594,11 +479,7 @@ fn s7_interrupted_turn_is_saved() {
     assert_eq!(fork.len(), forks_before + 1, "one save at session end");
     assert!(fork.last().unwrap().all_message_text().contains("SLOW-TWO"));
     assert_eq!(state["saves"], 1, "{state}");
-    report(
-        "7 interrupted turn",
-        "saved at session end",
-        state["status"]["text"].as_str().unwrap_or("?"),
-    );
+    report("7 interrupted turn", "saved at session end", state["status"]["text"].as_str().unwrap_or("?"));
 }
 
 /// Scenario 8: after /clear and /compact the memory block arrives again in
@@ -609,13 +490,8 @@ fn s8_clear_and_compact_reload_the_memory() {
     let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
-    let standin = StandIn::start(|req| {
-        if is_fork(req) {
-            Reply::text(r#"{"ops":[],"topics":[]}"#)
-        } else {
-            Reply::text("ok")
-        }
-    });
+    let standin =
+        StandIn::start(|req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") });
     let app = App::new(claude, &standin);
     app.add_logging_hook();
     let base = "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- FACT-START\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
@@ -625,10 +501,7 @@ fn s8_clear_and_compact_reload_the_memory() {
     let request_with = |text: &str| {
         let text = text.to_string();
         wait_for(LIMIT, &format!("a request with {text}"), || {
-            standin
-                .message_requests()
-                .into_iter()
-                .find(|r| !is_fork(r) && r.last_user_text().contains(&text))
+            standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(&text))
         })
     };
     tmux.send_line("hello one");
@@ -637,7 +510,11 @@ fn s8_clear_and_compact_reload_the_memory() {
     app.wait_saved(&sid, 1, SAVE_LIMIT);
     let fork = forks(&standin).into_iter().next().expect("a fork of the interactive session");
     let (raw, without_header) = app::interactive_shares(&parent, &fork);
-    report("8 interactive parent", "cacheable share raw / without billing header", format!("{raw:.4} / {without_header:.4}"));
+    report(
+        "8 interactive parent",
+        "cacheable share raw / without billing header",
+        format!("{raw:.4} / {without_header:.4}"),
+    );
 
     app.write_memory(&base.replace("- FACT-START", "- FACT-START\n- FACT-AFTER-CLEAR"));
     tmux.send_line("/clear");
@@ -651,10 +528,7 @@ fn s8_clear_and_compact_reload_the_memory() {
     tmux.send_line("hello two");
     let after_clear = request_with("hello two").all_message_text();
     assert!(!after_clear.contains("hello one"), "/clear did not clear");
-    assert!(
-        after_clear.contains("FACT-AFTER-CLEAR"),
-        "no memory block after /clear"
-    );
+    assert!(after_clear.contains("FACT-AFTER-CLEAR"), "no memory block after /clear");
     report("8 /clear", "memory block in new context", "yes");
     app.wait_saved(&sid2, 1, SAVE_LIMIT);
 
@@ -662,25 +536,14 @@ fn s8_clear_and_compact_reload_the_memory() {
     let n_req = standin.message_requests().len();
     tmux.send_line("/compact");
     wait_for(LIMIT, "SessionStart compact", || {
-        app.hook_log()
-            .iter()
-            .any(|h| h["hook_event_name"] == "SessionStart" && h["source"] == "compact")
-            .then_some(())
+        app.hook_log().iter().any(|h| h["hook_event_name"] == "SessionStart" && h["source"] == "compact").then_some(())
     });
     let compact_reqs = standin.message_requests().len() - n_req;
     std::thread::sleep(Duration::from_secs(1));
     tmux.send_line("hello three");
     let after_compact = request_with("hello three").all_message_text();
-    assert!(
-        after_compact.contains("FACT-AFTER-COMPACT"),
-        "no memory block after /compact: {}",
-        tmux.screen()
-    );
-    report(
-        "8 /compact",
-        "memory block in new context",
-        format!("yes ({compact_reqs} compaction request(s))"),
-    );
+    assert!(after_compact.contains("FACT-AFTER-COMPACT"), "no memory block after /compact: {}", tmux.screen());
+    report("8 /compact", "memory block in new context", format!("yes ({compact_reqs} compaction request(s))"));
 }
 
 /// Scenario 9: two sessions of one project save at the same time; every
@@ -691,16 +554,9 @@ fn s9_concurrent_saves_keep_both_bullets() {
         return;
     };
     let standin = StandIn::start(script(|req| {
-        let who = if req.all_message_text().contains("SESSION-A") {
-            "A"
-        } else {
-            "B"
-        };
+        let who = if req.all_message_text().contains("SESSION-A") { "A" } else { "B" };
         // Slow replies, so both forks are in flight together.
-        Reply::text(add_op(&format!(
-            "- E2E-FACT-{who}: learned in session {who}"
-        )))
-        .after(Duration::from_secs(4))
+        Reply::text(add_op(&format!("- E2E-FACT-{who}: learned in session {who}"))).after(Duration::from_secs(4))
     }));
     let app = App::new(claude, &standin);
     let (a, b) = std::thread::scope(|s| {
@@ -714,11 +570,7 @@ fn s9_concurrent_saves_keep_both_bullets() {
     assert_eq!(f.len(), 2);
     // Overlap: the second fork request arrived before the first one's reply
     // (4 s later) could have been applied.
-    let gap = if f[1].at > f[0].at {
-        f[1].at - f[0].at
-    } else {
-        f[0].at - f[1].at
-    };
+    let gap = if f[1].at > f[0].at { f[1].at - f[0].at } else { f[0].at - f[1].at };
     let memory = app.memory().unwrap();
     for who in ["A", "B"] {
         assert!(
@@ -726,16 +578,8 @@ fn s9_concurrent_saves_keep_both_bullets() {
             "bullet {who} lost:\n{memory}"
         );
     }
-    report(
-        "9 concurrent saves",
-        "fork start gap (s)",
-        format!("{:.2}", gap.as_secs_f64()),
-    );
-    report(
-        "9 concurrent saves",
-        "statuses",
-        format!("{} / {}", sa["status"]["text"], sb["status"]["text"]),
-    );
+    report("9 concurrent saves", "fork start gap (s)", format!("{:.2}", gap.as_secs_f64()));
+    report("9 concurrent saves", "statuses", format!("{} / {}", sa["status"]["text"], sb["status"]["text"]));
 }
 
 /// Scenario 10: what the hooks cost as Claude Code measures it
@@ -750,9 +594,7 @@ fn s10_stop_hook_cost() {
     let sid = tool_turn(&app, "TOOL first turn");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
     for (i, prompt) in ["TOOL second turn", "third turn"].iter().enumerate() {
-        let run = app
-            .bench
-            .print(prompt, &["--allowedTools", "Bash", "--resume", &sid], LIMIT);
+        let run = app.bench.print(prompt, &["--allowedTools", "Bash", "--resume", &sid], LIMIT);
         assert_eq!(app::session_of(&run), sid);
         app.wait_saved(&sid, i as u64 + 2, SAVE_LIMIT);
     }
@@ -766,10 +608,7 @@ fn s10_stop_hook_cost() {
     report(
         "10 Stop hook",
         "durationMs per turn",
-        ours.iter()
-            .map(|d| format!("{d:.0}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        ours.iter().map(|d| format!("{d:.0}")).collect::<Vec<_>>().join(", "),
     );
     for d in &ours {
         assert!(*d < 100.0, "Stop hook took {d} ms: {durations:?}");

@@ -62,13 +62,8 @@ pub struct Usage {
 impl Usage {
     /// Share of the request that the (fake) prompt cache served.
     pub fn cached_share(&self) -> f64 {
-        let total =
-            self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens;
-        if total == 0 {
-            0.0
-        } else {
-            self.cache_read_input_tokens as f64 / total as f64
-        }
+        let total = self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens;
+        if total == 0 { 0.0 } else { self.cache_read_input_tokens as f64 / total as f64 }
     }
     fn to_json(self) -> Value {
         json!({
@@ -99,10 +94,7 @@ pub struct RecordedRequest {
 impl RecordedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
     }
 
     /// A model turn: `POST /v1/messages` (with or without `?beta=true`), not
@@ -119,19 +111,12 @@ impl RecordedRequest {
     pub fn tool_names(&self) -> Vec<String> {
         self.body["tools"]
             .as_array()
-            .map(|ts| {
-                ts.iter()
-                    .filter_map(|t| t["name"].as_str().map(String::from))
-                    .collect()
-            })
+            .map(|ts| ts.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect())
             .unwrap_or_default()
     }
 
     pub fn messages(&self) -> &[Value] {
-        self.body["messages"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
+        self.body["messages"].as_array().map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// The last message with `role: user`. Not simply the last message:
@@ -152,18 +137,12 @@ impl RecordedRequest {
     /// All text of the first user message: the prompt that opened this
     /// context (a subagent's own requests start with its task prompt).
     pub fn first_user_text(&self) -> String {
-        self.messages()
-            .iter()
-            .find(|m| m["role"] == "user")
-            .map(content_text)
-            .unwrap_or_default()
+        self.messages().iter().find(|m| m["role"] == "user").map(content_text).unwrap_or_default()
     }
 
     /// All text of the last user message: text blocks and tool_result content.
     pub fn last_user_text(&self) -> String {
-        self.last_user_message()
-            .map(content_text)
-            .unwrap_or_default()
+        self.last_user_message().map(content_text).unwrap_or_default()
     }
 
     /// True when the last user message carries a tool_result (the CLI is
@@ -177,11 +156,7 @@ impl RecordedRequest {
     /// Every text in the request's messages (any role), joined: to find a
     /// hook's additionalContext, which arrives inside the `system` message.
     pub fn all_message_text(&self) -> String {
-        self.messages()
-            .iter()
-            .map(content_text)
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.messages().iter().map(content_text).collect::<Vec<_>>().join("\n")
     }
 }
 
@@ -243,11 +218,7 @@ impl StandIn {
                 });
             }
         });
-        StandIn {
-            addr,
-            shared,
-            accept_thread: Some(accept_thread),
-        }
+        StandIn { addr, shared, accept_thread: Some(accept_thread) }
     }
 
     pub fn base_url(&self) -> String {
@@ -261,10 +232,7 @@ impl StandIn {
 
     /// Only the model turns (`POST /v1/messages`).
     pub fn message_requests(&self) -> Vec<RecordedRequest> {
-        self.requests()
-            .into_iter()
-            .filter(|r| r.is_messages())
-            .collect()
+        self.requests().into_iter().filter(|r| r.is_messages()).collect()
     }
 }
 
@@ -305,28 +273,14 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
         }
     }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     // The CLI sends Content-Length; chunked uploads are not expected.
-    let len: usize = header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let len: usize = header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
     let mut raw = vec![0; len];
     reader.read_exact(&mut raw)?;
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
 
-    let mut req = RecordedRequest {
-        method,
-        path,
-        headers,
-        body,
-        usage: None,
-        at: Instant::now(),
-    };
+    let mut req = RecordedRequest { method, path, headers, body, usage: None, at: Instant::now() };
     let mut out = conn;
 
     if !req.is_messages() {
@@ -392,23 +346,13 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
     start["usage"]["output_tokens"] = json!(1);
-    sse(
-        &mut out,
-        "message_start",
-        &json!({ "type": "message_start", "message": start }),
-    )?;
+    sse(&mut out, "message_start", &json!({ "type": "message_start", "message": start }))?;
     let (empty_block, delta) = match &reply {
-        Reply::Text(t) => (
-            json!({ "type": "text", "text": "" }),
-            json!({ "type": "text_delta", "text": t }),
-        ),
+        Reply::Text(t) => (json!({ "type": "text", "text": "" }), json!({ "type": "text_delta", "text": t })),
         Reply::ToolUse { .. } => {
             let mut b = block.clone();
             b["input"] = json!({});
-            (
-                b,
-                json!({ "type": "input_json_delta", "partial_json": block["input"].to_string() }),
-            )
+            (b, json!({ "type": "input_json_delta", "partial_json": block["input"].to_string() }))
         }
         _ => unreachable!(),
     };
@@ -417,16 +361,8 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
         "content_block_start",
         &json!({ "type": "content_block_start", "index": 0, "content_block": empty_block }),
     )?;
-    sse(
-        &mut out,
-        "content_block_delta",
-        &json!({ "type": "content_block_delta", "index": 0, "delta": delta }),
-    )?;
-    sse(
-        &mut out,
-        "content_block_stop",
-        &json!({ "type": "content_block_stop", "index": 0 }),
-    )?;
+    sse(&mut out, "content_block_delta", &json!({ "type": "content_block_delta", "index": 0, "delta": delta }))?;
+    sse(&mut out, "content_block_stop", &json!({ "type": "content_block_stop", "index": 0 }))?;
     sse(
         &mut out,
         "message_delta",
@@ -449,12 +385,7 @@ fn sse(out: &mut TcpStream, event: &str, data: &Value) -> std::io::Result<()> {
     out.flush()
 }
 
-fn respond_json(
-    out: &mut TcpStream,
-    method: &str,
-    status: u16,
-    body: &Value,
-) -> std::io::Result<()> {
+fn respond_json(out: &mut TcpStream, method: &str, status: u16, body: &Value) -> std::io::Result<()> {
     let text = body.to_string();
     write!(
         out,
@@ -477,12 +408,7 @@ fn respond_json(
 /// string versus one text block (the CLI sends its `system`-role message as
 /// a block list on the first request and as a string afterwards).
 pub fn prompt_text(body: &Value) -> String {
-    format!(
-        "{}{}{}",
-        normalise(&body["tools"]),
-        normalise(&body["system"]),
-        normalise(&body["messages"])
-    )
+    format!("{}{}{}", normalise(&body["tools"]), normalise(&body["system"]), normalise(&body["messages"]))
 }
 
 /// `v` without `cache_control` markers, and with a plain-string `content`
