@@ -34,11 +34,10 @@ pub struct Config {
 impl Config {
     /// The config at `path`; defaults when it is missing.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let Some(bytes) = crate::fsutil::read_regular(path, 1024 * 1024)? else {
+            return Ok(Config::default());
         };
+        let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))?;
         toml::from_str(&text).with_context(|| {
             format!(
                 "{} is not valid memory-save configuration; fix it or remove it (see the README's Settings)",

@@ -162,12 +162,14 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 }
 
 fn check_state(report: &mut Report, roots: &Roots) {
-    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else { return };
+    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else {
+        return;
+    };
     let broken: Vec<String> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter(|p| std::fs::read(p).ok().and_then(|b| crate::state::parse_state(&b)).is_none())
+        .filter(|p| crate::state::read_state_bytes(p).and_then(|b| crate::state::parse_state(&b)).is_none())
         .map(|p| p.display().to_string())
         .collect();
     if broken.is_empty() {

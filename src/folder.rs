@@ -42,10 +42,14 @@ impl Folder {
     /// Holds every other memory-save process of this project off the files:
     /// a load's repair, a save's apply-and-write.
     pub fn lock(&self) -> Result<Lock> {
+        self.lock_within(LOCK_WAIT)
+    }
+
+    pub fn lock_within(&self, limit: Duration) -> Result<Lock> {
         if let Some(parent) = self.lock_path.parent() {
             fsutil::create_private_dir(parent)?;
         }
-        Lock::acquire(&self.lock_path, LOCK_WAIT)
+        Lock::acquire(&self.lock_path, limit)
     }
 
     /// MEMORY.md in the template, repairing it on disk first when needed
@@ -57,7 +61,9 @@ impl Folder {
         if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.file_type().is_symlink()) {
             bail!("{} is a symlink; memory-save reads only from a real folder", self.dir.display());
         }
-        let Some(text) = read_if_exists(&self.memory_path())? else { return Ok(None) };
+        let Some(text) = read_if_exists(&self.memory_path())? else {
+            return Ok(None);
+        };
         match template::repair(&text, &self.project) {
             None => Ok(Some((text, false))),
             Some(repaired) => {
@@ -71,9 +77,13 @@ impl Folder {
 
     /// The topic files present, by name.
     pub fn topic_files(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
         let mut names: Vec<String> = entries
             .flatten()
+            // A FIFO or link planted under a topic name is not a topic file.
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| check_topic_name(n).is_ok())
             .collect();
@@ -133,17 +143,13 @@ impl Folder {
     }
 }
 
-/// Reads a file that may not exist. A symlink is refused, so a planted link
-/// cannot leak another file into the context or the fork's message.
+/// Memory files, history entries and notes are read up to this size: far
+/// past any cap, and a bound on what a planted file can make us load.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads a file that may not exist. A symlink, FIFO or device is refused
+/// (see `fsutil::open_regular`), so a planted one can neither leak another
+/// file into the context or the fork's message nor block the reader.
 pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        Ok(meta) if meta.file_type().is_symlink() => {
-            bail!("{} is a symlink; replace it with a real file", path.display())
-        }
-        Ok(_) => {}
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(fsutil::read_regular(path, MAX_FILE_BYTES)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }

@@ -1,12 +1,59 @@
 //! Small file-system helpers shared by every writer: atomic replace and locks.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+/// Flags for every file of ours we open by name: never through a planted
+/// symlink (the open fails with ELOOP), never blocking on a FIFO or device
+/// planted in a file's place (the open returns at once and `fstat` then
+/// says what it is), and never leaked into the fork or a user's command.
+const SAFE_OPEN: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+
+/// Opens `path` for reading when it is a regular file; `None` when it does
+/// not exist. A symlink, FIFO, socket or device is an error that names the
+/// path, found without a check-then-open race: the open itself cannot
+/// block or follow a link, and `fstat` looks at what was opened.
+pub fn open_regular(path: &Path) -> Result<Option<File>> {
+    let file = match OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            bail!("{} is a symlink; memory-save reads only real files: replace it with a file", path.display())
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    check_regular(&file, path)?;
+    Ok(Some(file))
+}
+
+/// `open_regular`, then at most `max` bytes: a file larger than that is an
+/// error, never a read without end.
+pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let Some(file) = open_regular(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        bail!("{} is larger than {max} bytes; memory-save does not read it", path.display());
+    }
+    Ok(Some(bytes))
+}
+
+fn check_regular(file: &File, path: &Path) -> Result<()> {
+    let meta = file.metadata().with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.file_type().is_file() {
+        bail!("{} is not a regular file (a FIFO, socket or device?); memory-save does not open it", path.display());
+    }
+    Ok(())
+}
 
 /// Replaces `path` with `contents` so that a reader sees the old file or the
 /// new one, never a mix: a temp file in the same folder, then rename. With
@@ -20,13 +67,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     let result = (|| -> Result<()> {
         #[cfg(debug_assertions)]
         fault::read_only(&name).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut file = create_new_private(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         #[cfg(debug_assertions)]
         fault::inject(&name, &mut file, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
         file.write_all(contents).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -51,6 +92,21 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     result
 }
 
+/// A new file only we can read, created with `O_EXCL` and `O_NOFOLLOW`: a
+/// name planted beforehand (a symlink, a FIFO, anything) is removed first,
+/// never written through. Every caller holds the lock that makes a file
+/// of that name a stale one of ours.
+pub fn create_new_private(path: &Path) -> std::io::Result<File> {
+    let open = || OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(SAFE_OPEN).open(path);
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path)?;
+            open()
+        }
+        other => other,
+    }
+}
+
 /// Rewrites a small file of ours in place: no temp file, no rename. For the
 /// session state only, written on every hook under its lock, where a rename
 /// cost a journal commit (about 0.2 ms of a 1 ms hook on ext4, measured).
@@ -58,13 +114,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
 /// the truncation, the file holds the new JSON followed by the old one's
 /// tail, and its reader takes the first JSON value only.
 pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let mut file = open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?;
     file.write_all(contents)
         .and_then(|()| file.set_len(contents.len() as u64))
         .with_context(|| format!("cannot write {}", path.display()))
@@ -75,7 +125,9 @@ pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
 /// create and rename. Only for files whose every writer holds a lock that
 /// the caller holds now: then no such temp file belongs to a live write.
 pub fn remove_stale_temps(dir: &Path, of: impl Fn(&str) -> bool) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let stale = name
@@ -96,9 +148,9 @@ pub fn remove_stale_temps(dir: &Path, of: impl Fn(&str) -> bool) {
 pub fn create_private_dir(dir: &Path) -> Result<()> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.file_type().is_symlink() => {
-            bail!("{} is a symlink; memory-save keeps its files only in a real folder", dir.display())
+            bail!("{} is a symlink; memory-save keeps its files only in a real folder: remove the link", dir.display())
         }
-        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.is_dir() => check_private_dir(dir, &meta),
         _ => {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -109,6 +161,26 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// A folder of ours must be the user's own and closed to others: one owned
+/// by someone else is refused (they could swap its files under us), one
+/// open to others is closed to 0700.
+fn check_private_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        bail!(
+            "{} belongs to user id {}, not to you ({me}); memory-save keeps its files only in a folder of yours: remove it or move MEMORY_SAVE_HOME",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("{} is open to other users and cannot be closed (chmod 700 it)", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// Test-only fault injection (debug builds only): with
@@ -215,32 +287,40 @@ impl Lock {
 /// Whether another process holds the lock on `path` now. Only looks: a
 /// missing lock file is not created, and a free lock is not kept.
 pub fn is_locked(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else { return false };
+    let Ok(file) = OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) else {
+        return false;
+    };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 fn open_lock_file(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot open lock file {}", path.display()))
+    open_own(path, OpenOptions::new().read(true).write(true).create(true).truncate(false))
+}
+
+/// Opens (or creates, 0600) a file of ours in our state folder: never
+/// through a symlink, never a FIFO or device planted in its place.
+fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
+    let file = match options.mode(0o600).custom_flags(SAFE_OPEN).open(path) {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            bail!("{} is a symlink; memory-save does not follow links in its state folder: remove it", path.display())
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),
+    };
+    check_regular(&file, path)?;
+    Ok(file)
 }
 
 /// Appends one line to a private log-like file, keeping one old file
 /// (`<name>.1`) once it passes `max_bytes`, so it never grows without bound.
 /// Best effort: a log that cannot be written must not fail what it logs.
 pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > max_bytes) {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max_bytes) {
         let mut old = path.as_os_str().to_os_string();
         old.push(".1");
         let _ = std::fs::rename(path, old);
     }
-    let file = OpenOptions::new().create(true).append(true).mode(0o600).open(path);
-    if let Ok(mut file) = file {
+    if let Ok(mut file) = open_own(path, OpenOptions::new().create(true).append(true)) {
         let _ = writeln!(file, "{line}");
     }
 }

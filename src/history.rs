@@ -109,7 +109,9 @@ fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
 }
 
 fn numbers(folder: &Folder) -> Vec<u64> {
-    let Ok(entries) = std::fs::read_dir(dir(folder)) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir(folder)) else {
+        return Vec::new();
+    };
     let mut numbers: Vec<u64> =
         entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok()).collect();
     numbers.sort_unstable();
@@ -118,7 +120,7 @@ fn numbers(folder: &Folder) -> Vec<u64> {
 
 fn read(folder: &Folder, number: u64) -> Result<Entry> {
     let path = dir(folder).join(format!("{number:08}.json"));
-    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_if_exists(&path)?.with_context(|| format!("cannot read {}: it is gone", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not a history entry; remove it", path.display()))
 }
 

@@ -6,6 +6,7 @@
 
 mod cli;
 mod config;
+mod deadline;
 mod doctor;
 mod folder;
 mod fsutil;

@@ -66,6 +66,10 @@ pub fn check_name(name: &str) -> Result<()> {
 /// The working tree's top level, and the folder that names the project.
 fn project_folders(cwd: &Path) -> (PathBuf, PathBuf) {
     use gix_discover::repository::Path as Repo;
+    if let Err(why) = git_files_are_plain(cwd) {
+        crate::log::error(&format!("not looking for a repository above {}: {why}", cwd.display()));
+        return (cwd.to_path_buf(), cwd.to_path_buf());
+    }
     match gix_discover::upwards(cwd) {
         Ok((Repo::WorkTree(work_dir), _)) => (work_dir.clone(), work_dir),
         Ok((Repo::LinkedWorkTree { work_dir, git_dir }, _)) => {
@@ -77,12 +81,48 @@ fn project_folders(cwd: &Path) -> (PathBuf, PathBuf) {
     }
 }
 
+/// gix-discover opens `.git`, `HEAD` and `commondir` itself, with plain
+/// blocking opens: a FIFO planted at one of them would hang the hook and the
+/// worker. So the nearest `.git` above `cwd` and the files discovery reads
+/// are checked first to be regular files or folders. What remains is the
+/// race of a file swapped for a FIFO between this check and gix's open,
+/// which needs a writer already inside the repository; the hook's deadline
+/// bounds it.
+fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
+    let plain = |path: &Path| match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(format!("{} is not a regular file", path.display())),
+        _ => Ok(()),
+    };
+    let Some(dot_git) = cwd.ancestors().map(|dir| dir.join(".git")).find(|p| std::fs::symlink_metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    plain(&dot_git)?;
+    let git_dir = if dot_git.is_file() {
+        let text = crate::fsutil::read_regular(&dot_git, 4096).map_err(|e| format!("{e:#}"))?.unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        let Some(target) = text.trim().strip_prefix("gitdir:") else {
+            return Ok(());
+        };
+        dot_git.parent().unwrap_or(cwd).join(target.trim())
+    } else {
+        dot_git
+    };
+    for name in ["HEAD", "commondir", "gitdir", "config"] {
+        plain(&git_dir.join(name))?;
+    }
+    Ok(())
+}
+
 /// A linked worktree's git dir is `<common>/worktrees/<name>` and names its
 /// common dir in `commondir`; the primary repository is the folder holding
 /// that common dir (`<repo>/.git`), or the bare repository itself. A
 /// submodule has no `commondir` and keeps its own name.
 fn primary_of(git_dir: &Path) -> Option<PathBuf> {
-    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    // A FIFO planted as `commondir` must not hang the hook: read only a
+    // small regular file.
+    let common = crate::fsutil::read_regular(&git_dir.join("commondir"), 4096).ok()??;
+    let common = String::from_utf8(common).ok()?;
     let common = git_dir.join(common.trim()).canonicalize().ok()?;
     if common.file_name()? == ".git" { common.parent().map(Path::to_path_buf) } else { Some(common) }
 }

@@ -12,6 +12,8 @@ use crate::fsutil::{self, Lock};
 
 /// Hooks wait this long at most for another process's lock.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// A session file is a few hundred bytes; anything larger is not ours.
+const MAX_STATE_BYTES: u64 = 1024 * 1024;
 /// Session files untouched for this long are removed.
 const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 
@@ -19,6 +21,12 @@ const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 #[serde(default)]
 pub struct SessionState {
     pub cwd: String,
+    /// The session's project folder, where Claude Code reads the project's
+    /// settings and CLAUDE.md: `CLAUDE_PROJECT_DIR`, else the first working
+    /// folder a hook reported. A `cd` inside the session does not move it,
+    /// so a cloned dependency's folder can neither name the memory nor
+    /// supply the fork's settings.
+    pub project_dir: String,
     pub transcript_path: String,
     pub effort: Option<String>,
     /// A person sent a prompt since the last save was requested.
@@ -30,8 +38,13 @@ pub struct SessionState {
     pub turn_open: bool,
     /// A save is requested and no worker has taken it yet.
     pub save_pending: bool,
-    /// Unix time the running save started; `None` when idle.
+    /// The claim of the save being run: Unix time it was claimed; `None`
+    /// when idle. It is cleared only after the save's write, so a worker
+    /// killed before then leaves it set, with its worker lock free, and the
+    /// next worker takes the job over.
     pub saving_since: Option<i64>,
+    /// How often the claimed job was taken over from a worker that died.
+    pub claim_retries: u32,
     /// The last finished save's short result, for the status line.
     pub status: Option<Status>,
     /// The last save's report line, shown to the user once.
@@ -49,8 +62,18 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// The folder the project is found from and the fork runs in.
+    pub fn project_folder(&self) -> &str {
+        if self.project_dir.is_empty() { &self.cwd } else { &self.project_dir }
+    }
+
     pub fn worth_saving(&self) -> bool {
         self.person_spoke || self.tool_ran
+    }
+
+    /// A save is requested, or a claimed one must go on.
+    pub fn has_job(&self) -> bool {
+        self.save_pending || self.saving_since.is_some()
     }
 
     /// Turns the turn's flags into a save request.
@@ -123,6 +146,11 @@ impl SessionStore {
     /// Creates the sessions folder (0700) when missing; refuses one that is
     /// a symlink, so no state or lock file lands outside our folder.
     pub fn ensure_dir(&self) -> Result<()> {
+        // The state root is checked too: a link or a folder of someone
+        // else's there would carry every file below it away.
+        if let Some(root) = self.dir.parent() {
+            fsutil::create_private_dir(root)?;
+        }
         fsutil::create_private_dir(&self.dir)
     }
 
@@ -155,9 +183,27 @@ impl SessionStore {
         Ok(result)
     }
 
+    /// Every session's id and state (unreadable files are skipped).
+    pub fn all(&self) -> Vec<(String, SessionState)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let id = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
+                check_session_id(&id).ok()?;
+                let state = parse_state(&read_state_bytes(&e.path())?)?;
+                Some((id, state))
+            })
+            .collect()
+    }
+
     /// Removes the files of sessions idle for two weeks, and no-one holds.
     pub fn remove_stale(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
         let now = std::time::SystemTime::now();
         for entry in entries.flatten() {
             let path = entry.path();
@@ -179,7 +225,12 @@ impl SessionStore {
 /// A missing or unreadable state file is a fresh session: the state is ours
 /// and never worth failing a hook over.
 fn read_state(path: &Path) -> SessionState {
-    std::fs::read(path).ok().and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
+    read_state_bytes(path).and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
+}
+
+/// A session file's bytes, if it is a small regular file of ours.
+pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {
+    fsutil::read_regular(path, MAX_STATE_BYTES).ok().flatten()
 }
 
 /// The state in a session file, for every reader. Only the first JSON value

@@ -102,13 +102,15 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
 
 fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
     let store = SessionStore::new(roots.sessions_dir());
-    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else {
+        return Vec::new();
+    };
     entries
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let id = name.strip_suffix(".json")?;
-            let mut state = crate::state::parse_state(&std::fs::read(e.path()).ok()?)?;
+            let mut state = crate::state::parse_state(&crate::state::read_state_bytes(&e.path())?)?;
             // A worker killed mid-save left its mark; only a held lock
             // means a save is running.
             if state.saving_since.is_some() && !store.worker_running(id) {
@@ -124,7 +126,9 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
 /// `saves.jsonl`.
 fn recent_saves(roots: &Roots, project: &str) -> Vec<Value> {
     const TAIL: u64 = 256 * 1024;
-    let Ok(mut file) = std::fs::File::open(roots.saves_log()) else { return Vec::new() };
+    let Ok(Some(mut file)) = crate::fsutil::open_regular(&roots.saves_log()) else {
+        return Vec::new();
+    };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
     let mut text = String::new();

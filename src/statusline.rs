@@ -16,6 +16,8 @@ use crate::state::{SessionState, SessionStore};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
+/// The whole status line ends by then, whatever it waits on.
+const DEADLINE: Duration = Duration::from_secs(6);
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -24,6 +26,7 @@ struct StatusInput {
 }
 
 pub fn run(wrapped: &[OsString]) -> Result<()> {
+    crate::deadline::arm(DEADLINE);
     let mut raw = Vec::new();
     std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
     let mut out = String::new();
@@ -66,7 +69,9 @@ pub fn state_line(state: &SessionState) -> Option<String> {
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
     let child =
         Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
-    let Ok(mut child) = child else { return String::new() };
+    let Ok(mut child) = child else {
+        return String::new();
+    };
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(input);
     }

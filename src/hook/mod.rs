@@ -25,6 +25,13 @@ pub const FORK_MARKER_ENV: &str = "MEMORY_SAVE_FORK";
 pub const DISABLE_ENV: &str = "MEMORY_SAVE_DISABLE";
 /// Hook input larger than this is not a hook input.
 const MAX_STDIN: u64 = 16 * 1024 * 1024;
+/// Every hook ends by then, whatever it waits on (an input that never
+/// closes, a lock a stuck process holds): below Claude Code's own limit for
+/// our hooks (hooks.json: 10 s), so a hook never shows as an error or
+/// holds a prompt up for long.
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+/// SessionEnd hooks share a budget of about 1.5 s (measured).
+const SESSION_END_DEADLINE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 pub struct Ctx {
     pub roots: Roots,
@@ -41,10 +48,8 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
     if std::env::var_os(FORK_MARKER_ENV).is_some() || std::env::var_os(DISABLE_ENV).is_some_and(|v| v == "1") {
         return Ok(());
     }
-    let mut raw = Vec::new();
-    std::io::stdin().take(MAX_STDIN).read_to_end(&mut raw).context("cannot read the hook input")?;
-    let input: HookInput =
-        serde_json::from_slice(&raw).context("hook input is not the JSON object Claude Code sends")?;
+    crate::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
+    let input: HookInput = read_input(std::io::stdin().lock())?;
     crate::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs
     // there, so an input without it is not one to act on.
@@ -65,6 +70,38 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
     Ok(())
 }
 
+/// Reads the hook's JSON object, and stops as soon as it is whole: an input
+/// whose writer never closes the pipe does not hold the hook until its
+/// deadline. Claude Code writes the object at once, so this is one read.
+pub fn read_input(mut stdin: impl Read) -> Result<HookInput> {
+    let mut raw = Vec::with_capacity(8192);
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = match stdin.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("cannot read the hook input"),
+        };
+        raw.extend_from_slice(&chunk[..n]);
+        let ended = n == 0 || raw.len() as u64 >= MAX_STDIN;
+        if ended || raw.trim_ascii_end().ends_with(b"}") {
+            match serde_json::from_slice::<HookInput>(&raw) {
+                Ok(input) => return Ok(input),
+                Err(e) if ended || !e.is_eof() => {
+                    return Err(e).context("hook input is not the JSON object Claude Code sends");
+                }
+                Err(_) => {} // a `}` inside the object: read on
+            }
+        }
+    }
+}
+
+/// `CLAUDE_PROJECT_DIR`, which Claude Code gives its hooks: the session's
+/// project folder, when it is an absolute path.
+pub fn project_dir_from_env() -> Option<String> {
+    std::env::var("CLAUDE_PROJECT_DIR").ok().filter(|d| std::path::Path::new(d).is_absolute())
+}
+
 /// The pending report line, as output for a hook that can show it.
 pub fn report_output(report: Option<String>) -> Option<HookOutput> {
     report.map(|line| HookOutput { system_message: Some(line), hook_specific_output: None })
@@ -76,15 +113,20 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
     if !ctx.input.cwd.is_empty() {
         s.cwd.clone_from(&ctx.input.cwd);
     }
+    match project_dir_from_env() {
+        Some(dir) => s.project_dir = dir,
+        None if s.project_dir.is_empty() => s.project_dir.clone_from(&s.cwd),
+        None => {}
+    }
     if !ctx.input.transcript_path.is_empty() {
         s.transcript_path.clone_from(&ctx.input.transcript_path);
     }
     if let Some(level) = ctx.input.effort_level() {
         s.effort = Some(level);
     }
-    if s.project_cwd != s.cwd {
-        s.project_cwd.clone_from(&s.cwd);
-        match crate::project::locate(std::path::Path::new(&s.cwd)) {
+    if s.project_cwd != s.project_folder() {
+        s.project_cwd = s.project_folder().to_string();
+        match crate::project::locate(std::path::Path::new(&s.project_cwd)) {
             Ok(project) => {
                 s.off = project.off_reason(&ctx.roots.config());
                 s.project = Some(project.name);

@@ -10,6 +10,10 @@ use super::wire::{HookOutput, HookSpecificOutput};
 use crate::folder::{Folder, REPAIR_REPORT};
 use crate::memory::block;
 
+/// A load waits this long for a save's write, then loads nothing: well
+/// inside the hook's deadline.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // A `--fork-session` run is our own save (or a user's fork, whose parent
     // already had the memory).
@@ -19,18 +23,22 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if part == 1 {
         ctx.sessions().remove_stale();
     }
-    let located = crate::project::locate(std::path::Path::new(&ctx.input.cwd))?;
+    let folder_path = super::project_dir_from_env().unwrap_or_else(|| ctx.input.cwd.clone());
+    let located = crate::project::locate(std::path::Path::new(&folder_path))?;
     if located.off_reason(&ctx.roots.config()).is_some() {
         return Ok(None);
     }
     let project = located.name;
+    if part == 1 {
+        crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
+    }
     let folder = Folder::new(&ctx.roots, &project);
     if !folder.memory_path().exists() {
         return Ok(None);
     }
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {
-        let _lock = folder.lock()?;
+        let _lock = folder.lock_within(LOCK_WAIT)?;
         match folder.read_repaired()? {
             Some(read) => read,
             None => return Ok(None),

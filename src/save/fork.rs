@@ -2,7 +2,6 @@
 //! the message on stdin, bounded in time, and reads its JSON result.
 
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,14 +9,18 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::fsutil::create_new_private;
 use crate::hook::FORK_MARKER_ENV;
 use crate::state::Usage;
 
 /// Overrides where `claude` is found.
 pub const CLAUDE_ENV: &str = "MEMORY_SAVE_CLAUDE";
-/// Variables Claude Code sets for its hooks that describe the running
-/// session, not the user's setup (measured on 2.1.328).
-const SESSION_ENV: [&str; 7] = [
+/// Variables Claude Code sets for its hooks that tie a process to the
+/// running session or its IDE, not the user's setup (measured on 2.1.328):
+/// the fork is a separate process and must not pose as that session, talk
+/// to its socket or attach to its editor. Proxy, CA and cloud-provider
+/// variables are the user's setup and stay.
+const SESSION_ENV: [&str; 10] = [
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
     "CLAUDE_CODE_CHILD_SESSION",
@@ -25,7 +28,27 @@ const SESSION_ENV: [&str; 7] = [
     "CLAUDE_CODE_SESSION_ID",
     "CLAUDE_PROJECT_DIR",
     "CLAUDE_EFFORT",
+    "CLAUDE_CODE_SSE_PORT",
+    "ENABLE_IDE_INTEGRATION",
+    "CLAUDE_CODE_AUTO_CONNECT_IDE",
 ];
+/// Prefixes of the same kind of variables.
+const SESSION_ENV_PREFIXES: [&str; 2] = ["CLAUDE_CODE_MESSAGING", "CLAUDE_CODE_IDE_"];
+
+/// Whether the fork must not inherit `name` (see `SESSION_ENV`).
+pub fn is_session_variable(name: &str) -> bool {
+    SESSION_ENV.contains(&name) || SESSION_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The fork's stdout is read from its end, at most this much: the result
+/// object is its last line, and a fork that prints without end must not
+/// make the worker hold it all.
+const MAX_OUTPUT_READ: u64 = 8 * 1024 * 1024;
+const MAX_ERRORS_READ: u64 = 64 * 1024;
+/// The scratch files of one fork, `fork-<session>.<worker pid>.<kind>`: the
+/// pid keeps a dead worker's guard, which removes its files by name, away
+/// from the files of the worker that took its job over.
+pub const SCRATCH_KINDS: [&str; 4] = ["in", "out", "err", "settings.json"];
 
 pub struct ForkRequest<'a> {
     pub claude: PathBuf,
@@ -34,6 +57,8 @@ pub struct ForkRequest<'a> {
     pub model: Option<String>,
     pub effort: Option<String>,
     pub message: &'a str,
+    /// The `--settings` JSON; passed as a private file, never on the
+    /// command line, where every local user could read its `env` values.
     pub settings: String,
     pub timeout: Duration,
     /// Where the message, output and error files go (our state folder).
@@ -74,7 +99,8 @@ pub fn find_claude() -> Result<PathBuf, ForkError> {
 /// system prompt and messages (so the prompt cache serves it), yet no tool
 /// runs (`dontAsk`, no settings whose allow rules apply, one turn), no hook
 /// fires, and no transcript is left behind.
-pub fn arguments(req: &ForkRequest) -> Vec<String> {
+pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
+    let settings_file = settings_file.display().to_string();
     let mut args: Vec<String> = [
         "-p",
         "--resume",
@@ -84,7 +110,7 @@ pub fn arguments(req: &ForkRequest) -> Vec<String> {
         "--setting-sources",
         "",
         "--settings",
-        &req.settings,
+        &settings_file,
         "--permission-mode",
         "dontAsk",
         "--max-turns",
@@ -104,68 +130,69 @@ pub fn arguments(req: &ForkRequest) -> Vec<String> {
     args
 }
 
+/// The scratch file of `kind` for this worker's fork of a session.
+pub fn scratch_path(scratch: &Path, session_id: &str, kind: &str) -> PathBuf {
+    scratch.join(format!("fork-{session_id}.{}.{kind}", std::process::id()))
+}
+
 pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let io = |what: &str, e: std::io::Error| ForkError::new(format!("cannot {what}: {e}"));
-    let base = req.scratch.join(format!("fork-{}", req.session_id));
-    let input_path = base.with_extension("in");
-    let output_path = base.with_extension("out");
-    let error_path = base.with_extension("err");
+    let [input_path, output_path, error_path, settings_path] =
+        SCRATCH_KINDS.map(|kind| scratch_path(req.scratch, req.session_id, kind));
     // Worth nothing once this call returns: removed on every way out, so the
     // state folder does not keep a set per session forever.
-    let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path]);
+    let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path, &settings_path]);
     // Files, not pipes: the message can pass 128 KiB, and nothing has to
     // drain a pipe while we wait.
-    {
-        use std::io::Write;
-        let mut input = create_private(&input_path).map_err(|e| io("write the fork message", e))?;
-        input.write_all(req.message.as_bytes()).map_err(|e| io("write the fork message", e))?;
-    }
+    write_private(&input_path, req.message).map_err(|e| io("write the fork message", e))?;
+    write_private(&settings_path, &req.settings).map_err(|e| io("write the fork settings", e))?;
     let stdin = File::open(&input_path).map_err(|e| io("reopen the fork message", e))?;
-    let stdout = create_private(&output_path).map_err(|e| io("create the fork output file", e))?;
-    let stderr = create_private(&error_path).map_err(|e| io("create the fork error file", e))?;
+    // The message holds the memory: gone from the folder as soon as the
+    // fork holds it open.
+    let _ = std::fs::remove_file(&input_path);
+    let stdout = create_new_private(&output_path).map_err(|e| io("create the fork output file", e))?;
+    let stderr = create_new_private(&error_path).map_err(|e| io("create the fork error file", e))?;
     let cwd = if req.cwd.is_dir() { req.cwd.to_path_buf() } else { std::env::temp_dir() };
 
     let started = Instant::now();
     let mut command = Command::new(&req.claude);
-    // The hook inherited the running session's own variables; the fork is a
-    // separate process and must not pose as that session or talk to its
-    // socket. Authentication variables stay.
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        if SESSION_ENV.contains(&name.as_ref()) || name.starts_with("CLAUDE_CODE_MESSAGING") {
+        if is_session_variable(&name) {
             command.env_remove(name.as_ref());
         }
     }
-    let mut child = command
-        .args(arguments(req))
+    command
+        .args(arguments(req, &settings_path))
         .current_dir(cwd)
         .env(FORK_MARKER_ENV, "1")
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr))
-        .process_group(0)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
-            _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
-        })?;
+        .stderr(Stdio::from(stderr));
+    let mut child = super::child::spawn_in_group(&mut command).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
+        _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
+    })?;
     let pgid = child.id() as i32;
+    let guard = super::child::Guard::start(pgid, req.timeout, &[&output_path, &error_path, &settings_path]);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() < req.timeout => std::thread::sleep(Duration::from_millis(50)),
             Ok(None) => {
-                kill_group(pgid, &mut child);
-                let _ = std::fs::remove_file(&input_path);
+                super::child::kill_group(pgid, &mut child);
                 return Err(ForkError::new(format!("fork timed out after {}s", req.timeout.as_secs())));
             }
             Err(e) => return Err(io("wait for the fork", e)),
         }
     };
+    // Whatever the fork left running in its group ends with it.
+    // SAFETY: signals the process group we created for the fork.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    drop(guard);
     let duration_ms = started.elapsed().as_millis() as u64;
-    let _ = std::fs::remove_file(&input_path);
-    let output = std::fs::read_to_string(&output_path).unwrap_or_default();
-    let errors = std::fs::read_to_string(&error_path).unwrap_or_default();
+    let output = read_tail(&output_path, MAX_OUTPUT_READ);
+    let errors = read_tail(&error_path, MAX_ERRORS_READ);
     let mut result = read_result(&output);
     let usage = match &mut result {
         Ok(reply) => &mut reply.usage,
@@ -184,16 +211,50 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     }
 }
 
-/// A fresh file only we can read (the message holds the memory). Any file
-/// of that name goes first: a fork left running by a killed worker still
-/// writes to the old one, never into this save's output.
-fn create_private(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = std::fs::remove_file(path);
-    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+/// The last `max` bytes of a file the fork wrote (the whole file when it is
+/// smaller), as text.
+fn read_tail(path: &Path, max: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(Some(mut file)) = crate::fsutil::open_regular(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(len.saturating_sub(max))).is_ok() {
+        let _ = file.take(max).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
-struct RemoveOnDrop<'a>([&'a Path; 3]);
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    create_new_private(path)?.write_all(text.as_bytes())
+}
+
+/// Removes the scratch files that a killed worker (or its guard, killed
+/// too) left in `scratch`, for every session whose worker no longer runs.
+pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(scratch) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("fork-")) else {
+            continue;
+        };
+        let Some((session, pid_kind)) = rest.split_once('.') else {
+            continue;
+        };
+        let ours = pid_kind
+            .split_once('.')
+            .is_some_and(|(pid, kind)| pid.bytes().all(|b| b.is_ascii_digit()) && SCRATCH_KINDS.contains(&kind));
+        if ours && !worker_running(session) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+struct RemoveOnDrop<'a>([&'a Path; 4]);
 
 impl Drop for RemoveOnDrop<'_> {
     fn drop(&mut self) {
@@ -201,23 +262,6 @@ impl Drop for RemoveOnDrop<'_> {
             let _ = std::fs::remove_file(path);
         }
     }
-}
-
-/// Ends the fork and anything it started: it runs in its own process group.
-fn kill_group(pgid: i32, child: &mut std::process::Child) {
-    // SAFETY: kill(2) with a negative pid signals the process group we
-    // created for this child; it touches no memory of ours.
-    unsafe { libc::kill(-pgid, libc::SIGTERM) };
-    let grace = Instant::now();
-    while grace.elapsed() < Duration::from_secs(2) {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    let _ = child.wait();
 }
 
 fn last_line(text: &str) -> String {
@@ -283,7 +327,7 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
     use std::io::{Read, Seek, SeekFrom};
     const TAIL: u64 = 1024 * 1024;
     let mut tail = Vec::new();
-    if let Ok(mut file) = File::open(transcript) {
+    if let Ok(Some(mut file)) = crate::fsutil::open_regular(transcript) {
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).is_ok() {
             let _ = file.take(TAIL).read_to_end(&mut tail);
@@ -301,7 +345,9 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
         if !is_assistant && !is_cost {
             continue;
         }
-        let Ok(entry) = serde_json::from_str::<Value>(line) else { continue };
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
         match entry.get("type").and_then(Value::as_str) {
             Some("assistant") if is_assistant => {
                 let model = entry.pointer("/message/model").and_then(Value::as_str).unwrap_or("");
@@ -328,8 +374,12 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
     out.insert("disableAllHooks".into(), Value::Bool(true));
     let mut env = Map::new();
     for path in settings_files {
-        let Ok(text) = std::fs::read_to_string(path) else { continue };
-        let Ok(Value::Object(settings)) = serde_json::from_str::<Value>(&text) else { continue };
+        let Ok(Some(bytes)) = crate::fsutil::read_regular(path, 1024 * 1024) else {
+            continue;
+        };
+        let Ok(Value::Object(settings)) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
         if let Some(Value::Object(vars)) = settings.get("env") {
             env.extend(vars.clone());
         }
@@ -344,8 +394,13 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
     Value::Object(out).to_string()
 }
 
-/// The settings files a session reads, lowest precedence first.
-pub fn settings_files(cwd: &Path) -> Vec<PathBuf> {
+/// The settings files a session reads, lowest precedence first: the user's,
+/// then the project's. `project_dir` is where Claude Code itself reads
+/// project settings (the session's project folder), never a folder the
+/// session moved into: a `.claude/settings.json` in a cloned dependency
+/// must not hand the fork an `apiKeyHelper` or `env` of its own.
+pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
+    let cwd = project_dir;
     let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
         .map(PathBuf::from)
         .or_else(|| crate::paths::home_dir().ok().map(|h| h.join(".claude")));

@@ -1,6 +1,7 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
+mod child;
 pub mod fork;
 pub mod queue;
 
@@ -27,7 +28,10 @@ const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
 pub struct Job {
     pub session_id: String,
+    /// The session's project folder (see `SessionState::project_dir`).
     pub cwd: String,
+    /// The turn the save follows, for the history; never the prompt's text.
+    pub prompt_id: Option<String>,
     pub transcript_path: String,
     pub effort: Option<String>,
 }

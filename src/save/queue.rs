@@ -10,6 +10,14 @@
 //! session lock is released, so the hook writes its state before forking;
 //! two hooks may then both start a worker, and the one that finds the worker
 //! lock taken exits, since the other will see the request.
+//!
+//! Why no started save is lost: the worker claims a job (`saving_since`)
+//! and clears the claim only after the save's write. A worker killed before
+//! then leaves the claim set and its worker lock free (the system drops a
+//! dead process's locks), which every hook that looks at the queue reads as
+//! "a job needs a worker": the session's next hook, or for a session that
+//! has ended the project's next SessionStart, starts one, and it takes the
+//! job over. A job is taken over once; a second loss is reported.
 
 use anyhow::{Context, Result};
 
@@ -29,7 +37,7 @@ pub fn update_then_start<R>(
 ) -> Result<R> {
     let (result, start) = sessions.update(id, |s| {
         let result = change(s);
-        (result, s.save_pending && worker_needed(sessions, id))
+        (result, s.has_job() && worker_needed(sessions, id))
     })?;
     if start {
         start_worker(id);
@@ -99,6 +107,17 @@ fn spawn_worker(id: &str) -> Result<()> {
     }
 }
 
+/// The report line of a job given up after its worker died twice.
+pub const LOST_REPORT: &str = "memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)";
+
+/// What the worker does next, decided under the session lock.
+enum Next {
+    Save(Job),
+    /// A job whose worker died twice: dropped, with a report line.
+    GaveUp,
+    Idle,
+}
+
 pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     crate::state::check_session_id(id)?;
     let sessions = SessionStore::new(roots.sessions_dir());
@@ -106,28 +125,56 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     let Some(worker_lock) = Lock::try_acquire(&sessions.worker_lock_path(id))? else {
         return Ok(()); // another worker has it
     };
+    // Holding this session's worker lock, any scratch file of its fork is a
+    // dead worker's; other sessions' are stale when no worker holds theirs.
+    super::fork::remove_stale_scratch(&roots.state, |session| session != id && sessions.worker_running(session));
     let mut worker_lock = Some(worker_lock);
     loop {
-        let job = sessions.update(id, |s| {
-            if !s.save_pending {
+        let next = sessions.update(id, |s| {
+            let now = now_unix();
+            if s.saving_since.is_some() {
+                // A claim while we hold the worker lock: its worker died
+                // before the write. A new request folds into it, since a
+                // save reads the whole session.
+                if s.save_pending {
+                    s.save_pending = false;
+                    s.claim_retries = 0;
+                } else if s.claim_retries >= 1 {
+                    s.saving_since = None;
+                    s.claim_retries = 0;
+                    s.status =
+                        Some(Status { text: "error: a save was lost (its worker was stopped twice)".into(), at: now });
+                    s.report = Some(LOST_REPORT.into());
+                    return Next::GaveUp;
+                } else {
+                    s.claim_retries += 1;
+                }
+            } else if s.save_pending {
+                s.save_pending = false;
+                s.claim_retries = 0;
+            } else {
                 // Released under the session lock: see the module comment.
                 worker_lock.take();
-                s.saving_since = None;
-                return None;
+                return Next::Idle;
             }
-            s.save_pending = false;
-            s.saving_since = Some(now_unix());
-            Some(Job {
+            s.saving_since = Some(now);
+            Next::Save(Job {
                 session_id: id.to_string(),
-                cwd: s.cwd.clone(),
+                cwd: s.project_folder().to_string(),
+                prompt_id: s.prompt_id.clone(),
                 transcript_path: s.transcript_path.clone(),
                 effort: s.effort.clone(),
             })
         })?;
-        let Some(job) = job else { return Ok(()) };
+        let job = match next {
+            Next::Save(job) => job,
+            Next::GaveUp => continue,
+            Next::Idle => return Ok(()),
+        };
         let result = run_save(roots, &job);
         sessions.update(id, |s| {
             s.saving_since = None;
+            s.claim_retries = 0;
             s.saves += 1;
             s.status = Some(Status { text: result.status.clone(), at: now_unix() });
             if result.report.is_some() {
@@ -137,5 +184,21 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 s.last_usage.clone_from(&result.usage);
             }
         })?;
+    }
+}
+
+/// Starts a worker for every ended session of `project` that left a
+/// claimed job behind (its worker was killed after SessionEnd), while its
+/// transcript still exists. Called at the project's SessionStart.
+pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &str) {
+    for (id, state) in sessions.all() {
+        let orphaned = id != current
+            && state.saving_since.is_some()
+            && state.project.as_deref() == Some(project)
+            && std::path::Path::new(&state.transcript_path).is_file()
+            && !sessions.worker_running(&id);
+        if orphaned {
+            start_worker(&id);
+        }
     }
 }

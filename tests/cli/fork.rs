@@ -44,7 +44,13 @@ fn stop_after_prompt_runs_one_fork_with_exactly_the_measured_flags() {
         assert!(!call.args.iter().any(|a| a == banned), "{banned} in {:?}", call.args);
     }
 
-    let settings: Value = serde_json::from_str(call.flag("--settings").unwrap()).expect("--settings is JSON");
+    // A private file, never the JSON itself: a command line is readable by
+    // every local user for the fork's whole run.
+    let settings_file = std::path::Path::new(call.flag("--settings").unwrap());
+    assert!(settings_file.starts_with(env.mem.join("state/memory-save")), "{}", settings_file.display());
+    assert_eq!(call.settings_mode, "600");
+    assert!(!settings_file.exists(), "the settings file outlived the fork");
+    let settings: Value = serde_json::from_str(&call.settings).expect("--settings names a JSON file");
     assert_eq!(settings["disableAllHooks"], true, "{settings}");
     assert!(settings.get("permissions").is_none() && settings.get("hooks").is_none(), "{settings}");
 

@@ -13,6 +13,7 @@ mod project;
 mod queue;
 mod robust;
 mod save;
+mod sealed;
 mod session_start;
 mod skip;
 mod statusline;

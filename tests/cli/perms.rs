@@ -76,7 +76,10 @@ fn a_symlink_planted_as_memory_md_is_not_followed() {
     assert!(fs::symlink_metadata(env.memory_path()).unwrap().file_type().is_symlink());
     let link = env.memory_path();
     let status = env.status(SID);
-    assert_eq!(status, format!("error: {} is a symlink; replace it with a real file", link.display()));
+    assert_eq!(
+        status,
+        format!("error: {} is a symlink; memory-save reads only real files: replace it with a file", link.display())
+    );
     assert!(env.log().contains(&format!("{} is a symlink", link.display())), "log:\n{}", env.log());
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     assert_eq!(
@@ -99,7 +102,10 @@ fn a_symlink_planted_as_a_topic_file_is_not_followed() {
     assert_eq!(fs::read_to_string(&outside).unwrap(), "# someone else's notes\n");
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(env.memory().unwrap(), before, "MEMORY.md was written without its topic file");
-    assert_eq!(env.status(SID), format!("error: {} is a symlink; replace it with a real file", link.display()));
+    assert_eq!(
+        env.status(SID),
+        format!("error: {} is a symlink; memory-save reads only real files: replace it with a file", link.display())
+    );
 }
 
 #[test]

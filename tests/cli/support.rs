@@ -41,6 +41,15 @@ echo $$ > "$c/pid"
 echo $PPID > "$c/ppid"
 pwd > "$c/cwd"
 printf '%s\0' "$@" > "$c/args"
+prev=
+for a in "$@"; do
+  if [ "$prev" = "--settings" ] && [ -f "$a" ]; then
+    cat "$a" > "$c/settings"
+    stat -c %a "$a" > "$c/settings.mode" 2>/dev/null || stat -f %Lp "$a" > "$c/settings.mode"
+  fi
+  prev=$a
+done
+env | grep -E '^(CLAUDE|ENABLE_IDE|ANTHROPIC|HTTPS?_PROXY|NODE_EXTRA_CA)' | sort > "$c/session-env"
 env | grep '^MEMORY_SAVE_FORK=' > "$c/env"
 cat > "$c/stdin"
 touch "$c/started"
@@ -273,6 +282,9 @@ impl Env {
         let pid_of = |name: &str| read(name).trim().parse::<i32>().ok();
         Call {
             args,
+            settings: read("settings"),
+            settings_mode: read("settings.mode").trim().to_string(),
+            session_env: read("session-env"),
             stdin: read("stdin"),
             env: read("env"),
             cwd: PathBuf::from(read("cwd").trim()),
@@ -298,7 +310,9 @@ impl Env {
     pub fn state(&self, session: &str) -> Value {
         let path = self.sessions_dir().join(format!("{session}.json"));
         for _ in 0..200 {
-            let Ok(bytes) = fs::read(&path) else { return json!({}) };
+            let Ok(bytes) = fs::read(&path) else {
+                return json!({});
+            };
             if let Some(Ok(state)) = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>().next() {
                 return state;
             }
@@ -314,6 +328,14 @@ impl Env {
     /// Waits until the session's worker has finished `saves` saves and is
     /// gone: nothing pending, nothing running, the worker lock free.
     pub fn wait_saves(&self, session: &str, saves: u64) -> Value {
+        let state = self.wait_idle(session, saves);
+        assert_eq!(state["saves"], json!(saves), "more saves than expected: {state:#}");
+        state
+    }
+
+    /// Waits until the session has finished at least `saves` saves and is
+    /// idle: nothing pending, no claimed job, the worker lock free.
+    pub fn wait_idle(&self, session: &str, saves: u64) -> Value {
         let mut last = json!({});
         let lock = self.sessions_dir().join(format!("{session}.worker.lock"));
         let done = || {
@@ -327,9 +349,7 @@ impl Env {
         let started = Instant::now();
         while started.elapsed() < DEADLINE {
             if done() {
-                let state = self.state(session);
-                assert_eq!(state["saves"], json!(saves), "more saves than expected: {state:#}");
-                return state;
+                return self.state(session);
             }
             last = self.state(session);
             std::thread::sleep(Duration::from_millis(20));
@@ -383,7 +403,9 @@ impl Env {
         let mut out = Vec::new();
         let mut stack = vec![root.clone()];
         while let Some(dir) = stack.pop() {
-            let Ok(entries) = fs::read_dir(&dir) else { continue };
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.is_dir() {
@@ -419,7 +441,9 @@ impl Drop for Env {
     /// A test that failed midway may leave a held or sleeping fake: end it
     /// (by the pids it recorded), so nothing outlives the test.
     fn drop(&mut self) {
-        let Ok(calls) = fs::read_dir(self.fake_dir.join("calls")) else { return };
+        let Ok(calls) = fs::read_dir(self.fake_dir.join("calls")) else {
+            return;
+        };
         for call in calls.flatten() {
             if call.path().join("done").exists() {
                 continue;
@@ -439,6 +463,11 @@ impl Drop for Env {
 
 pub struct Call {
     pub args: Vec<String>,
+    /// The file `--settings` named, as the fork found it, and its mode.
+    pub settings: String,
+    pub settings_mode: String,
+    /// The fork's CLAUDE*, ENABLE_IDE*, ANTHROPIC*, proxy and CA variables.
+    pub session_env: String,
     pub stdin: String,
     /// `env | grep '^MEMORY_SAVE_FORK='` in the fake.
     pub env: String,
@@ -467,11 +496,13 @@ pub struct Run<'a> {
     vars: Vec<(String, String)>,
     unset: Vec<String>,
     dir: Option<PathBuf>,
+    /// Keep stdin open after writing it, as a writer that never closes.
+    hold_stdin: bool,
 }
 
 impl<'a> Run<'a> {
     fn new(env: &'a Env, args: Vec<String>) -> Run<'a> {
-        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new(), dir: None }
+        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new(), dir: None, hold_stdin: false }
     }
 
     /// Runs in `dir` instead of the bench's root (for commands that work on
@@ -523,6 +554,12 @@ impl<'a> Run<'a> {
         self
     }
 
+    /// The input is written and the pipe left open until the run ends.
+    pub fn hold_stdin(mut self) -> Run<'a> {
+        self.hold_stdin = true;
+        self
+    }
+
     pub fn var(mut self, key: &str, value: &str) -> Run<'a> {
         self.vars.push((key.into(), value.into()));
         self
@@ -558,8 +595,11 @@ impl<'a> Run<'a> {
         let mut child = cmd.spawn().expect("run memory-save");
         // A hook may exit without reading its input (the fork marker): a
         // closed pipe is its answer, not a failure.
-        let _ = child.stdin.take().unwrap().write_all(&stdin);
+        let mut pipe = child.stdin.take().unwrap();
+        let _ = pipe.write_all(&stdin);
+        let held = self.hold_stdin.then_some(pipe);
         let out = child.wait_with_output().unwrap();
+        drop(held);
         Output {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -696,7 +736,9 @@ pub fn lock_free(path: &Path) -> bool {
 }
 
 fn worker_gone(lock: &Path) -> bool {
-    let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(lock) else { return true };
+    let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(lock) else {
+        return true;
+    };
     match file.try_lock() {
         Ok(()) => {
             let _ = file.unlock();
