@@ -15,7 +15,11 @@ usage:
                                  remove exactly our hooks again
   memory-save status [--json]    this project's memory, its size, the last saves and their cost
   memory-save doctor             check the setup; exit 1 when something is wrong
-  memory-save history            list the recorded changes of this project's memory files
+  memory-save history [--line TEXT]
+                                 list the recorded changes of this project's memory files
+                                 (with where each came from); --line: the change that added TEXT
+  memory-save review [--approve ID | --reject ID]
+                                 CRITICAL RULES changes held by review = \"rules\"
   memory-save undo               put the files back as they were before the last change
   memory-save statusline [-- <your status command>...]
                                  print this session's save state (status-line JSON on stdin)
@@ -36,6 +40,7 @@ pub enum Command {
     Doctor(Vec<String>),
     History(Vec<String>),
     Undo(Vec<String>),
+    Review(Vec<String>),
     Help,
     Version,
 }
@@ -105,6 +110,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Command> {
         "doctor" => Command::Doctor(strings()),
         "history" => Command::History(strings()),
         "undo" => Command::Undo(strings()),
+        "review" => Command::Review(strings()),
         "help" | "--help" | "-h" => Command::Help,
         "--version" | "-V" | "version" => Command::Version,
         other => bail!("unknown command {other:?}; run `memory-save --help`"),

@@ -29,6 +29,16 @@ pub struct Config {
     /// Projects (by memory-save's project name) where memory-save does
     /// nothing.
     pub disabled_projects: Vec<String>,
+    /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
+    pub review: Review,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Review {
+    #[default]
+    Off,
+    Rules,
 }
 
 impl Config {
@@ -67,6 +77,10 @@ impl Config {
 
     pub fn model(&self) -> Option<&str> {
         self.model.as_deref().filter(|m| !m.trim().is_empty())
+    }
+
+    pub fn review_rules(&self) -> bool {
+        self.review == Review::Rules
     }
 
     pub fn effort(&self) -> Option<&str> {

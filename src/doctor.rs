@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 
 use crate::memory::block::MAX_PARTS;
+use crate::memory::text::visible;
 use crate::paths::Roots;
 
 /// Every hook command a full install registers.
@@ -26,12 +27,12 @@ struct Report {
 
 impl Report {
     fn ok(&mut self, what: &str) {
-        println!("ok       {what}");
+        println!("ok       {}", visible(what));
     }
 
     fn problem(&mut self, what: &str, fix: &str) {
         self.problems += 1;
-        println!("PROBLEM  {what}\n         → {fix}");
+        println!("PROBLEM  {}\n         → {}", visible(what), visible(fix));
     }
 }
 
@@ -47,6 +48,7 @@ pub fn run(args: &[String]) -> Result<()> {
         check_folder(&mut report, name, dir);
     }
     check_state(&mut report, &roots);
+    check_memory_text(&mut report, &roots);
     match crate::config::Config::load(&roots.config_file()) {
         Ok(_) => report.ok(&format!("configuration {} readable (or absent: defaults)", roots.config_file().display())),
         Err(e) => report.problem(&format!("{e:#}"), "fix the file; the README's Settings section lists every key"),
@@ -158,6 +160,25 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
             &format!("chmod 700 {}", dir.display()),
         ),
         Ok(_) => report.ok(&format!("{name} {} private", dir.display())),
+    }
+}
+
+/// A MEMORY.md edited by hand may hold what no save may write: a control
+/// or bidirectional character, a line posing as our block header.
+fn check_memory_text(report: &mut Report, roots: &Roots) {
+    let Ok(cwd) = std::env::current_dir() else { return };
+    let Ok(project) = crate::project::locate(&cwd) else { return };
+    let folder = crate::folder::Folder::new(roots, &project.name);
+    match crate::folder::read_if_exists(&folder.memory_path()) {
+        Ok(Some(text)) => match crate::memory::text::first_unwanted_line(&text) {
+            None => report.ok(&format!("{} holds plain text", folder.memory_path().display())),
+            Some((line, why)) => report.problem(
+                &format!("{} line {line}: {why}", folder.memory_path().display()),
+                "edit that line: every session loads this file as instructions",
+            ),
+        },
+        Ok(None) => {}
+        Err(e) => report.problem(&format!("{e:#}"), "replace it with a regular file"),
     }
 }
 

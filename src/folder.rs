@@ -17,6 +17,8 @@ pub const BACKUP_FILE: &str = "MEMORY.pre-migration.md";
 pub const FAILED_REPLY_FILE: &str = "memory-save.failed-reply.txt";
 pub const REPAIR_REPORT: &str =
     "memory-save: MEMORY.md: put into the four sections (old copy: MEMORY.pre-migration.md)";
+/// The kept failed reply is cut to this many characters.
+const MAX_FAILED_REPLY_CHARS: usize = 64 * 1024;
 /// Readers and writers of one project's files take turns for at most this long.
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
@@ -68,7 +70,14 @@ impl Folder {
             None => Ok(Some((text, false))),
             Some(repaired) => {
                 fsutil::write_atomic(&self.dir.join(BACKUP_FILE), text.as_bytes(), true)?;
-                crate::history::record(self, REPAIR_REPORT, &[crate::history::Change::Rewrite(MEMORY_FILE)])?;
+                let origin = crate::history::Origin { by: Some("repair".into()), ..Default::default() };
+                crate::history::record(
+                    self,
+                    REPAIR_REPORT,
+                    &[crate::history::Change::Rewrite(MEMORY_FILE)],
+                    &origin,
+                    Vec::new(),
+                )?;
                 self.write_file(MEMORY_FILE, &repaired)?;
                 Ok(Some((repaired, true)))
             }
@@ -119,6 +128,9 @@ impl Folder {
     /// that looks like it holds a secret replaced by a note saying so.
     pub fn keep_failed_reply(&self, text: &str) -> Result<()> {
         use crate::memory::secrets::{find_secret, redact};
+        // Evidence, not an archive: the head of a huge reply says enough.
+        let cut = crate::memory::text::shorten(text, MAX_FAILED_REPLY_CHARS);
+        let text = cut.as_str();
         if find_secret(text).is_none() {
             return self.write_file(FAILED_REPLY_FILE, text);
         }

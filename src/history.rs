@@ -27,6 +27,49 @@ pub struct Entry {
     pub message: String,
     /// How to get each changed file back to where it was.
     pub files: BTreeMap<String, Before>,
+    /// Who made the change (absent in entries of earlier versions).
+    #[serde(default)]
+    pub origin: Origin,
+    /// The lines the change put into MEMORY.md, so a line can be traced to
+    /// the change that wrote it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+}
+
+/// Where a change came from: the session and the turn it followed (its
+/// `prompt_id`, never the prompt's text), and what the save cost. All
+/// absent for a repair, an undo or a hand command.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Origin {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// A person's command rather than a save (`review --approve`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+/// The lines of `after` that `before` does not hold (as many times).
+pub fn added_lines(before: &str, after: &str) -> Vec<String> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in before.lines() {
+        *counts.entry(line).or_default() += 1;
+    }
+    after
+        .lines()
+        .filter(|line| match counts.get_mut(line) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => !line.trim().is_empty(),
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// A file as it was before a change, in as few bytes as undoing it needs.
@@ -74,7 +117,13 @@ impl Recorded {
 
 /// Records the files a change is about to write, as they are now. Call with
 /// the project lock held.
-pub fn record(folder: &Folder, message: &str, changes: &[Change]) -> Result<Recorded> {
+pub fn record(
+    folder: &Folder,
+    message: &str,
+    changes: &[Change],
+    origin: &Origin,
+    added: Vec<String>,
+) -> Result<Recorded> {
     let mut files = BTreeMap::new();
     for change in changes {
         let (name, before) = match *change {
@@ -88,7 +137,10 @@ pub fn record(folder: &Folder, message: &str, changes: &[Change]) -> Result<Reco
         };
         files.insert(name.to_string(), before);
     }
-    write_entry(folder, Entry { at: crate::state::now_unix(), message: message.to_string(), files })
+    write_entry(
+        folder,
+        Entry { at: crate::state::now_unix(), message: message.to_string(), files, origin: origin.clone(), added },
+    )
 }
 
 fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
@@ -153,7 +205,14 @@ pub fn undo(folder: &Folder) -> Result<String> {
         inverse.insert(name.clone(), undone);
     }
     let message = format!("undo of #{newest}: {}", entry.message);
-    let undo = write_entry(folder, Entry { at: crate::state::now_unix(), message, files: inverse })?;
+    let entry_of_undo = Entry {
+        at: crate::state::now_unix(),
+        message,
+        files: inverse,
+        origin: Origin { by: Some("memory-save undo".into()), ..Origin::default() },
+        added: Vec::new(),
+    };
+    let undo = write_entry(folder, entry_of_undo)?;
     if let Err(e) = put_back(folder, newest, &entry) {
         let _ = undo.roll_back(folder);
         return Err(e);
@@ -206,21 +265,74 @@ fn current_folder() -> Result<Folder> {
     Ok(Folder::new(&roots, &project.name))
 }
 
-/// `memory-save history`: the recorded changes, newest first.
+/// `memory-save history [--line TEXT]`: the recorded changes, newest
+/// first, each with where it came from; with `--line`, the change that
+/// added that line.
 pub fn run_list(args: &[String]) -> Result<()> {
-    if !args.is_empty() {
-        bail!("history takes no arguments");
-    }
+    let wanted = match args {
+        [] => None,
+        [flag, text] if flag == "--line" => Some(text.as_str()),
+        _ => bail!("history takes no arguments, or --line \"<text of a MEMORY.md line>\""),
+    };
     let folder = current_folder()?;
     let entries = list(&folder)?;
     if entries.is_empty() {
         println!("no history for project {} yet", folder.project);
+        return Ok(());
     }
-    for (number, entry) in entries {
-        let files: Vec<&str> = entry.files.keys().map(String::as_str).collect();
-        println!("#{number:<5} {}  {}  [{}]", crate::report::timestamp(entry.at), entry.message, files.join(", "));
+    let Some(wanted) = wanted else {
+        for (number, entry) in &entries {
+            println!("{}", crate::memory::text::visible(&describe(*number, entry)));
+        }
+        return Ok(());
+    };
+    match find_line(&entries, wanted) {
+        Some((number, entry, line)) => {
+            let text = format!("{}\n       added: {line}", describe(*number, entry));
+            println!("{}", crate::memory::text::visible(&text));
+            Ok(())
+        }
+        None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
     }
-    Ok(())
+}
+
+/// The newest entry that added `wanted`: the line itself, else the line
+/// without its list marker, else a line that contains it.
+fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, &'a Entry, &'a str)> {
+    use crate::memory::apply::strip_marker;
+    let wanted = wanted.trim();
+    let tests: [&dyn Fn(&str) -> bool; 3] = [
+        &|line: &str| line.trim() == wanted,
+        &|line: &str| strip_marker(line) == strip_marker(wanted),
+        &|line: &str| line.contains(wanted),
+    ];
+    tests.iter().find_map(|matches| {
+        entries.iter().find_map(|(number, entry)| {
+            entry.added.iter().find(|line| matches(line)).map(|line| (number, entry, line.as_str()))
+        })
+    })
+}
+
+/// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`
+fn describe(number: u64, entry: &Entry) -> String {
+    let files: Vec<&str> = entry.files.keys().map(String::as_str).collect();
+    let mut line =
+        format!("#{number:<5} {}  {}  [{}]", crate::report::timestamp(entry.at), entry.message, files.join(", "));
+    let short = |id: &str| crate::memory::text::shorten(id, 8);
+    let o = &entry.origin;
+    if let Some(session) = &o.session_id {
+        line.push_str(&format!("  session {}", short(session)));
+    }
+    if let Some(prompt) = &o.prompt_id {
+        line.push_str(&format!(" turn {}", short(prompt)));
+    }
+    if let Some(cost) = o.cost_usd {
+        line.push_str(&format!(" ${cost:.4}"));
+    }
+    if let Some(by) = &o.by {
+        line.push_str(&format!("  by {by}"));
+    }
+    line
 }
 
 /// `memory-save undo`.

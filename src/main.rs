@@ -17,6 +17,7 @@ mod log;
 mod paths;
 mod project;
 mod report;
+mod review;
 mod save;
 mod state;
 mod status;
@@ -48,7 +49,12 @@ fn main() -> ExitCode {
     };
     if matches!(
         command,
-        Command::Status(_) | Command::Doctor(_) | Command::History(_) | Command::Help | Command::Version
+        Command::Status(_)
+            | Command::Doctor(_)
+            | Command::History(_)
+            | Command::Review(_)
+            | Command::Help
+            | Command::Version
     ) {
         // A report piped into `head` should end quietly, as other tools do,
         // not panic on the closed pipe. Not for commands that write to a
@@ -77,6 +83,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(&args),
         Command::History(args) => history::run_list(&args),
         Command::Undo(args) => history::run_undo(&args),
+        Command::Review(args) => review::run(&args),
         Command::Help => {
             print!("{}", cli::USAGE);
             Ok(())

@@ -2,6 +2,24 @@
 //! line shown once in the transcript.
 
 use crate::memory::apply::Outcome;
+use crate::memory::text::shorten;
+
+/// A report line is shown to the user and kept until shown: bounded, so a
+/// reply of a thousand bad ops makes one readable line, not a megabyte.
+const MAX_REPORT_CHARS: usize = 1_500;
+/// Items listed per clause; the rest are counted.
+const MAX_LISTED: usize = 3;
+/// A quoted line or reason is cut to this many characters.
+const MAX_QUOTE_CHARS: usize = 160;
+
+/// At most `MAX_LISTED` items, each shortened, then "+N more".
+fn listed(items: &[String]) -> String {
+    let mut out: Vec<String> = items.iter().take(MAX_LISTED).map(|i| shorten(i, MAX_QUOTE_CHARS)).collect();
+    if items.len() > MAX_LISTED {
+        out.push(format!("+{} more", items.len() - MAX_LISTED));
+    }
+    out.join(" | ")
+}
 
 pub struct Summary<'a> {
     outcome: &'a Outcome,
@@ -44,6 +62,9 @@ impl<'a> Summary<'a> {
         if !o.retired.is_empty() {
             parts.push(format!("{} rule(s) retired", o.retired.len()));
         }
+        if !o.held.is_empty() {
+            parts.push(format!("{} held for review", o.held.len()));
+        }
         if parts.is_empty() { "no change".into() } else { parts.join(" ") }
     }
 
@@ -67,15 +88,21 @@ impl<'a> Summary<'a> {
         if !topics.is_empty() {
             clauses.push(format!("appended to {}", topics.join(", ")));
         }
+        if !o.rules.is_empty() {
+            clauses.push(format!("new standing rule for every session: {}", listed(&o.rules)));
+        }
         if !o.retired.is_empty() {
-            clauses.push(format!("retired from CRITICAL RULES, kept in history.md: {}", o.retired.join(" | ")));
+            clauses.push(format!("retired from CRITICAL RULES, kept in history.md: {}", listed(&o.retired)));
+        }
+        if !o.held.is_empty() {
+            clauses.push(format!("{} CRITICAL RULES change(s) wait for your review: memory-save review", o.held.len()));
         }
         if !o.refused.is_empty() {
             let why: Vec<String> = o.refused.iter().map(|r| r.why.clone()).collect();
-            clauses.push(format!("{} refused ({})", o.refused.len(), dedup(why).join("; ")));
+            clauses.push(format!("{} refused ({})", o.refused.len(), listed(&dedup(why)).replace(" | ", "; ")));
         }
         if !o.skipped.is_empty() {
-            clauses.push(format!("{} skipped (line not in the file: {})", o.skipped.len(), o.skipped.join(" | ")));
+            clauses.push(format!("{} skipped (line not in the file: {})", o.skipped.len(), listed(&o.skipped)));
         }
         if clauses.is_empty() {
             return None;
@@ -83,19 +110,13 @@ impl<'a> Summary<'a> {
         if self.changed_meanwhile {
             clauses.push("applied to the file as another writer left it".into());
         }
-        Some(format!("memory-save: MEMORY.md: {}", clauses.join("; ")))
+        Some(shorten(&format!("memory-save: MEMORY.md: {}", clauses.join("; ")), MAX_REPORT_CHARS))
     }
 }
 
 fn dedup(mut items: Vec<String>) -> Vec<String> {
-    let mut seen = Vec::new();
-    items.retain(|i| {
-        let new = !seen.contains(i);
-        if new {
-            seen.push(i.clone());
-        }
-        new
-    });
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| seen.insert(i.clone()));
     items
 }
 

@@ -58,7 +58,7 @@ pub fn run(args: &[String]) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&status)?);
     } else {
-        print!("{}", render(&status));
+        print!("{}", crate::memory::text::visible(&render(&status)));
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use crate::memory::text::visible;
 use crate::paths::Roots;
 use crate::report::clock;
 use crate::state::{SessionState, SessionStore};
@@ -43,7 +44,8 @@ pub fn run(wrapped: &[OsString]) -> Result<()> {
         if state.saving_since.is_some() && !sessions.worker_running(&input.session_id) {
             state.saving_since = None;
         }
-        if let Some(line) = state_line(&state) {
+        let waiting = state.project.as_deref().map_or(0, |p| crate::review::load(&roots, p).len());
+        if let Some(line) = state_line(&state, waiting) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -57,13 +59,28 @@ pub fn run(wrapped: &[OsString]) -> Result<()> {
     Ok(())
 }
 
-/// `memory-save: +2 -1 · 14:32`, `memory-save: saving… · 14:31`.
-pub fn state_line(state: &SessionState) -> Option<String> {
-    if let Some(since) = state.saving_since {
-        return Some(format!("memory-save: saving… · {}", clock(since)));
+/// One state at a time, the most urgent first: the last save's error
+/// (until a new save runs), saves paused, rules waiting for review, not
+/// synced, a save running, then the last save (`memory-save: +2 -1 ·
+/// 14:32`). Nothing from memory or a reply reaches the terminal unescaped.
+pub fn state_line(state: &SessionState, rules_waiting: usize) -> Option<String> {
+    let line = |text: &str, at: i64| Some(visible(&format!("memory-save: {text} · {}", clock(at))));
+    let last = state.status.as_ref();
+    if state.saving_since.is_none()
+        && let Some(error) = last.filter(|s| s.text.starts_with("error"))
+    {
+        return line(&error.text, error.at);
     }
-    let status = state.status.as_ref()?;
-    Some(format!("memory-save: {} · {}", status.text, clock(status.at)))
+    if rules_waiting > 0 {
+        let what = if rules_waiting == 1 { "1 rule waits" } else { "rules wait" };
+        let text = format!("memory-save: {what} for review ({rules_waiting}): memory-save review");
+        return Some(if rules_waiting == 1 { text.replace(" (1)", "") } else { text });
+    }
+    if let Some(since) = state.saving_since {
+        return line("saving…", since);
+    }
+    let status = last?;
+    line(&status.text, status.at)
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {

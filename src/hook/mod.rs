@@ -104,7 +104,10 @@ pub fn project_dir_from_env() -> Option<String> {
 
 /// The pending report line, as output for a hook that can show it.
 pub fn report_output(report: Option<String>) -> Option<HookOutput> {
-    report.map(|line| HookOutput { system_message: Some(line), hook_specific_output: None })
+    report.map(|line| HookOutput {
+        system_message: Some(crate::memory::text::visible(&line)),
+        hook_specific_output: None,
+    })
 }
 
 /// What the worker needs to run the fork, refreshed at every event that

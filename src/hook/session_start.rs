@@ -49,11 +49,17 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
     let parts = block::context_parts(&project, &memory, topic_line.as_deref());
     let context = parts.into_iter().nth(part - 1);
-    if context.is_none() && !repaired {
+    // A hand edit may hold what no save may write; part 1 says so once.
+    let unwanted = (part == 1)
+        .then(|| crate::memory::text::first_unwanted_line(&memory))
+        .flatten()
+        .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
+    let report = crate::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
+    if context.is_none() && report.is_empty() {
         return Ok(None);
     }
     Ok(Some(HookOutput {
-        system_message: repaired.then(|| REPAIR_REPORT.to_string()),
+        system_message: (!report.is_empty()).then(|| crate::memory::text::visible(&report)),
         hook_specific_output: context
             .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
     }))

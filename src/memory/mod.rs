@@ -7,6 +7,7 @@ pub mod prompt;
 pub mod reply;
 pub mod secrets;
 pub mod template;
+pub mod text;
 
 /// Characters are Unicode scalar values, as SPEC section 2 says.
 pub fn char_count(text: &str) -> usize {

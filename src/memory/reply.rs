@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An op, in the reply's own JSON form (`{"op":"add",…}`), which is also
+/// how a held op is stored for review.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
 pub enum Op {
     Add { section: String, text: String },
     Remove { line: String },

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
-use crate::history::Change;
+use crate::history::{Change, Origin};
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
 use crate::paths::Roots;
@@ -59,6 +59,9 @@ impl SaveResult {
 struct ProjectNotes {
     skipped: Vec<String>,
     refused: Vec<Refusal>,
+    /// How many more there were than are kept.
+    more_skipped: usize,
+    more_refused: usize,
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
@@ -97,11 +100,18 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         topic_files: &folder.topic_files(),
         last_skipped: &notes.skipped,
         last_refused: &notes.refused,
+        more_skipped: notes.more_skipped,
+        more_refused: notes.more_refused,
     });
 
     let fork_reply = match ask_fork(roots, job, &config, &message) {
         Ok(reply) => reply,
         Err(e) => {
+            // The notes may be what broke it ("Prompt is too long"): the
+            // next save starts without them rather than failing the same way.
+            if !notes.skipped.is_empty() || !notes.refused.is_empty() {
+                write_notes(roots, &notes_path, &[], &[])?;
+            }
             return Ok(SaveResult {
                 status: format!("error: {}", e.status),
                 report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({})", e.status))),
@@ -130,10 +140,15 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         }
     };
 
-    let outcome = write_reply(&folder, snapshot.as_deref(), &parsed)?;
-    let notes = ProjectNotes { skipped: outcome.outcome.skipped.clone(), refused: outcome.outcome.refused.clone() };
-    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::fsutil::write_atomic(&notes_path, serde_json::to_string(&notes)?.as_bytes(), false)?;
+    let origin = Origin {
+        session_id: Some(job.session_id.clone()),
+        prompt_id: job.prompt_id.clone(),
+        cost_usd: Some(fork_reply.usage.total_cost_usd),
+        by: None,
+    };
+    let options = apply::Options { hold_rules: config.review_rules() };
+    let outcome = write_reply(roots, &folder, snapshot.as_deref(), &parsed, options, &origin)?;
+    write_notes(roots, &notes_path, &outcome.outcome.skipped, &outcome.outcome.refused)?;
 
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
     Ok(SaveResult {
@@ -141,6 +156,20 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         report: summary.report_line().map(|line| report_with(&line)).or(repaired.then(|| REPAIR_REPORT.to_string())),
         usage: Some(fork_reply.usage),
     })
+}
+
+/// Keeps what the next fork is told, bounded: a reply of a thousand bad ops
+/// must not make every later message large.
+fn write_notes(roots: &Roots, path: &Path, skipped: &[String], refused: &[Refusal]) -> Result<()> {
+    let keep = prompt::MAX_NOTE_ENTRIES;
+    let notes = ProjectNotes {
+        skipped: skipped.iter().take(keep).cloned().collect(),
+        refused: refused.iter().take(keep).cloned().collect(),
+        more_skipped: skipped.len().saturating_sub(keep),
+        more_refused: refused.len().saturating_sub(keep),
+    };
+    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::fsutil::write_atomic(path, serde_json::to_string(&notes)?.as_bytes(), false)
 }
 
 /// Runs the fork for this save: the session's model and effort unless the
@@ -173,36 +202,64 @@ struct Written {
 /// no longer fit are reported as skipped. All or nothing: topic files go
 /// first, so a MEMORY.md that cannot be written (a full disk) must not leave
 /// their appends behind.
-fn write_reply(folder: &Folder, snapshot: Option<&str>, parsed: &reply::Reply) -> Result<Written> {
+fn write_reply(
+    roots: &Roots,
+    folder: &Folder,
+    snapshot: Option<&str>,
+    parsed: &reply::Reply,
+    options: apply::Options,
+    origin: &Origin,
+) -> Result<Written> {
     let _lock = folder.lock()?;
+    let current = current_under_lock(folder)?;
+    let changed_meanwhile = snapshot.is_some_and(|s| s != current)
+        || (snapshot.is_none() && current != template::skeleton(&folder.project));
+    let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
+    let summary = report::Summary::of(&outcome, changed_meanwhile);
+    commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
+    crate::review::hold(roots, folder, &outcome.held, origin)?;
+    Ok(Written { outcome, changed_meanwhile })
+}
+
+/// MEMORY.md as it is now, repaired (the skeleton when there is none). Call
+/// with the project lock held.
+pub fn current_under_lock(folder: &Folder) -> Result<String> {
     // A worker killed mid-write leaves its temp file behind. Every writer of
     // MEMORY.md, its backup and the topic files holds this lock, so such a
     // temp file is no one's now.
     crate::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
-    let now = folder.read_repaired()?;
-    let changed_meanwhile = now.as_ref().is_some_and(|(text, _)| snapshot != Some(text.as_str()));
-    let current = now.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text);
-    let outcome = apply::apply(&current, parsed, &folder.project, &folder.topic_files());
+    Ok(folder.read_repaired()?.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text))
+}
+
+/// Writes what applying a reply to `current` gave, with a history entry
+/// first. All or nothing: topic files go first, so a MEMORY.md that cannot
+/// be written (a full disk) must not leave their appends behind. The result
+/// is checked once more before the write: it is never out of template.
+/// Call with the project lock held.
+pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message: &str, origin: &Origin) -> Result<()> {
     let memory_changes = outcome.memory != current;
+    if memory_changes && !template::is_in_template(&outcome.memory) {
+        anyhow::bail!("the result is not in the four-section template; nothing was written (please report this)");
+    }
     let mut changed: Vec<Change> = outcome.topic_files().into_iter().map(Change::Append).collect();
     if memory_changes {
         changed.push(Change::Rewrite(MEMORY_FILE));
     }
-    if !changed.is_empty() {
-        let summary = report::Summary::of(&outcome, changed_meanwhile);
-        let message = summary.report_line().unwrap_or_else(|| summary.status());
-        let recorded = crate::history::record(folder, &message, &changed)?;
-        let written = folder
-            .append_topics(&outcome.topics)
-            .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
-        if let Err(e) = written {
-            if let Err(undo) = recorded.roll_back(folder) {
-                crate::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
-            }
-            return Err(e);
-        }
+    if changed.is_empty() {
+        return Ok(());
     }
-    Ok(Written { outcome, changed_meanwhile })
+    let added = crate::history::added_lines(current, &outcome.memory);
+    let recorded = crate::history::record(folder, message, &changed, origin, added)?;
+    let written = folder
+        .append_topics(&outcome.topics)
+        .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
+    if let Err(e) = written {
+        if let Err(undo) = recorded.roll_back(folder) {
+            crate::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
+        }
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// One line per save in `saves.jsonl`: what `status` and the benchmarks read

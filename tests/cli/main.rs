@@ -18,3 +18,4 @@ mod session_start;
 mod skip;
 mod statusline;
 mod stress;
+mod trust;

@@ -1,0 +1,140 @@
+//! The review gate (`review = "rules"`): CRITICAL RULES bullets are loaded
+//! into every later session as standing instructions, so with the gate on,
+//! a save that would add, change, remove or retire one holds that op in a
+//! pending list instead. `memory-save review` lists them; `--approve ID`
+//! applies one exactly as a save would (every check again, on the file as
+//! it is now); `--reject ID` drops it. Everything else a save writes at
+//! once, as without the gate.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::folder::{Folder, read_if_exists};
+use crate::history::Origin;
+use crate::memory::apply::{self, Options};
+use crate::memory::reply::{Op, Reply};
+use crate::memory::text::visible;
+use crate::paths::Roots;
+
+/// One held op. The id is a hash of the op itself, so it is stable: the
+/// same op held twice is one entry, and an id read off the status line
+/// still names it later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    pub id: String,
+    pub op: Op,
+    /// Unix time it was held.
+    pub at: i64,
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+fn path(roots: &Roots, project: &str) -> PathBuf {
+    roots.projects_state_dir().join(format!("{project}.review.json"))
+}
+
+/// The id of an op: 8 hex digits of FNV-1a over its JSON form.
+pub fn id_of(op: &Op) -> String {
+    let json = serde_json::to_string(op).unwrap_or_default();
+    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{:08x}", hash >> 32)
+}
+
+/// The pending list of a project (empty when none or unreadable).
+pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
+    read_if_exists(&path(roots, project)).ok().flatten().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
+    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::fsutil::write_atomic(&path(roots, project), serde_json::to_string_pretty(pending)?.as_bytes(), true)
+}
+
+/// Adds held ops to the project's list. Call with the project lock held.
+pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let mut pending = load(roots, &folder.project);
+    for op in ops {
+        let id = id_of(op);
+        if !pending.iter().any(|p| p.id == id) {
+            pending.push(Pending { id, op: op.clone(), at: crate::state::now_unix(), origin: origin.clone() });
+        }
+    }
+    store(roots, &folder.project, &pending)
+}
+
+/// `add to CRITICAL RULES: - Never …` and the like, for a person.
+pub fn describe(op: &Op) -> String {
+    match op {
+        Op::Add { section, text } => format!("add to {section}: {text}"),
+        Op::Remove { line } => format!("remove: {line}"),
+        Op::Replace { line, text } => format!("replace: {line}\n             with: {text}"),
+    }
+}
+
+/// `memory-save review [--approve ID | --reject ID]`.
+pub fn run(args: &[String]) -> Result<()> {
+    let roots = Roots::from_env()?;
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    let project = crate::project::locate(&cwd)?;
+    let folder = Folder::new(&roots, &project.name);
+    match args {
+        [] => {
+            let pending = load(&roots, &folder.project);
+            if pending.is_empty() {
+                println!("no CRITICAL RULES changes wait for review in project {}", folder.project);
+            }
+            for p in &pending {
+                let when = crate::report::timestamp(p.at);
+                println!("{}", visible(&format!("{}  {when}  {}", p.id, describe(&p.op))));
+            }
+            Ok(())
+        }
+        [flag, id] if flag == "--approve" => approve(&roots, &folder, id),
+        [flag, id] if flag == "--reject" => {
+            let _lock = folder.lock()?;
+            let mut pending = load(&roots, &folder.project);
+            let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
+            let gone = pending.remove(at);
+            store(&roots, &folder.project, &pending)?;
+            println!("{}", visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))));
+            Ok(())
+        }
+        _ => bail!("review takes no arguments, --approve ID or --reject ID"),
+    }
+}
+
+fn not_found(folder: &Folder, id: &str) -> String {
+    format!("no pending change {id:?} in project {}; `memory-save review` lists them", folder.project)
+}
+
+/// Applies one held op as a save applies its reply, to the file as it is
+/// now, and records it in the history.
+fn approve(roots: &Roots, folder: &Folder, id: &str) -> Result<()> {
+    let _lock = folder.lock()?;
+    let mut pending = load(roots, &folder.project);
+    let Some(at) = pending.iter().position(|p| p.id == id) else { bail!(not_found(folder, id)) };
+    let held = pending[at].clone();
+    let current = crate::save::current_under_lock(folder)?;
+    let reply = Reply { ops: vec![held.op.clone()], ..Reply::default() };
+    let outcome = apply::apply_with(&current, &reply, &folder.project, &folder.topic_files(), Options::default());
+    if let Some(refused) = outcome.refused.first() {
+        bail!("{id} cannot be written: {}; it stays pending (reject it with --reject {id})", refused.why);
+    }
+    let message = format!("review: approved {id}: {}", describe(&held.op).replace('\n', " "));
+    let origin = Origin { by: Some("memory-save review --approve".into()), ..held.origin.clone() };
+    crate::save::commit(folder, &current, &outcome, &message, &origin)?;
+    pending.remove(at);
+    store(roots, &folder.project, &pending)?;
+    let line = if outcome.skipped.is_empty() {
+        format!("memory-save: approved {id} and wrote it to {}", folder.memory_path().display())
+    } else {
+        format!("memory-save: {id} no longer applies (its line is gone); dropped from the list")
+    };
+    println!("{}", visible(&line));
+    Ok(())
+}
