@@ -31,6 +31,9 @@ pub struct Config {
     pub disabled_projects: Vec<String>,
     /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
     pub review: Review,
+    /// Memory folder names chosen by hand, by identity (as `memory-save
+    /// status` shows it): `"github.com/me/app" = "app-work"`.
+    pub names: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

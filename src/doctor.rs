@@ -167,8 +167,8 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 /// or bidirectional character, a line posing as our block header.
 fn check_memory_text(report: &mut Report, roots: &Roots) {
     let Ok(cwd) = std::env::current_dir() else { return };
-    let Ok(project) = crate::project::locate(&cwd) else { return };
-    let folder = crate::folder::Folder::new(roots, &project.name);
+    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &roots.config()) else { return };
+    let folder = crate::folder::Folder::of(roots, &project);
     match crate::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => match crate::memory::text::first_unwanted_line(&text) {
             None => report.ok(&format!("{} holds plain text", folder.memory_path().display())),

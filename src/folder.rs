@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::os::unix::fs::OpenOptionsExt;
+
 use anyhow::{Context, Result, bail};
 
 use crate::fsutil::{self, Lock};
@@ -26,6 +28,9 @@ pub struct Folder {
     pub project: String,
     pub dir: PathBuf,
     lock_path: PathBuf,
+    /// The repository this folder belongs to, recorded in it on the first
+    /// write (see `claim`); `None` for a folder named by hand in a test.
+    identity: Option<String>,
 }
 
 impl Folder {
@@ -34,6 +39,39 @@ impl Folder {
             project: project.to_string(),
             dir: roots.project_dir(project),
             lock_path: roots.projects_state_dir().join(format!("{project}.lock")),
+            identity: None,
+        }
+    }
+
+    /// The memory folder of a located project.
+    pub fn of(roots: &Roots, project: &crate::project::Project) -> Folder {
+        Folder { identity: Some(project.identity.clone()), ..Folder::new(roots, &project.name) }
+    }
+
+    /// Records the folder's repository in it, unless one is recorded: the
+    /// first repository to record a folder keeps it. `O_EXCL` makes two
+    /// claims race-free; the loser finds the record at its next lookup.
+    pub fn claim(&self) -> Result<()> {
+        use std::io::Write;
+        let Some(identity) = &self.identity else { return Ok(()) };
+        let path = self.dir.join(crate::project::identity::RECORD_FILE);
+        // Only a real folder: never record into a folder a link points at.
+        let real_dir = std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_dir());
+        if !real_dir || std::fs::symlink_metadata(&path).is_ok() {
+            return Ok(());
+        }
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(crate::project::identity_record(identity).as_bytes()));
+        match written {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                Err(e).with_context(|| format!("cannot record the repository of {}", self.dir.display()))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -151,6 +189,7 @@ impl Folder {
         if dir_meta.file_type().is_symlink() {
             bail!("{} is a symlink; memory-save writes only into a real folder", self.dir.display());
         }
+        self.claim()?;
         fsutil::write_atomic(&self.dir.join(name), text.as_bytes(), true)
     }
 }

@@ -261,8 +261,8 @@ fn put_back(folder: &Folder, number: u64, entry: &Entry) -> Result<()> {
 fn current_folder() -> Result<Folder> {
     let roots = crate::paths::Roots::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd)?;
-    Ok(Folder::new(&roots, &project.name))
+    let project = crate::project::locate(&cwd, &roots.memory, &roots.config())?;
+    Ok(Folder::of(&roots, &project))
 }
 
 /// `memory-save history [--line TEXT]`: the recorded changes, newest

@@ -35,11 +35,9 @@ fn path(roots: &Roots, project: &str) -> PathBuf {
     roots.projects_state_dir().join(format!("{project}.review.json"))
 }
 
-/// The id of an op: 8 hex digits of FNV-1a over its JSON form.
+/// The id of an op: a stable id of its JSON form.
 pub fn id_of(op: &Op) -> String {
-    let json = serde_json::to_string(op).unwrap_or_default();
-    let hash = json.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{:08x}", hash >> 32)
+    crate::memory::stable_id(&serde_json::to_string(op).unwrap_or_default())
 }
 
 /// The pending list of a project (empty when none or unreadable).
@@ -80,8 +78,8 @@ pub fn describe(op: &Op) -> String {
 pub fn run(args: &[String]) -> Result<()> {
     let roots = Roots::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd)?;
-    let folder = Folder::new(&roots, &project.name);
+    let project = crate::project::locate(&cwd, &roots.memory, &roots.config())?;
+    let folder = Folder::of(&roots, &project);
     match args {
         [] => {
             let pending = load(&roots, &folder.project);

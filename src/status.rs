@@ -22,6 +22,10 @@ const RECENT: usize = 5;
 #[derive(Serialize)]
 struct Status {
     project: String,
+    /// The repository the memory belongs to (`github.com/me/app`, or
+    /// `path:/…` without a remote), and why this folder.
+    identity: String,
+    folder_reason: String,
     memory_dir: String,
     memory_exists: bool,
     lines: usize,
@@ -64,8 +68,8 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
-    let project = crate::project::locate(cwd)?;
-    let folder = Folder::new(roots, &project.name);
+    let project = crate::project::locate(cwd, &roots.memory, &roots.config())?;
+    let folder = Folder::of(roots, &project);
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
     let config = crate::config::Config::load(&roots.config_file());
@@ -96,6 +100,8 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         queued: sessions.iter().filter(|s| s.save_pending).count(),
         last_failed_reply,
         recent_saves: recent_saves(roots, &project.name),
+        identity: project.identity,
+        folder_reason: project.why,
         project: project.name,
     })
 }
@@ -146,6 +152,7 @@ fn render(s: &Status) -> String {
     out.push_str(&format!("  state     {}\n", s.off.as_deref().unwrap_or("on")));
     let memory = if s.memory_exists { "MEMORY.md" } else { "MEMORY.md (not written yet)" };
     out.push_str(&format!("  memory    {}/{memory}\n", s.memory_dir));
+    out.push_str(&format!("  identity  {} (folder: {})\n", s.identity, s.folder_reason));
     out.push_str(&format!(
         "  size      {} of {} lines, {} of {} characters\n",
         s.lines, s.max_lines, s.chars, s.max_chars

@@ -129,9 +129,10 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
     }
     if s.project_cwd != s.project_folder() {
         s.project_cwd = s.project_folder().to_string();
-        match crate::project::locate(std::path::Path::new(&s.project_cwd)) {
+        let config = ctx.roots.config();
+        match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots.memory, &config) {
             Ok(project) => {
-                s.off = project.off_reason(&ctx.roots.config());
+                s.off = project.off_reason(&config);
                 s.project = Some(project.name);
             }
             // The worker reports a folder it cannot name in the status line,

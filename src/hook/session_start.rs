@@ -24,17 +24,23 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         ctx.sessions().remove_stale();
     }
     let folder_path = super::project_dir_from_env().unwrap_or_else(|| ctx.input.cwd.clone());
-    let located = crate::project::locate(std::path::Path::new(&folder_path))?;
-    if located.off_reason(&ctx.roots.config()).is_some() {
+    let config = ctx.roots.config();
+    let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots.memory, &config)?;
+    if located.off_reason(&config).is_some() {
         return Ok(None);
     }
+    let folder = Folder::of(&ctx.roots, &located);
     let project = located.name;
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
     }
-    let folder = Folder::new(&ctx.roots, &project);
     if !folder.memory_path().exists() {
         return Ok(None);
+    }
+    if part == 1 {
+        // A folder from before identities: the first repository to load it
+        // keeps it.
+        folder.claim()?;
     }
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {

@@ -65,7 +65,7 @@ struct ProjectNotes {
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let located = crate::project::locate(Path::new(&job.cwd));
+    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &roots.config());
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,
@@ -83,7 +83,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, report: None, usage: None });
     }
-    let folder = Folder::new(roots, &located.name);
+    let folder = Folder::of(roots, located);
     let notes_path = roots.projects_state_dir().join(format!("{}.json", located.name));
 
     let (snapshot, repaired) = {

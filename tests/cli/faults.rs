@@ -234,8 +234,10 @@ fn assert_fork_failure(env: &Env, status: &str, report: &str, evidence: Option<&
     let before = env.memory().unwrap();
     let mut tree = files(env);
     if evidence.is_some() {
-        tree.push("proj/memory-save.failed-reply.txt".into());
+        // Writing the evidence records the folder's repository too.
+        tree.extend(["proj/memory-save.failed-reply.txt".into(), "proj/.identity".into()]);
         tree.sort();
+        tree.dedup();
     }
     env.turn(SID);
     env.wait_saves(SID, 1);
@@ -385,7 +387,7 @@ fn disk_full(file: &str) {
     assert_eq!(env.memory().unwrap(), memory, "MEMORY.md changed");
     let mut tree = files(&env);
     tree.retain(|f| f != "proj/history.md" && !f.starts_with("proj/.history"));
-    assert_eq!(tree, ["proj", "proj/MEMORY.md"], "a partial or temp file stays");
+    assert_eq!(tree, ["proj", "proj/.identity", "proj/MEMORY.md"], "a partial or temp file stays");
     let errors = env.log().lines().filter(|l| l.contains("No space left on device")).count();
     assert_eq!(errors, 1, "log:\n{}", env.log());
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();

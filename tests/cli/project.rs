@@ -43,20 +43,123 @@ fn a_plain_folder_saves_under_its_own_name() {
 }
 
 #[test]
-fn a_folder_name_that_is_not_safe_is_not_saved() {
+fn folder_names_in_any_script_and_with_spaces_work() {
     let env = Env::new();
-    let bad = env.folder("bad name");
+    for (n, name) in ["çalışma", "日本語", "with space", "Ünïcödé"].into_iter().enumerate() {
+        let dir = env.git_init(name);
+        let session = format!("script-{n}");
+        env.script_reply(n + 1, &adds(&format!("- Saved in {name}.")));
+        env.turn_in(&session, &dir);
+        env.wait_saves(&session, 1);
+        let memory = env.memory_of(name).unwrap_or_else(|| panic!("memory/{name}/MEMORY.md: {}", env.status(&session)));
+        assert!(
+            memory.starts_with(&format!("# {name}\n")) && memory.contains(&format!("- Saved in {name}.")),
+            "{memory}"
+        );
+        let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&dir).run().ok();
+        assert!(out.stdout.contains(&format!("[PROJECT MEMORY: {name}]")), "{out:#?}");
+    }
+}
+
+#[test]
+fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
+    let env = Env::new();
+    let bad = env.folder("bad\u{1b}name");
     env.script_default(&adds("- Must not be written."));
     env.turn_in(SID, &bad);
     env.wait_saves(SID, 1);
     let status = env.status(SID);
-    assert!(status.starts_with("error: "), "status: {status:?}");
-    assert!(status.contains("bad name"), "status: {status:?}");
+    assert!(status.starts_with("error: ") && status.contains("control character"), "status: {status:?}");
     assert_eq!(env.memory_tree(), Vec::<String>::new());
     assert_eq!(env.call_count(), 0, "the fork ran for an unnamed project");
-
-    // Loading from there says nothing either.
     let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&bad).run();
     assert_eq!(out.code, Some(0));
     out.assert_silent();
+}
+
+#[test]
+fn two_repositories_with_one_name_never_share_a_memory() {
+    let env = Env::new();
+    let a = env.root().join("a/app");
+    let b = env.root().join("b/app");
+    for dir in [&a, &b] {
+        std::fs::create_dir_all(dir).unwrap();
+        env.git(dir, &["init", "-q"]);
+    }
+    env.git(&a, &["remote", "add", "origin", "git@github.com:client-a/app.git"]);
+    env.script_reply(1, &adds("- Client A's rule."));
+    env.script_reply(2, &adds("- Client B's rule."));
+    env.turn_in("sess-a", &a);
+    env.wait_saves("sess-a", 1);
+    env.turn_in("sess-b", &b);
+    env.wait_saves("sess-b", 1);
+
+    let record = std::fs::read_to_string(env.memory_dir("app").join(".identity")).unwrap();
+    assert_eq!(record.trim(), r#"{"identity":"github.com/client-a/app"}"#);
+    let folders: Vec<String> = env.memory_tree().into_iter().filter(|f| !f.contains('/')).collect();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    let b_folder = folders.iter().find(|f| f.as_str() != "app").unwrap().clone();
+    assert!(b_folder.starts_with("app-") && b_folder.len() == "app-".len() + 8, "{b_folder}");
+    assert!(env.memory_of("app").unwrap().contains("Client A") && !env.memory_of("app").unwrap().contains("Client B"));
+    assert!(env.memory_of(&b_folder).unwrap().contains("Client B"));
+
+    // B's sessions load B's memory, never A's.
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").session("sess-b").cwd(&b).run().ok();
+    assert!(out.stdout.contains("Client B") && !out.stdout.contains("Client A"), "{out:#?}");
+    // status says which folder and why.
+    let status = env.cmd(&["status"]).in_dir(&b).run().ok().stdout;
+    assert!(status.contains(&format!("path:{}", b.canonicalize().unwrap().display())), "{status}");
+    assert!(status.contains("app belongs to github.com/client-a/app"), "{status}");
+    // disabled_projects takes an identity.
+    std::fs::write(env.mem.join("memory-save.toml"), "disabled_projects = [\"github.com/client-a/app\"]\n").unwrap();
+    let status = env.cmd(&["status"]).in_dir(&a).run().ok().stdout;
+    assert!(status.contains("off: disabled_projects"), "{status}");
+}
+
+#[test]
+fn clones_over_ssh_and_https_and_worktrees_share_one_memory_and_credentials_are_never_recorded() {
+    let env = Env::new();
+    let ssh = env.git_init("app");
+    env.git(&ssh, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    let https = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(&https).unwrap();
+    env.git(&https, &["init", "-q"]);
+    env.git(&https, &["remote", "add", "origin", "https://me:hunter2-token@github.com/me/app"]);
+    env.script_reply(1, &adds("- One."));
+    env.script_reply(2, &adds("- Two."));
+    env.turn_in("s1", &ssh);
+    env.wait_saves("s1", 1);
+    env.turn_in("s2", &https);
+    env.wait_saves("s2", 1);
+    let memory = env.memory_of("app").unwrap();
+    assert!(memory.contains("- One.") && memory.contains("- Two."), "{memory}");
+    for file in env.memory_tree() {
+        let path = env.mem.join("memory").join(&file);
+        if path.is_file() {
+            assert!(!std::fs::read_to_string(&path).unwrap_or_default().contains("hunter2"), "{file}");
+        }
+    }
+    let saves = std::fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl")).unwrap();
+    assert!(!saves.contains("hunter2"));
+}
+
+#[test]
+fn an_older_folder_with_no_record_stays_with_the_first_repository_that_uses_it() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- Written before identities."]));
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
+    assert!(out.stdout.contains("- Written before identities."));
+    let record = std::fs::read_to_string(env.memory_dir("proj").join(".identity")).unwrap();
+    assert!(record.contains(&format!("path:{}", env.proj.canonicalize().unwrap().display())), "{record}");
+}
+
+#[test]
+fn a_name_set_in_the_config_wins() {
+    let env = Env::new();
+    env.git(&env.proj, &["remote", "add", "origin", "git@github.com:me/proj.git"]);
+    std::fs::write(env.mem.join("memory-save.toml"), "[names]\n\"github.com/me/proj\" = \"work notes\"\n").unwrap();
+    env.script_default(&adds("- Named by hand."));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert!(env.memory_of("work notes").unwrap().contains("- Named by hand."));
 }

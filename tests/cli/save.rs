@@ -143,7 +143,7 @@ fn a_reply_without_json_is_kept_and_nothing_else_is_written() {
     assert_eq!(env.memory_file("memory-save.failed-reply.txt").as_deref(), Some(text));
     let mut files = env.memory_tree();
     files.sort();
-    assert_eq!(files, ["proj", "proj/MEMORY.md", "proj/memory-save.failed-reply.txt"]);
+    assert_eq!(files, ["proj", "proj/.identity", "proj/MEMORY.md", "proj/memory-save.failed-reply.txt"]);
 }
 
 #[test]

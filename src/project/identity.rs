@@ -1,0 +1,114 @@
+//! A memory's identity: which repository a memory folder belongs to, so two
+//! unrelated repositories that share a folder name never share a memory.
+//! It is the repository's `origin` remote, normalised so that its ssh and
+//! https forms, and every clone and worktree of it on any machine, are one
+//! identity; without a remote, the primary repository's root (or the
+//! folder's, outside git). Credentials in a URL are stripped before the
+//! identity is recorded anywhere.
+
+use std::path::Path;
+
+/// The record in each memory folder naming the repository it belongs to.
+pub const RECORD_FILE: &str = ".identity";
+
+/// `github.com/me/app` from `git@github.com:me/app.git`,
+/// `https://user:token@GitHub.com/me/app/`, `ssh://git@github.com:22/me/app`;
+/// a local path as itself (without `.git`). `None` for an empty URL.
+pub fn normalise_remote(url: &str) -> Option<String> {
+    let url = url.trim();
+    if url.is_empty() {
+        return None;
+    }
+    let (host, path) = if let Some((scheme, rest)) = url.split_once("://") {
+        if scheme.eq_ignore_ascii_case("file") {
+            ("", rest)
+        } else {
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            // user:password@host:port
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            let host = host.split_once(':').map_or(host, |(h, _)| h);
+            (host, path)
+        }
+    } else if let Some((authority, path)) = url.split_once(':').filter(|(a, _)| !a.contains('/') && a.len() > 1) {
+        // scp-like: [user@]host:path
+        (authority.rsplit_once('@').map_or(authority, |(_, h)| h), path)
+    } else {
+        ("", url)
+    };
+    let path = path.trim_end_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path).trim_end_matches('/');
+    Some(if host.is_empty() {
+        path.to_string()
+    } else {
+        format!("{}/{}", host.to_ascii_lowercase(), path.trim_start_matches('/'))
+    })
+}
+
+/// The `url` of `[remote "origin"]` in a git config file's text.
+pub fn origin_url(config: &str) -> Option<String> {
+    let mut in_origin = false;
+    for line in config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let section: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            in_origin = section.eq_ignore_ascii_case("[remote\"origin\"]");
+            continue;
+        }
+        if in_origin
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("url")
+        {
+            return Some(value.trim().trim_matches('"').to_string());
+        }
+    }
+    None
+}
+
+/// The identity of a repository whose common git folder is `common_dir`
+/// (holding `config`) and whose primary root is `root`.
+pub fn of_repository(common_dir: Option<&Path>, root: &Path) -> String {
+    let remote = common_dir
+        .and_then(|dir| crate::fsutil::read_regular(&dir.join("config"), 1024 * 1024).ok().flatten())
+        .and_then(|bytes| origin_url(&String::from_utf8_lossy(&bytes)))
+        .and_then(|url| normalise_remote(&url));
+    remote.unwrap_or_else(|| of_folder(root))
+}
+
+/// The identity of a folder outside any remote: its path.
+pub fn of_folder(root: &Path) -> String {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    format!("path:{}", root.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remotes_normalise_to_one_identity() {
+        let cases = [
+            ("git@github.com:me/app.git", "github.com/me/app"),
+            ("https://github.com/me/app.git", "github.com/me/app"),
+            ("https://github.com/me/app", "github.com/me/app"),
+            ("https://user:s3cret@GitHub.com/me/app/", "github.com/me/app"),
+            ("https://ghp_token@github.com/me/app.git", "github.com/me/app"),
+            ("ssh://git@github.com:22/me/app.git", "github.com/me/app"),
+            ("ssh://github.com/me/app", "github.com/me/app"),
+            ("git://example.org/team/tool.git", "example.org/team/tool"),
+            ("/srv/git/app.git", "/srv/git/app"),
+            ("file:///srv/git/app.git/", "/srv/git/app"),
+            ("../sibling.git", "../sibling"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(normalise_remote(url).as_deref(), Some(want), "{url}");
+        }
+        assert_eq!(normalise_remote("  "), None);
+    }
+
+    #[test]
+    fn origin_is_read_from_the_config() {
+        let config = "[core]\n\turl = no\n[remote \"upstream\"]\n\turl = git@x:up/app\n[remote \"origin\"]\n\tfetch = +refs/heads/*\n\turl = git@github.com:me/app.git\n";
+        assert_eq!(origin_url(config).as_deref(), Some("git@github.com:me/app.git"));
+        assert_eq!(origin_url("[remote \"upstream\"]\nurl = x\n"), None);
+    }
+}

@@ -1,0 +1,214 @@
+//! Which memory a folder belongs to: the project's name (the primary
+//! repository's folder, also from inside a linked worktree; else the git
+//! top level; else the working directory), its identity (see `identity`),
+//! and from both the memory folder it uses.
+
+pub mod identity;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use unicode_normalization::UnicodeNormalization;
+
+/// The file that turns memory-save off for a repository (or folder).
+pub const OFF_MARKER: &str = ".memory-save-off";
+
+pub struct Project {
+    /// The memory folder's name under the memory root.
+    pub name: String,
+    /// The project folder's own name, in NFC; `name` adds a hash of the
+    /// identity when another repository recorded `base` first.
+    pub base: String,
+    pub identity: String,
+    /// Why `name` is the folder, in the words `status` shows.
+    pub why: String,
+    /// The folders an off marker may sit in: the working tree's top level
+    /// and, for a linked worktree, the primary repository.
+    pub roots: Vec<PathBuf>,
+}
+
+impl Project {
+    /// Why memory-save is off for this project, or `None` when it is on.
+    pub fn off_reason(&self, config: &crate::config::Config) -> Option<String> {
+        if std::env::var_os(crate::hook::DISABLE_ENV).is_some_and(|v| v == "1") {
+            return Some(format!("off: {}=1", crate::hook::DISABLE_ENV));
+        }
+        let named = |p: &String| *p == self.name || nfc(p) == self.base || *p == self.identity;
+        if config.disabled_projects.iter().any(named) {
+            return Some(format!("off: disabled_projects in {}", crate::config::FILE_NAME));
+        }
+        self.roots
+            .iter()
+            .map(|root| root.join(OFF_MARKER))
+            .find(|marker| marker.exists())
+            .map(|marker| format!("off: {}", marker.display()))
+    }
+}
+
+/// The project of `cwd` and the folder under `memory_root` its memory
+/// lives in.
+pub fn locate(cwd: &Path, memory_root: &Path, config: &crate::config::Config) -> Result<Project> {
+    let found = project_folders(cwd);
+    let base = nfc(&folder_name(&found.primary));
+    check_name(&base).map_err(|why| anyhow::anyhow!("cannot name the project of {}: {why}", cwd.display()))?;
+    let identity = match &found.common_dir {
+        Some(dir) => identity::of_repository(Some(dir), &found.primary),
+        None => identity::of_folder(&found.primary),
+    };
+    let (name, why) = choose_folder(memory_root, &base, &identity, config.names.get(&identity).map(String::as_str))?;
+    let mut roots = vec![found.top];
+    if !roots.contains(&found.primary) {
+        roots.push(found.primary);
+    }
+    Ok(Project { name, base, identity, why, roots })
+}
+
+/// The repository that recorded a folder first keeps it; another one with
+/// the same name gets `<name>-<hash of its identity>`, the same on every
+/// machine. A folder from before identities were recorded is claimed by the
+/// first repository that uses it (see `Folder::claim`).
+fn choose_folder(memory_root: &Path, base: &str, identity: &str, explicit: Option<&str>) -> Result<(String, String)> {
+    if let Some(name) = explicit {
+        let name = nfc(name);
+        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
+        return Ok((name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
+    }
+    match recorded_identity(&memory_root.join(base)) {
+        None => Ok((base.to_string(), format!("{base}, the project folder's name"))),
+        Some(owner) if owner == identity => Ok((base.to_string(), format!("{base}, recorded for {identity}"))),
+        Some(owner) => {
+            let name = format!("{base}-{}", crate::memory::stable_id(identity));
+            match recorded_identity(&memory_root.join(&name)) {
+                Some(other) if other != identity => {
+                    bail!(
+                        "memory folders {base} and {name} both belong to other repositories ({owner}, {other}); name this one in the config ([names])"
+                    )
+                }
+                _ => Ok((name, format!("{base} belongs to {owner}"))),
+            }
+        }
+    }
+}
+
+/// The identity recorded in a memory folder, if any.
+pub fn recorded_identity(folder: &Path) -> Option<String> {
+    let bytes = crate::fsutil::read_regular(&folder.join(identity::RECORD_FILE), 64 * 1024).ok()??;
+    let record: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    record.get("identity")?.as_str().map(str::to_string)
+}
+
+/// The JSON of a folder's identity record.
+pub fn identity_record(identity: &str) -> String {
+    serde_json::json!({ "identity": identity }).to_string() + "\n"
+}
+
+fn nfc(name: &str) -> String {
+    name.nfc().collect()
+}
+
+fn folder_name(folder: &Path) -> String {
+    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.strip_suffix(".git").filter(|n| !n.is_empty()).unwrap_or(&name).to_string()
+}
+
+/// The name becomes a folder under the memory root and the title line of
+/// MEMORY.md: any script and spaces are fine; refused is only what cannot
+/// be one folder's name (empty, `.`, `..`, a `/`, NUL, over 255 bytes) or
+/// would break the title's line (a control character).
+pub fn check_name(name: &str) -> Result<()> {
+    let why = if name.is_empty() || name == "." || name == ".." {
+        "it is not a folder name"
+    } else if name.contains('/') || name.contains('\0') {
+        "it holds a '/' or NUL"
+    } else if name.len() > 255 {
+        "it is longer than 255 bytes"
+    } else if name.chars().any(char::is_control) {
+        "it holds a control character"
+    } else {
+        return Ok(());
+    };
+    bail!(
+        "folder name {name:?} cannot name a memory folder ({why}); rename the folder or set a name in the config ([names])"
+    )
+}
+
+struct Found {
+    top: PathBuf,
+    primary: PathBuf,
+    /// The git folder holding the repository's `config`.
+    common_dir: Option<PathBuf>,
+}
+
+/// The working tree's top level, the folder that names the project, and
+/// the git folder with its config.
+fn project_folders(cwd: &Path) -> Found {
+    use gix_discover::repository::Path as Repo;
+    let plain = |dir: &Path| Found { top: dir.to_path_buf(), primary: dir.to_path_buf(), common_dir: None };
+    if let Err(why) = git_files_are_plain(cwd) {
+        crate::log::error(&format!("not looking for a repository above {}: {why}", cwd.display()));
+        return plain(cwd);
+    }
+    match gix_discover::upwards(cwd) {
+        Ok((Repo::WorkTree(work_dir), _)) => {
+            Found { common_dir: Some(work_dir.join(".git")), top: work_dir.clone(), primary: work_dir }
+        }
+        Ok((Repo::LinkedWorkTree { work_dir, git_dir }, _)) => {
+            let common = common_of(&git_dir);
+            let primary = common.as_deref().and_then(primary_of).unwrap_or_else(|| work_dir.clone());
+            Found { top: work_dir, primary, common_dir: Some(common.unwrap_or(git_dir)) }
+        }
+        Ok((Repo::Repository(git_dir), _)) => {
+            Found { top: git_dir.clone(), primary: git_dir.clone(), common_dir: Some(git_dir) }
+        }
+        Err(_) => plain(cwd),
+    }
+}
+
+/// gix-discover opens `.git`, `HEAD` and `commondir` itself, with plain
+/// blocking opens: a FIFO planted at one of them would hang the hook and the
+/// worker. So the nearest `.git` above `cwd` and the files discovery reads
+/// are checked first to be regular files or folders. What remains is the
+/// race of a file swapped for a FIFO between this check and gix's open,
+/// which needs a writer already inside the repository; the hook's deadline
+/// bounds it.
+fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
+    let plain = |path: &Path| match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(format!("{} is not a regular file", path.display())),
+        _ => Ok(()),
+    };
+    let Some(dot_git) = cwd.ancestors().map(|dir| dir.join(".git")).find(|p| std::fs::symlink_metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    plain(&dot_git)?;
+    let git_dir = if dot_git.is_file() {
+        let text = crate::fsutil::read_regular(&dot_git, 4096).map_err(|e| format!("{e:#}"))?.unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        let Some(target) = text.trim().strip_prefix("gitdir:") else {
+            return Ok(());
+        };
+        dot_git.parent().unwrap_or(cwd).join(target.trim())
+    } else {
+        dot_git
+    };
+    for name in ["HEAD", "commondir", "gitdir", "config"] {
+        plain(&git_dir.join(name))?;
+    }
+    Ok(())
+}
+
+/// A linked worktree's git dir is `<common>/worktrees/<name>` and names its
+/// common dir in `commondir`. A submodule has no `commondir`.
+fn common_of(git_dir: &Path) -> Option<PathBuf> {
+    // A FIFO planted as `commondir` must not hang the hook: read only a
+    // small regular file.
+    let common = crate::fsutil::read_regular(&git_dir.join("commondir"), 4096).ok()??;
+    let common = String::from_utf8(common).ok()?;
+    git_dir.join(common.trim()).canonicalize().ok()
+}
+
+/// The primary repository is the folder holding the common dir
+/// (`<repo>/.git`), or the bare repository itself.
+fn primary_of(common: &Path) -> Option<PathBuf> {
+    if common.file_name()? == ".git" { common.parent().map(Path::to_path_buf) } else { Some(common.to_path_buf()) }
+}
