@@ -110,3 +110,29 @@ fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Status;
+
+    #[test]
+    fn one_state_at_a_time_the_most_urgent_first() {
+        let at = 0;
+        let status = |text: &str| Some(Status { text: text.into(), at });
+        let error = SessionState { status: status("error: fork timed out after 300s"), ..Default::default() };
+        let saved = SessionState { status: status("+2 -1"), ..Default::default() };
+        let saving = SessionState { saving_since: Some(at), ..saved.clone() };
+        let error_then_saving = SessionState { saving_since: Some(at), ..error.clone() };
+        let line = |s: &SessionState, waiting| state_line(s, waiting).unwrap();
+        assert!(line(&error, 2).starts_with("memory-save: error: fork timed out"), "an error first");
+        assert_eq!(line(&saved, 2), "memory-save: rules wait for review (2): memory-save review");
+        assert_eq!(line(&saved, 1), "memory-save: 1 rule waits for review: memory-save review");
+        assert!(line(&error_then_saving, 0).starts_with("memory-save: saving…"), "a new save replaces the error");
+        assert!(line(&saving, 0).starts_with("memory-save: saving…"));
+        assert!(line(&saved, 0).starts_with("memory-save: +2 -1 · "));
+        assert_eq!(state_line(&SessionState::default(), 0), None);
+        let hostile = SessionState { status: status("error: fork failed: \u{1b}]0;x\u{7}"), ..Default::default() };
+        assert!(!line(&hostile, 0).contains('\u{1b}'));
+    }
+}

@@ -16,6 +16,10 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
 fn kill(pid: i32) {
     // SAFETY: signals a process this test's turn started, by its id.
     unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -192,11 +196,18 @@ fn a_fifo_planted_anywhere_we_read_blocks_nothing() {
     fs::create_dir_all(env.proj.join(".claude")).unwrap();
     mkfifo(&env.proj.join(".claude/settings.json"));
     env.script_default(&adds("- Saved past the FIFOs."));
-    let stop = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
-    assert!(stop.elapsed < Duration::from_secs(1), "{stop:#?}");
+    let prompt = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert!(prompt.elapsed < Duration::from_secs(1), "{prompt:#?}");
     let stop = env.hook("stop").fixture("Stop.json").run().ok();
     assert!(stop.elapsed < Duration::from_secs(1), "{stop:#?}");
+    let started = std::time::Instant::now();
     env.wait_saves(SID, 1);
+    eprintln!(
+        "FIFO as transcript and settings: UserPromptSubmit {:.1} ms, Stop {:.1} ms, save done {:.0} ms after",
+        ms(prompt.elapsed),
+        ms(stop.elapsed),
+        ms(started.elapsed())
+    );
     assert!(env.memory().unwrap().contains("- Saved past the FIFOs."), "{}", env.status(SID));
 
     // As a topic file: refused with a reason, the lock given back.
@@ -207,6 +218,7 @@ fn a_fifo_planted_anywhere_we_read_blocks_nothing() {
     assert!(env.status(SID).contains("is not a regular file"), "{}", env.status(SID));
     let start = env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
     assert!(start.elapsed < Duration::from_secs(1) && start.stdout.contains("Saved past the FIFOs"), "{start:#?}");
+    eprintln!("FIFO as a topic file: save refused with a reason; SessionStart after it {:.1} ms", ms(start.elapsed));
 }
 
 #[test]
@@ -225,6 +237,12 @@ fn a_fifo_as_a_worktrees_commondir_or_git_file_blocks_nothing() {
         assert!(out.elapsed < Duration::from_secs(1), "{}: {out:#?}", cwd.display());
         let stop = env.hook("stop").fixture("Stop.json").session(SID_OTHER).cwd(&cwd).run().ok();
         assert!(stop.elapsed < Duration::from_secs(1), "{}: {stop:#?}", cwd.display());
+        eprintln!(
+            "FIFO as {}: SessionStart {:.1} ms, Stop {:.1} ms",
+            if cwd.ends_with("wt") { "a worktree's commondir" } else { ".git" },
+            ms(out.elapsed),
+            ms(stop.elapsed)
+        );
     }
 }
 
@@ -233,6 +251,7 @@ fn a_hook_whose_stdin_never_closes_returns_once_the_object_is_whole_or_at_its_de
     let env = Env::new();
     let whole = env.hook("post-tool-use").fixture("PostToolUse-main.json").hold_stdin().run().ok();
     assert!(whole.elapsed < Duration::from_secs(1), "{whole:#?}");
+    eprintln!("stdin never closed after a whole object: PostToolUse {:.1} ms", ms(whole.elapsed));
     assert_eq!(env.state(SID_OTHER)["tool_ran"], json!(true));
 
     for event in HOOK_EVENTS {
