@@ -143,6 +143,32 @@ impl SessionStore {
         self.path(id, "worker.lock")
     }
 
+    /// Marks that a session has a claimed job (see `save::queue`): an empty
+    /// file beside its state, so the project's next SessionStart finds a
+    /// dead worker's job by listing the folder, without reading every
+    /// session's state.
+    pub fn mark_claim(&self, id: &str, claimed: bool) {
+        let path = self.path(id, "claim");
+        if claimed {
+            let _ = fsutil::create_new_private(&path);
+        } else {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// The sessions whose claim mark is set, with their state.
+    pub fn claimed(&self) -> Vec<(String, SessionState)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let id = e.file_name().to_str()?.strip_suffix(".claim")?.to_string();
+                check_session_id(&id).ok()?;
+                Some((id.clone(), self.peek(&id)))
+            })
+            .collect()
+    }
+
     /// Creates the sessions folder (0700) when missing; refuses one that is
     /// a symlink, so no state or lock file lands outside our folder.
     pub fn ensure_dir(&self) -> Result<()> {
@@ -183,22 +209,6 @@ impl SessionStore {
         Ok(result)
     }
 
-    /// Every session's id and state (unreadable files are skipped).
-    pub fn all(&self) -> Vec<(String, SessionState)> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let id = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
-                check_session_id(&id).ok()?;
-                let state = parse_state(&read_state_bytes(&e.path())?)?;
-                Some((id, state))
-            })
-            .collect()
-    }
-
     /// Removes the files of sessions idle for two weeks, and no-one holds.
     pub fn remove_stale(&self) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
@@ -217,6 +227,7 @@ impl SessionStore {
                 let _ = std::fs::remove_file(&path);
                 let _ = std::fs::remove_file(path.with_extension("lock"));
                 let _ = std::fs::remove_file(path.with_extension("worker.lock"));
+                let _ = std::fs::remove_file(path.with_extension("claim"));
             }
         }
     }

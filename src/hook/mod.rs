@@ -76,23 +76,52 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
 pub fn read_input(mut stdin: impl Read) -> Result<HookInput> {
     let mut raw = Vec::with_capacity(8192);
     let mut chunk = [0u8; 8192];
+    let mut end = ObjectEnd::default();
     loop {
         let n = match stdin.read(&mut chunk) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e).context("cannot read the hook input"),
         };
+        let whole = end.feed(&chunk[..n]);
         raw.extend_from_slice(&chunk[..n]);
-        let ended = n == 0 || raw.len() as u64 >= MAX_STDIN;
-        if ended || raw.trim_ascii_end().ends_with(b"}") {
-            match serde_json::from_slice::<HookInput>(&raw) {
-                Ok(input) => return Ok(input),
-                Err(e) if ended || !e.is_eof() => {
-                    return Err(e).context("hook input is not the JSON object Claude Code sends");
+        if n == 0 || whole || raw.len() as u64 >= MAX_STDIN {
+            return serde_json::from_slice::<HookInput>(&raw)
+                .context("hook input is not the JSON object Claude Code sends");
+        }
+    }
+}
+
+/// Finds where a JSON object's text ends, a byte at a time, so the input is
+/// parsed once, when whole, however it arrives in pieces.
+#[derive(Default)]
+struct ObjectEnd {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl ObjectEnd {
+    /// Whether the object closed within `bytes`.
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            match (self.in_string, self.escaped, b) {
+                (true, true, _) => self.escaped = false,
+                (true, false, b'\\') => self.escaped = true,
+                (true, false, b'"') => self.in_string = false,
+                (true, false, _) => {}
+                (false, _, b'"') => self.in_string = true,
+                (false, _, b'{' | b'[') => self.depth += 1,
+                (false, _, b'}' | b']') => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return true;
+                    }
                 }
-                Err(_) => {} // a `}` inside the object: read on
+                _ => {}
             }
         }
+        false
     }
 }
 
@@ -141,6 +170,34 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
                 s.off = None;
                 s.project = None;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out its bytes in pieces of `size`, then blocks forever (as a
+    /// writer that never closes would): a read past the object panics.
+    struct Pieces<'a>(&'a [u8], usize);
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            assert!(!self.0.is_empty(), "read past the end of the object");
+            let n = self.1.min(self.0.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_input_is_read_up_to_the_end_of_its_object_and_no_further() {
+        let object = br#"{"session_id":"a","cwd":"/x","prompt":"quote \" brace } bracket ] {[","tool_response":{"a":[1,{"b":"}"}]}}"#;
+        for size in [1, 2, 7, 64, object.len()] {
+            let input = read_input(Pieces(object, size)).unwrap();
+            assert_eq!(input.prompt.as_deref(), Some("quote \" brace } bracket ] {["), "pieces of {size}");
         }
     }
 }

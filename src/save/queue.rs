@@ -167,8 +167,14 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             })
         })?;
         let job = match next {
-            Next::Save(job) => job,
-            Next::GaveUp => continue,
+            Next::Save(job) => {
+                sessions.mark_claim(id, true);
+                job
+            }
+            Next::GaveUp => {
+                sessions.mark_claim(id, false);
+                continue;
+            }
             Next::Idle => return Ok(()),
         };
         let result = run_save(roots, &job);
@@ -184,6 +190,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 s.last_usage.clone_from(&result.usage);
             }
         })?;
+        sessions.mark_claim(id, false);
     }
 }
 
@@ -191,7 +198,11 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
 /// claimed job behind (its worker was killed after SessionEnd), while its
 /// transcript still exists. Called at the project's SessionStart.
 pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &str) {
-    for (id, state) in sessions.all() {
+    for (id, state) in sessions.claimed() {
+        if state.saving_since.is_none() {
+            sessions.mark_claim(&id, false); // a mark its worker had no time to remove
+            continue;
+        }
         let orphaned = id != current
             && state.saving_since.is_some()
             && state.project.as_deref() == Some(project)
