@@ -69,7 +69,7 @@ impl Config {
 
     /// `MEMORY_SAVE_FORK_TIMEOUT` wins over the file, for a one-off run.
     pub fn fork_timeout(&self) -> Duration {
-        let from_env = std::env::var(crate::save::TIMEOUT_ENV).ok().and_then(|s| s.parse::<u64>().ok());
+        let from_env = crate::env::fork_timeout_override();
         let seconds = from_env.or(self.fork_timeout_seconds).filter(|&s| s > 0).unwrap_or(DEFAULT_FORK_TIMEOUT_SECONDS);
         Duration::from_secs(seconds)
     }

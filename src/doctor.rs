@@ -100,7 +100,7 @@ fn version_of(claude: &Path) -> Option<String> {
 }
 
 fn check_hooks(report: &mut Report) -> Result<()> {
-    let settings = crate::paths::home_dir()?.join(".claude").join("settings.json");
+    let settings = crate::env::home()?.join(".claude").join("settings.json");
     let found = match crate::install::registered_hooks(&settings) {
         Ok(found) => found,
         Err(e) => {

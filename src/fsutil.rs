@@ -203,14 +203,14 @@ mod fault {
     /// temp copy fails as in a folder on a read-only mount (root ignores
     /// permission bits, so chmod cannot stand in for one).
     pub fn read_only(name: &str) -> std::io::Result<()> {
-        if std::env::var_os(READ_ONLY_ENV).is_some_and(|v| v == name) {
+        if crate::env::fault(READ_ONLY_ENV).is_some_and(|v| v == name) {
             return Err(std::io::Error::from_raw_os_error(libc::EROFS));
         }
         Ok(())
     }
 
     pub fn inject(name: &str, file: &mut std::fs::File, contents: &[u8]) -> std::io::Result<()> {
-        if std::env::var_os(FAULT_ENV).is_some_and(|v| v == name) {
+        if crate::env::fault(FAULT_ENV).is_some_and(|v| v == name) {
             file.write_all(&contents[..contents.len() / 2])?;
             return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
         }
@@ -229,7 +229,7 @@ mod fault {
     }
 
     fn kill_wanted(name: &str, stage: &str) -> bool {
-        std::env::var(KILL_ENV).is_ok_and(|v| v == format!("{name}:{stage}"))
+        crate::env::fault(KILL_ENV).is_some_and(|v| v == format!("{name}:{stage}"))
     }
 
     fn die() {

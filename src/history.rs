@@ -139,7 +139,7 @@ pub fn record(
     }
     write_entry(
         folder,
-        Entry { at: crate::state::now_unix(), message: message.to_string(), files, origin: origin.clone(), added },
+        Entry { at: crate::env::now_unix(), message: message.to_string(), files, origin: origin.clone(), added },
     )
 }
 
@@ -206,7 +206,7 @@ pub fn undo(folder: &Folder) -> Result<String> {
     }
     let message = format!("undo of #{newest}: {}", entry.message);
     let entry_of_undo = Entry {
-        at: crate::state::now_unix(),
+        at: crate::env::now_unix(),
         message,
         files: inverse,
         origin: Origin { by: Some("memory-save undo".into()), ..Origin::default() },
@@ -317,7 +317,7 @@ fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, 
 fn describe(number: u64, entry: &Entry) -> String {
     let files: Vec<&str> = entry.files.keys().map(String::as_str).collect();
     let mut line =
-        format!("#{number:<5} {}  {}  [{}]", crate::report::timestamp(entry.at), entry.message, files.join(", "));
+        format!("#{number:<5} {}  {}  [{}]", crate::env::timestamp(entry.at), entry.message, files.join(", "));
     let short = |id: &str| crate::memory::text::shorten(id, 8);
     let o = &entry.origin;
     if let Some(session) = &o.session_id {

@@ -126,11 +126,8 @@ fn backup_path(settings: &Path) -> PathBuf {
 }
 
 fn settings_path(project: bool) -> Result<PathBuf> {
-    let base = if project {
-        std::env::current_dir().context("cannot read the current folder")?
-    } else {
-        crate::paths::home_dir()?
-    };
+    let base =
+        if project { std::env::current_dir().context("cannot read the current folder")? } else { crate::env::home()? };
     Ok(base.join(".claude").join("settings.json"))
 }
 

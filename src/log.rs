@@ -15,7 +15,7 @@ fn line(level: &str, message: &str) {
     if crate::fsutil::create_private_dir(&roots.state).is_err() {
         return;
     }
-    let stamp = crate::report::timestamp(crate::state::now_unix());
+    let stamp = crate::env::timestamp(crate::env::now_unix());
     let line = format!("{stamp} {level} [{}] {}", std::process::id(), message.replace('\n', " "));
     crate::fsutil::append_line(&path, &line, MAX_LOG_BYTES);
 }

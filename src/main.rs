@@ -8,6 +8,7 @@ mod cli;
 mod config;
 mod deadline;
 mod doctor;
+mod env;
 mod folder;
 mod fsutil;
 mod history;

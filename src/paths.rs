@@ -4,9 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-
-pub const HOME_ENV: &str = "MEMORY_SAVE_HOME";
+use anyhow::Result;
 
 #[derive(Debug, Clone)]
 pub struct Roots {
@@ -20,10 +18,7 @@ pub struct Roots {
 
 impl Roots {
     pub fn from_env() -> Result<Roots> {
-        let base = match std::env::var_os(HOME_ENV) {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => home_dir()?.join(".cli-tweaks"),
-        };
+        let base = crate::env::base_dir()?;
         Ok(Roots { memory: base.join("memory"), state: base.join("state").join("memory-save"), base })
     }
 
@@ -54,11 +49,4 @@ impl Roots {
     pub fn saves_log(&self) -> PathBuf {
         self.state.join("saves.jsonl")
     }
-}
-
-pub fn home_dir() -> Result<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .context("HOME is not set; set HOME or MEMORY_SAVE_HOME")
 }

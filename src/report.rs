@@ -125,26 +125,6 @@ pub fn join(first: Option<&str>, second: Option<&str>) -> String {
     [first, second].into_iter().flatten().collect::<Vec<_>>().join("\n")
 }
 
-/// Local `HH:MM`, as the status line shows it.
-pub fn clock(unix: i64) -> String {
-    let format = time::macros::format_description!("[hour]:[minute]");
-    local(unix).format(&format).unwrap_or_default()
-}
-
-/// Local date and time for the log.
-pub fn timestamp(unix: i64) -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
-    local(unix).format(&format).unwrap_or_default()
-}
-
-fn local(unix: i64) -> time::OffsetDateTime {
-    let utc = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    match time::UtcOffset::local_offset_at(utc) {
-        Ok(offset) => utc.to_offset(offset),
-        Err(_) => utc,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,12 +171,5 @@ mod tests {
             s.report_line().unwrap(),
             "memory-save: MEMORY.md: 2 added; 1 refused (too long); 1 skipped (line not in the file: - gone); applied to the file as another writer left it"
         );
-    }
-
-    #[test]
-    fn clock_is_hours_and_minutes() {
-        let text = clock(0);
-        assert_eq!(text.len(), 5);
-        assert_eq!(&text[2..3], ":");
     }
 }

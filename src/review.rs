@@ -59,7 +59,7 @@ pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Resu
     for op in ops {
         let id = id_of(op);
         if !pending.iter().any(|p| p.id == id) {
-            pending.push(Pending { id, op: op.clone(), at: crate::state::now_unix(), origin: origin.clone() });
+            pending.push(Pending { id, op: op.clone(), at: crate::env::now_unix(), origin: origin.clone() });
         }
     }
     store(roots, &folder.project, &pending)
@@ -87,7 +87,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 println!("no CRITICAL RULES changes wait for review in project {}", folder.project);
             }
             for p in &pending {
-                let when = crate::report::timestamp(p.at);
+                let when = crate::env::timestamp(p.at);
                 println!("{}", visible(&format!("{}  {when}  {}", p.id, describe(&p.op))));
             }
             Ok(())

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::env::now_unix;
 use crate::fsutil::{self, Lock};
 
 /// Hooks wait this long at most for another process's lock.
@@ -250,10 +251,6 @@ pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {
 /// looks right then, finds the new state followed by the old one's tail.
 pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
-}
-
-pub fn now_unix() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]

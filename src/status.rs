@@ -10,10 +10,10 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::env::timestamp;
 use crate::folder::{FAILED_REPLY_FILE, Folder, read_if_exists};
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
 use crate::paths::Roots;
-use crate::report::timestamp;
 use crate::state::{SessionState, SessionStore, Usage};
 
 /// How many recent saves to show.

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
+use crate::env::clock;
 use crate::memory::text::visible;
 use crate::paths::Roots;
-use crate::report::clock;
 use crate::state::{SessionState, SessionStore};
 
 /// The wrapped command gets this long; a status line must not hang.

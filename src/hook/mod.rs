@@ -17,12 +17,6 @@ use crate::paths::Roots;
 use crate::state::SessionStore;
 use wire::{HookInput, HookOutput};
 
-/// The environment marker the fork runs with: a hook that fires inside the
-/// fork anyway (should `disableAllHooks` ever be ignored) does nothing, so a
-/// save can never start another save.
-pub const FORK_MARKER_ENV: &str = "MEMORY_SAVE_FORK";
-/// Set to 1 to turn every hook into a no-op.
-pub const DISABLE_ENV: &str = "MEMORY_SAVE_DISABLE";
 /// Hook input larger than this is not a hook input.
 const MAX_STDIN: u64 = 16 * 1024 * 1024;
 /// Every hook ends by then, whatever it waits on (an input that never
@@ -45,7 +39,7 @@ impl Ctx {
 }
 
 pub fn run(event: HookEvent, part: usize) -> Result<()> {
-    if std::env::var_os(FORK_MARKER_ENV).is_some() || std::env::var_os(DISABLE_ENV).is_some_and(|v| v == "1") {
+    if crate::env::inside_fork() || crate::env::disabled() {
         return Ok(());
     }
     crate::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
@@ -125,12 +119,6 @@ impl ObjectEnd {
     }
 }
 
-/// `CLAUDE_PROJECT_DIR`, which Claude Code gives its hooks: the session's
-/// project folder, when it is an absolute path.
-pub fn project_dir_from_env() -> Option<String> {
-    std::env::var("CLAUDE_PROJECT_DIR").ok().filter(|d| std::path::Path::new(d).is_absolute())
-}
-
 /// The pending report line, as output for a hook that can show it.
 pub fn report_output(report: Option<String>) -> Option<HookOutput> {
     report.map(|line| HookOutput {
@@ -145,7 +133,7 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
     if !ctx.input.cwd.is_empty() {
         s.cwd.clone_from(&ctx.input.cwd);
     }
-    match project_dir_from_env() {
+    match crate::env::claude_project_dir() {
         Some(dir) => s.project_dir = dir,
         None if s.project_dir.is_empty() => s.project_dir.clone_from(&s.cwd),
         None => {}

@@ -23,7 +23,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if part == 1 {
         ctx.sessions().remove_stale();
     }
-    let folder_path = super::project_dir_from_env().unwrap_or_else(|| ctx.input.cwd.clone());
+    let folder_path = crate::env::claude_project_dir().unwrap_or_else(|| ctx.input.cwd.clone());
     let config = ctx.roots.config();
     let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots.memory, &config)?;
     if located.off_reason(&config).is_some() {

@@ -30,8 +30,8 @@ pub struct Project {
 impl Project {
     /// Why memory-save is off for this project, or `None` when it is on.
     pub fn off_reason(&self, config: &crate::config::Config) -> Option<String> {
-        if std::env::var_os(crate::hook::DISABLE_ENV).is_some_and(|v| v == "1") {
-            return Some(format!("off: {}=1", crate::hook::DISABLE_ENV));
+        if crate::env::disabled() {
+            return Some(format!("off: {}=1", crate::env::DISABLE));
         }
         let named = |p: &String| *p == self.name || nfc(p) == self.base || *p == self.identity;
         if config.disabled_projects.iter().any(named) {

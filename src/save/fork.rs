@@ -9,12 +9,10 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::env::FORK_MARKER as FORK_MARKER_ENV;
 use crate::fsutil::create_new_private;
-use crate::hook::FORK_MARKER_ENV;
 use crate::state::Usage;
 
-/// Overrides where `claude` is found.
-pub const CLAUDE_ENV: &str = "MEMORY_SAVE_CLAUDE";
 /// Variables Claude Code sets for its hooks that tie a process to the
 /// running session or its IDE, not the user's setup (measured on 2.1.328):
 /// the fork is a separate process and must not pose as that session, talk
@@ -89,8 +87,8 @@ impl ForkError {
 }
 
 pub fn find_claude() -> Result<PathBuf, ForkError> {
-    if let Some(path) = std::env::var_os(CLAUDE_ENV).filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(path));
+    if let Some(path) = crate::env::claude_override() {
+        return Ok(path);
     }
     which::which("claude").map_err(|_| ForkError::new("claude not found on PATH (set MEMORY_SAVE_CLAUDE)"))
 }
@@ -156,10 +154,9 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
 
     let started = Instant::now();
     let mut command = Command::new(&req.claude);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
+    for name in crate::env::variable_names() {
         if is_session_variable(&name) {
-            command.env_remove(name.as_ref());
+            command.env_remove(name);
         }
     }
     command
@@ -401,9 +398,7 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
 /// must not hand the fork an `apiKeyHelper` or `env` of its own.
 pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
     let cwd = project_dir;
-    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| crate::paths::home_dir().ok().map(|h| h.join(".claude")));
+    let config_dir = crate::env::claude_config_dir().ok();
     let mut files: Vec<PathBuf> = config_dir.into_iter().map(|d| d.join("settings.json")).collect();
     files.push(cwd.join(".claude").join("settings.json"));
     files.push(cwd.join(".claude").join("settings.local.json"));

@@ -11,16 +11,15 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::env::now_unix;
 use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
 use crate::history::{Change, Origin};
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
 use crate::paths::Roots;
 use crate::report;
-use crate::state::{Usage, now_unix};
+use crate::state::Usage;
 
-/// Seconds the fork may run before it is killed.
-pub const TIMEOUT_ENV: &str = "MEMORY_SAVE_FORK_TIMEOUT";
 /// `saves.jsonl` is rotated past this size.
 const MAX_SAVES_LOG_BYTES: u64 = 4 * 1024 * 1024;
 /// A reply larger than this is not a list of line edits.

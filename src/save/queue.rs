@@ -21,9 +21,10 @@
 
 use anyhow::{Context, Result};
 
+use crate::env::now_unix;
 use crate::fsutil::Lock;
 use crate::paths::Roots;
-use crate::state::{SessionState, SessionStore, Status, now_unix};
+use crate::state::{SessionState, SessionStore, Status};
 
 use super::{Job, run_save};
 

@@ -1,0 +1,114 @@
+//! Everything memory-save reads from its environment, one function each,
+//! so every variable it honours is listed here (as zoxide's `config.rs`
+//! does): `HOME`, the `MEMORY_SAVE_*` switches, the `CLAUDE_*` variables
+//! Claude Code sets, and the clock and local time zone.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+/// Set in the fork's environment: a hook that fires inside the fork anyway
+/// (should `disableAllHooks` ever be ignored) does nothing, so a save can
+/// never start another save.
+pub const FORK_MARKER: &str = "MEMORY_SAVE_FORK";
+pub const DISABLE: &str = "MEMORY_SAVE_DISABLE";
+
+fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+pub fn home() -> Result<PathBuf> {
+    var("HOME").map(PathBuf::from).context("HOME is not set; set HOME or MEMORY_SAVE_HOME")
+}
+
+/// `MEMORY_SAVE_HOME`, else `~/.cli-tweaks` (the original mod's folder, so
+/// a user can switch between the two): memory, state and the config.
+pub fn base_dir() -> Result<PathBuf> {
+    match var("MEMORY_SAVE_HOME") {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(home()?.join(".cli-tweaks")),
+    }
+}
+
+/// `MEMORY_SAVE_CLAUDE`: the Claude Code executable, instead of `claude`
+/// on `PATH`.
+pub fn claude_override() -> Option<PathBuf> {
+    var("MEMORY_SAVE_CLAUDE").map(PathBuf::from)
+}
+
+/// `MEMORY_SAVE_FORK_TIMEOUT`: seconds, for a one-off run.
+pub fn fork_timeout_override() -> Option<u64> {
+    var("MEMORY_SAVE_FORK_TIMEOUT")?.to_str()?.parse().ok()
+}
+
+/// `MEMORY_SAVE_DISABLE=1` turns every hook into a no-op.
+pub fn disabled() -> bool {
+    var(DISABLE).is_some_and(|v| v == "1")
+}
+
+/// Whether this process runs inside our own fork.
+pub fn inside_fork() -> bool {
+    var(FORK_MARKER).is_some()
+}
+
+/// `CLAUDE_PROJECT_DIR`, which Claude Code gives its hooks: the session's
+/// project folder, when it is an absolute path.
+pub fn claude_project_dir() -> Option<String> {
+    var("CLAUDE_PROJECT_DIR")?.into_string().ok().filter(|d| std::path::Path::new(d).is_absolute())
+}
+
+/// Claude Code's config folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_config_dir() -> Result<PathBuf> {
+    match var("CLAUDE_CONFIG_DIR") {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(home()?.join(".claude")),
+    }
+}
+
+/// The names of every variable set, for a caller that must drop some from
+/// a child's environment.
+pub fn variable_names() -> Vec<String> {
+    std::env::vars_os().map(|(name, _)| name.to_string_lossy().into_owned()).collect()
+}
+
+/// A debug build's fault hook (`MEMORY_SAVE_FAULT_*`), for the crash and
+/// full-disk tests.
+#[cfg(debug_assertions)]
+pub fn fault(name: &str) -> Option<String> {
+    var(name)?.into_string().ok()
+}
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// Local `HH:MM`, as the status line shows it.
+pub fn clock(unix: i64) -> String {
+    let format = time::macros::format_description!("[hour]:[minute]");
+    local(unix).format(&format).unwrap_or_default()
+}
+
+/// Local date and time, for the log and listings.
+pub fn timestamp(unix: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    local(unix).format(&format).unwrap_or_default()
+}
+
+fn local(unix: i64) -> time::OffsetDateTime {
+    let utc = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    match time::UtcOffset::local_offset_at(utc) {
+        Ok(offset) => utc.to_offset(offset),
+        Err(_) => utc,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clock_is_hours_and_minutes() {
+        let text = super::clock(0);
+        assert_eq!(text.len(), 5);
+        assert_eq!(&text[2..3], ":");
+    }
+}
