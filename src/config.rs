@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+
+use crate::store::paths::Roots;
 use serde::Deserialize;
 
 pub const FILE_NAME: &str = "memory-save.toml";
@@ -47,7 +49,7 @@ pub enum Review {
 impl Config {
     /// The config at `path`; defaults when it is missing.
     pub fn load(path: &Path) -> Result<Config> {
-        let Some(bytes) = crate::fsutil::read_regular(path, 1024 * 1024)? else {
+        let Some(bytes) = crate::store::fsutil::read_regular(path, 1024 * 1024)? else {
             return Ok(Config::default());
         };
         let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))?;
@@ -62,7 +64,7 @@ impl Config {
     /// Like `load`, but a broken file is logged and the defaults used.
     pub fn load_or_default(path: &Path) -> Config {
         Config::load(path).unwrap_or_else(|e| {
-            crate::log::error(&format!("{e:#}"));
+            crate::store::log::error(&format!("{e:#}"));
             Config::default()
         })
     }
@@ -93,6 +95,24 @@ impl Config {
 
 pub fn path(base: &Path) -> PathBuf {
     base.join(FILE_NAME)
+}
+
+/// The roots from the environment (`MEMORY_SAVE_HOME`, else
+/// `~/.cli-tweaks`), with the log pointed into their state folder.
+pub fn roots() -> Result<Roots> {
+    let roots = Roots::at(crate::env::base_dir()?);
+    crate::store::log::init(&roots.state);
+    Ok(roots)
+}
+
+pub fn file(roots: &Roots) -> PathBuf {
+    path(&roots.base)
+}
+
+/// The config of these roots; a broken file is logged and the defaults
+/// used.
+pub fn of(roots: &Roots) -> Config {
+    Config::load_or_default(&file(roots))
 }
 
 #[cfg(test)]

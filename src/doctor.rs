@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 
 use crate::memory::block::MAX_PARTS;
 use crate::memory::text::visible;
-use crate::paths::Roots;
+use crate::store::paths::Roots;
 
 /// Every hook command a full install registers.
 fn expected_hooks() -> Vec<String> {
@@ -40,7 +40,7 @@ pub fn run(args: &[String]) -> Result<()> {
     if !args.is_empty() {
         bail!("doctor takes no arguments");
     }
-    let roots = Roots::from_env()?;
+    let roots = crate::config::roots()?;
     let mut report = Report { problems: 0 };
     check_claude(&mut report);
     check_hooks(&mut report)?;
@@ -49,8 +49,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     check_state(&mut report, &roots);
     check_memory_text(&mut report, &roots);
-    match crate::config::Config::load(&roots.config_file()) {
-        Ok(_) => report.ok(&format!("configuration {} readable (or absent: defaults)", roots.config_file().display())),
+    match crate::config::Config::load(&crate::config::file(&roots)) {
+        Ok(_) => report
+            .ok(&format!("configuration {} readable (or absent: defaults)", crate::config::file(&roots).display())),
         Err(e) => report.problem(&format!("{e:#}"), "fix the file; the README's Settings section lists every key"),
     }
     if report.problems > 0 {
@@ -167,9 +168,9 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 /// or bidirectional character, a line posing as our block header.
 fn check_memory_text(report: &mut Report, roots: &Roots) {
     let Ok(cwd) = std::env::current_dir() else { return };
-    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &roots.config()) else { return };
-    let folder = crate::folder::Folder::of(roots, &project);
-    match crate::folder::read_if_exists(&folder.memory_path()) {
+    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots)) else { return };
+    let folder = project.folder(roots);
+    match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => match crate::memory::text::first_unwanted_line(&text) {
             None => report.ok(&format!("{} holds plain text", folder.memory_path().display())),
             Some((line, why)) => report.problem(
@@ -190,7 +191,9 @@ fn check_state(report: &mut Report, roots: &Roots) {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter(|p| crate::state::read_state_bytes(p).and_then(|b| crate::state::parse_state(&b)).is_none())
+        .filter(|p| {
+            crate::store::state::read_state_bytes(p).and_then(|b| crate::store::state::parse_state(&b)).is_none()
+        })
         .map(|p| p.display().to_string())
         .collect();
     if broken.is_empty() {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
-use crate::fsutil::write_atomic;
+use crate::store::fsutil::write_atomic;
 
 /// The block that install merges in, with `memory-save` standing for the
 /// absolute path of the binary.

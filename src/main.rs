@@ -5,24 +5,20 @@
 //! our log, never into the user's session.
 
 mod cli;
+mod cmd;
 mod config;
 mod deadline;
 mod doctor;
 mod env;
-mod folder;
-mod fsutil;
-mod history;
 mod hook;
 mod install;
-mod log;
-mod paths;
 mod project;
 mod report;
 mod review;
 mod save;
-mod state;
 mod status;
 mod statusline;
+mod store;
 
 use std::process::ExitCode;
 
@@ -33,6 +29,8 @@ use memory_save::memory;
 use cli::Command;
 
 fn main() -> ExitCode {
+    // The log goes into the state folder, known once the roots are.
+    let _ = config::roots();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let is_hook = args.first().is_some_and(|a| a == "hook");
     let command = match cli::parse(args) {
@@ -40,7 +38,7 @@ fn main() -> ExitCode {
         // A hook never fails the session, not even when registered wrongly
         // (an event this version does not know): exit 2 would block it.
         Err(e) if is_hook => {
-            log::error(&format!("{e:#}"));
+            store::log::error(&format!("{e:#}"));
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -67,13 +65,13 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Hook { event, part } => {
             if let Err(e) = hook::run(event, part) {
-                log::error(&format!("hook {event:?}: {e:#}"));
+                store::log::error(&format!("hook {event:?}: {e:#}"));
             }
             return ExitCode::SUCCESS;
         }
         Command::Worker { session } => {
-            if let Err(e) = paths::Roots::from_env().and_then(|roots| save::queue::run_worker(&roots, &session)) {
-                log::error(&format!("worker for session {session}: {e:#}"));
+            if let Err(e) = config::roots().and_then(|roots| save::queue::run_worker(&roots, &session)) {
+                store::log::error(&format!("worker for session {session}: {e:#}"));
             }
             return ExitCode::SUCCESS;
         }
@@ -82,8 +80,8 @@ fn main() -> ExitCode {
         Command::Uninstall(args) => install::run_uninstall(&args),
         Command::Status(args) => status::run(&args),
         Command::Doctor(args) => doctor::run(&args),
-        Command::History(args) => history::run_list(&args),
-        Command::Undo(args) => history::run_undo(&args),
+        Command::History(args) => cmd::history::run_list(&args),
+        Command::Undo(args) => cmd::history::run_undo(&args),
         Command::Review(args) => review::run(&args),
         Command::Help => {
             print!("{}", cli::USAGE);

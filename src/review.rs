@@ -11,12 +11,12 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::folder::{Folder, read_if_exists};
-use crate::history::Origin;
 use crate::memory::apply::{self, Options};
 use crate::memory::reply::{Op, Reply};
 use crate::memory::text::visible;
-use crate::paths::Roots;
+use crate::store::folder::{Folder, read_if_exists};
+use crate::store::history::Origin;
+use crate::store::paths::Roots;
 
 /// One held op. The id is a hash of the op itself, so it is stable: the
 /// same op held twice is one entry, and an id read off the status line
@@ -46,8 +46,8 @@ pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
 }
 
 fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
-    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::fsutil::write_atomic(&path(roots, project), serde_json::to_string_pretty(pending)?.as_bytes(), true)
+    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::store::fsutil::write_atomic(&path(roots, project), serde_json::to_string_pretty(pending)?.as_bytes(), true)
 }
 
 /// Adds held ops to the project's list. Call with the project lock held.
@@ -76,10 +76,10 @@ pub fn describe(op: &Op) -> String {
 
 /// `memory-save review [--approve ID | --reject ID]`.
 pub fn run(args: &[String]) -> Result<()> {
-    let roots = Roots::from_env()?;
+    let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd, &roots.memory, &roots.config())?;
-    let folder = Folder::of(&roots, &project);
+    let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+    let folder = project.folder(&roots);
     match args {
         [] => {
             let pending = load(&roots, &folder.project);

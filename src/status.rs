@@ -11,10 +11,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::env::timestamp;
-use crate::folder::{FAILED_REPLY_FILE, Folder, read_if_exists};
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
-use crate::paths::Roots;
-use crate::state::{SessionState, SessionStore, Usage};
+use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
+use crate::store::paths::Roots;
+use crate::store::state::{SessionState, SessionStore, Usage};
 
 /// How many recent saves to show.
 const RECENT: usize = 5;
@@ -56,7 +56,7 @@ pub fn run(args: &[String]) -> Result<()> {
         [flag] if flag == "--json" => true,
         _ => bail!("status takes only --json"),
     };
-    let roots = Roots::from_env()?;
+    let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let status = gather(&roots, &cwd)?;
     if json {
@@ -68,11 +68,11 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
-    let project = crate::project::locate(cwd, &roots.memory, &roots.config())?;
-    let folder = Folder::of(roots, &project);
+    let project = crate::project::locate(cwd, &roots.memory, &crate::config::of(&roots))?;
+    let folder = project.folder(roots);
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
-    let config = crate::config::Config::load(&roots.config_file());
+    let config = crate::config::Config::load(&crate::config::file(&roots));
     let off = project.off_reason(config.as_ref().unwrap_or(&Default::default()));
     let sessions = project_sessions(roots, &project.name);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
@@ -94,7 +94,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         max_chars: MAX_CHARS,
         topic_files: folder.topic_files(),
         off,
-        config_file: roots.config_file().display().to_string(),
+        config_file: crate::config::file(&roots).display().to_string(),
         config_error: config.err().map(|e| format!("{e:#}")),
         saving: sessions.iter().filter(|s| s.saving_since.is_some()).count(),
         queued: sessions.iter().filter(|s| s.save_pending).count(),
@@ -116,7 +116,7 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let id = name.strip_suffix(".json")?;
-            let mut state = crate::state::parse_state(&crate::state::read_state_bytes(&e.path())?)?;
+            let mut state = crate::store::state::parse_state(&crate::store::state::read_state_bytes(&e.path())?)?;
             // A worker killed mid-save left its mark; only a held lock
             // means a save is running.
             if state.saving_since.is_some() && !store.worker_running(id) {
@@ -132,7 +132,7 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
 /// `saves.jsonl`.
 fn recent_saves(roots: &Roots, project: &str) -> Vec<Value> {
     const TAIL: u64 = 256 * 1024;
-    let Ok(Some(mut file)) = crate::fsutil::open_regular(&roots.saves_log()) else {
+    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else {
         return Vec::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -12,8 +12,7 @@ use serde::Deserialize;
 
 use crate::env::clock;
 use crate::memory::text::visible;
-use crate::paths::Roots;
-use crate::state::{SessionState, SessionStore};
+use crate::store::state::{SessionState, SessionStore};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
@@ -36,7 +35,7 @@ pub fn run(wrapped: &[OsString]) -> Result<()> {
     }
     let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
     // No roots (HOME unset): still print the user's own line.
-    if let (Ok(()), Ok(roots)) = (crate::state::check_session_id(&input.session_id), Roots::from_env()) {
+    if let (Ok(()), Ok(roots)) = (crate::store::state::check_session_id(&input.session_id), crate::config::roots()) {
         let sessions = SessionStore::new(roots.sessions_dir());
         let mut state = sessions.peek(&input.session_id);
         // A worker killed mid-save never cleared its mark; with no worker
@@ -114,7 +113,7 @@ fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Status;
+    use crate::store::state::Status;
 
     #[test]
     fn one_state_at_a_time_the_most_urgent_first() {

@@ -13,8 +13,8 @@ use std::io::Read;
 use anyhow::{Context, Result};
 
 use crate::cli::HookEvent;
-use crate::paths::Roots;
-use crate::state::SessionStore;
+use crate::store::paths::Roots;
+use crate::store::state::SessionStore;
 use wire::{HookInput, HookOutput};
 
 /// Hook input larger than this is not a hook input.
@@ -44,13 +44,13 @@ pub fn run(event: HookEvent, part: usize) -> Result<()> {
     }
     crate::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
     let input: HookInput = read_input(std::io::stdin().lock())?;
-    crate::state::check_session_id(&input.session_id)?;
+    crate::store::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs
     // there, so an input without it is not one to act on.
     if !std::path::Path::new(&input.cwd).is_absolute() {
         anyhow::bail!("hook input has no absolute \"cwd\"; ignoring this hook call");
     }
-    let ctx = Ctx { roots: Roots::from_env()?, input };
+    let ctx = Ctx { roots: crate::config::roots()?, input };
     let output = match event {
         HookEvent::SessionStart => session_start::run(&ctx, part)?,
         HookEvent::UserPromptSubmit => user_prompt_submit::run(&ctx)?,
@@ -129,7 +129,7 @@ pub fn report_output(report: Option<String>) -> Option<HookOutput> {
 
 /// What the worker needs to run the fork, refreshed at every event that
 /// carries it.
-pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
+pub fn remember_session(s: &mut crate::store::state::SessionState, ctx: &Ctx) {
     if !ctx.input.cwd.is_empty() {
         s.cwd.clone_from(&ctx.input.cwd);
     }
@@ -146,7 +146,7 @@ pub fn remember_session(s: &mut crate::state::SessionState, ctx: &Ctx) {
     }
     if s.project_cwd != s.project_folder() {
         s.project_cwd = s.project_folder().to_string();
-        let config = ctx.roots.config();
+        let config = crate::config::of(&ctx.roots);
         match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots.memory, &config) {
             Ok(project) => {
                 s.off = project.off_reason(&config);

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::Ctx;
 use super::wire::{HookOutput, HookSpecificOutput};
-use crate::folder::{Folder, REPAIR_REPORT};
 use crate::memory::block;
+use crate::save::repair::REPAIR_REPORT;
 
 /// A load waits this long for a save's write, then loads nothing: well
 /// inside the hook's deadline.
@@ -24,12 +24,12 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         ctx.sessions().remove_stale();
     }
     let folder_path = crate::env::claude_project_dir().unwrap_or_else(|| ctx.input.cwd.clone());
-    let config = ctx.roots.config();
+    let config = crate::config::of(&ctx.roots);
     let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots.memory, &config)?;
     if located.off_reason(&config).is_some() {
         return Ok(None);
     }
-    let folder = Folder::of(&ctx.roots, &located);
+    let folder = located.folder(&ctx.roots);
     let project = located.name;
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {
         let _lock = folder.lock_within(LOCK_WAIT)?;
-        match folder.read_repaired()? {
+        match crate::save::repair::read_repaired(&folder)? {
             Some(read) => read,
             None => return Ok(None),
         }

@@ -24,7 +24,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.
-        if s.turn_open && s.save_due(|| ctx.roots.config().save_interval()) {
+        if s.turn_open && s.save_due(|| crate::config::of(&ctx.roots).save_interval()) {
             s.request_save();
         }
         s.turn_open = true;

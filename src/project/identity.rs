@@ -8,9 +8,6 @@
 
 use std::path::Path;
 
-/// The record in each memory folder naming the repository it belongs to.
-pub const RECORD_FILE: &str = ".identity";
-
 /// `github.com/me/app` from `git@github.com:me/app.git`,
 /// `https://user:token@GitHub.com/me/app/`, `ssh://git@github.com:22/me/app`;
 /// a local path as itself (without `.git`). `None` for an empty URL.
@@ -68,7 +65,7 @@ pub fn origin_url(config: &str) -> Option<String> {
 /// (holding `config`) and whose primary root is `root`.
 pub fn of_repository(common_dir: Option<&Path>, root: &Path) -> String {
     let remote = common_dir
-        .and_then(|dir| crate::fsutil::read_regular(&dir.join("config"), 1024 * 1024).ok().flatten())
+        .and_then(|dir| crate::store::fsutil::read_regular(&dir.join("config"), 1024 * 1024).ok().flatten())
         .and_then(|bytes| origin_url(&String::from_utf8_lossy(&bytes)))
         .and_then(|url| normalise_remote(&url));
     remote.unwrap_or_else(|| of_folder(root))

@@ -28,6 +28,11 @@ pub struct Project {
 }
 
 impl Project {
+    /// The project's memory folder.
+    pub fn folder(&self, roots: &crate::store::paths::Roots) -> crate::store::folder::Folder {
+        crate::store::folder::Folder::with_identity(roots, &self.name, &self.identity)
+    }
+
     /// Why memory-save is off for this project, or `None` when it is on.
     pub fn off_reason(&self, config: &crate::config::Config) -> Option<String> {
         if crate::env::disabled() {
@@ -73,12 +78,12 @@ fn choose_folder(memory_root: &Path, base: &str, identity: &str, explicit: Optio
         check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
         return Ok((name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
     }
-    match recorded_identity(&memory_root.join(base)) {
+    match crate::store::folder::recorded_identity(&memory_root.join(base)) {
         None => Ok((base.to_string(), format!("{base}, the project folder's name"))),
         Some(owner) if owner == identity => Ok((base.to_string(), format!("{base}, recorded for {identity}"))),
         Some(owner) => {
             let name = format!("{base}-{}", crate::memory::stable_id(identity));
-            match recorded_identity(&memory_root.join(&name)) {
+            match crate::store::folder::recorded_identity(&memory_root.join(&name)) {
                 Some(other) if other != identity => {
                     bail!(
                         "memory folders {base} and {name} both belong to other repositories ({owner}, {other}); name this one in the config ([names])"
@@ -88,18 +93,6 @@ fn choose_folder(memory_root: &Path, base: &str, identity: &str, explicit: Optio
             }
         }
     }
-}
-
-/// The identity recorded in a memory folder, if any.
-pub fn recorded_identity(folder: &Path) -> Option<String> {
-    let bytes = crate::fsutil::read_regular(&folder.join(identity::RECORD_FILE), 64 * 1024).ok()??;
-    let record: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    record.get("identity")?.as_str().map(str::to_string)
-}
-
-/// The JSON of a folder's identity record.
-pub fn identity_record(identity: &str) -> String {
-    serde_json::json!({ "identity": identity }).to_string() + "\n"
 }
 
 fn nfc(name: &str) -> String {
@@ -145,7 +138,7 @@ fn project_folders(cwd: &Path) -> Found {
     use gix_discover::repository::Path as Repo;
     let plain = |dir: &Path| Found { top: dir.to_path_buf(), primary: dir.to_path_buf(), common_dir: None };
     if let Err(why) = git_files_are_plain(cwd) {
-        crate::log::error(&format!("not looking for a repository above {}: {why}", cwd.display()));
+        crate::store::log::error(&format!("not looking for a repository above {}: {why}", cwd.display()));
         return plain(cwd);
     }
     match gix_discover::upwards(cwd) {
@@ -182,7 +175,8 @@ fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
     };
     plain(&dot_git)?;
     let git_dir = if dot_git.is_file() {
-        let text = crate::fsutil::read_regular(&dot_git, 4096).map_err(|e| format!("{e:#}"))?.unwrap_or_default();
+        let text =
+            crate::store::fsutil::read_regular(&dot_git, 4096).map_err(|e| format!("{e:#}"))?.unwrap_or_default();
         let text = String::from_utf8_lossy(&text);
         let Some(target) = text.trim().strip_prefix("gitdir:") else {
             return Ok(());
@@ -202,7 +196,7 @@ fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
 fn common_of(git_dir: &Path) -> Option<PathBuf> {
     // A FIFO planted as `commondir` must not hang the hook: read only a
     // small regular file.
-    let common = crate::fsutil::read_regular(&git_dir.join("commondir"), 4096).ok()??;
+    let common = crate::store::fsutil::read_regular(&git_dir.join("commondir"), 4096).ok()??;
     let common = String::from_utf8(common).ok()?;
     git_dir.join(common.trim()).canonicalize().ok()
 }

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::env::FORK_MARKER as FORK_MARKER_ENV;
-use crate::fsutil::create_new_private;
-use crate::state::Usage;
+use crate::store::fsutil::create_new_private;
+use crate::store::state::Usage;
 
 /// Variables Claude Code sets for its hooks that tie a process to the
 /// running session or its IDE, not the user's setup (measured on 2.1.328):
@@ -212,7 +212,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
 /// smaller), as text.
 fn read_tail(path: &Path, max: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(Some(mut file)) = crate::fsutil::open_regular(path) else {
+    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(path) else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -324,7 +324,7 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
     use std::io::{Read, Seek, SeekFrom};
     const TAIL: u64 = 1024 * 1024;
     let mut tail = Vec::new();
-    if let Ok(Some(mut file)) = crate::fsutil::open_regular(transcript) {
+    if let Ok(Some(mut file)) = crate::store::fsutil::open_regular(transcript) {
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).is_ok() {
             let _ = file.take(TAIL).read_to_end(&mut tail);
@@ -371,7 +371,7 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
     out.insert("disableAllHooks".into(), Value::Bool(true));
     let mut env = Map::new();
     for path in settings_files {
-        let Ok(Some(bytes)) = crate::fsutil::read_regular(path, 1024 * 1024) else {
+        let Ok(Some(bytes)) = crate::store::fsutil::read_regular(path, 1024 * 1024) else {
             continue;
         };
         let Ok(Value::Object(settings)) = serde_json::from_slice::<Value>(&bytes) else {

@@ -4,6 +4,7 @@
 mod child;
 pub mod fork;
 pub mod queue;
+pub mod repair;
 
 use std::path::Path;
 
@@ -12,13 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::env::now_unix;
-use crate::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE, REPAIR_REPORT};
-use crate::history::{Change, Origin};
 use crate::memory::apply::{self, Refusal};
 use crate::memory::{prompt, reply, template};
-use crate::paths::Roots;
 use crate::report;
-use crate::state::Usage;
+use crate::store::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE};
+use crate::store::history::{Change, Origin};
+use crate::store::paths::Roots;
+use crate::store::state::Usage;
+use repair::REPAIR_REPORT;
 
 /// `saves.jsonl` is rotated past this size.
 const MAX_SAVES_LOG_BYTES: u64 = 4 * 1024 * 1024;
@@ -64,12 +66,12 @@ struct ProjectNotes {
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &roots.config());
+    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &crate::config::of(&roots));
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,
         Err(e) => {
-            crate::log::error(&format!("save of session {} failed: {e:#}", job.session_id));
+            crate::store::log::error(&format!("save of session {} failed: {e:#}", job.session_id));
             SaveResult::error(format!("{e:#}"))
         }
     };
@@ -78,21 +80,22 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 }
 
 fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
-    let config = roots.config();
+    let config = crate::config::of(&roots);
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, report: None, usage: None });
     }
-    let folder = Folder::of(roots, located);
+    let folder = located.folder(roots);
     let notes_path = roots.projects_state_dir().join(format!("{}.json", located.name));
 
     let (snapshot, repaired) = {
         let _lock = folder.lock()?;
-        folder.read_repaired()?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
+        repair::read_repaired(&folder)?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
     };
     // Every report of this save starts with the repair's line, if there was one.
     let report_with = |line: &str| report::join(repaired.then_some(REPAIR_REPORT), Some(line));
-    let notes: ProjectNotes =
-        crate::folder::read_if_exists(&notes_path)?.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let notes: ProjectNotes = crate::store::folder::read_if_exists(&notes_path)?
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
     let message = prompt::fork_message(&prompt::PromptInput {
         project: &folder.project,
         memory: snapshot.as_deref(),
@@ -167,8 +170,8 @@ fn write_notes(roots: &Roots, path: &Path, skipped: &[String], refused: &[Refusa
         more_skipped: skipped.len().saturating_sub(keep),
         more_refused: refused.len().saturating_sub(keep),
     };
-    crate::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::fsutil::write_atomic(path, serde_json::to_string(&notes)?.as_bytes(), false)
+    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::store::fsutil::write_atomic(path, serde_json::to_string(&notes)?.as_bytes(), false)
 }
 
 /// Runs the fork for this save: the session's model and effort unless the
@@ -226,8 +229,8 @@ pub fn current_under_lock(folder: &Folder) -> Result<String> {
     // A worker killed mid-write leaves its temp file behind. Every writer of
     // MEMORY.md, its backup and the topic files holds this lock, so such a
     // temp file is no one's now.
-    crate::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
-    Ok(folder.read_repaired()?.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text))
+    crate::store::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
+    Ok(repair::read_repaired(folder)?.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text))
 }
 
 /// Writes what applying a reply to `current` gave, with a history entry
@@ -247,14 +250,14 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     if changed.is_empty() {
         return Ok(());
     }
-    let added = crate::history::added_lines(current, &outcome.memory);
-    let recorded = crate::history::record(folder, message, &changed, origin, added)?;
+    let added = crate::store::history::added_lines(current, &outcome.memory);
+    let recorded = crate::store::history::record(folder, message, &changed, origin, added)?;
     let written = folder
         .append_topics(&outcome.topics)
         .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
     if let Err(e) = written {
         if let Err(undo) = recorded.roll_back(folder) {
-            crate::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
+            crate::store::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
         }
         return Err(e);
     }
@@ -273,5 +276,5 @@ fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) 
         "report": result.report,
         "usage": result.usage,
     });
-    crate::fsutil::append_line(&roots.saves_log(), &entry.to_string(), MAX_SAVES_LOG_BYTES);
+    crate::store::fsutil::append_line(&roots.saves_log(), &entry.to_string(), MAX_SAVES_LOG_BYTES);
 }

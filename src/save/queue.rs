@@ -22,9 +22,9 @@
 use anyhow::{Context, Result};
 
 use crate::env::now_unix;
-use crate::fsutil::Lock;
-use crate::paths::Roots;
-use crate::state::{SessionState, SessionStore, Status};
+use crate::store::fsutil::Lock;
+use crate::store::paths::Roots;
+use crate::store::state::{SessionState, SessionStore, Status};
 
 use super::{Job, run_save};
 
@@ -52,7 +52,7 @@ fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
     match Lock::try_acquire(&sessions.worker_lock_path(id)) {
         Ok(free) => free.is_some(), // held: a worker runs and will see the request
         Err(e) => {
-            crate::log::error(&format!("{e:#}"));
+            crate::store::log::error(&format!("{e:#}"));
             false
         }
     }
@@ -60,7 +60,7 @@ fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
 
 fn start_worker(id: &str) {
     if let Err(e) = spawn_worker(id) {
-        crate::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
+        crate::store::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
     }
 }
 
@@ -120,7 +120,7 @@ enum Next {
 }
 
 pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
-    crate::state::check_session_id(id)?;
+    crate::store::state::check_session_id(id)?;
     let sessions = SessionStore::new(roots.sessions_dir());
     sessions.ensure_dir()?;
     let Some(worker_lock) = Lock::try_acquire(&sessions.worker_lock_path(id))? else {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::env::now_unix;
-use crate::fsutil::{self, Lock};
+use crate::store::fsutil::{self, Lock};
 
 /// Hooks wait this long at most for another process's lock.
 const LOCK_WAIT: Duration = Duration::from_secs(2);

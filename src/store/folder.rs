@@ -8,17 +8,14 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use anyhow::{Context, Result, bail};
 
-use crate::fsutil::{self, Lock};
 use crate::memory::apply::check_topic_name;
 use crate::memory::reply::TopicAppend;
-use crate::memory::template;
-use crate::paths::Roots;
+use crate::store::fsutil::{self, Lock};
+use crate::store::paths::Roots;
 
 pub const MEMORY_FILE: &str = "MEMORY.md";
 pub const BACKUP_FILE: &str = "MEMORY.pre-migration.md";
 pub const FAILED_REPLY_FILE: &str = "memory-save.failed-reply.txt";
-pub const REPAIR_REPORT: &str =
-    "memory-save: MEMORY.md: put into the four sections (old copy: MEMORY.pre-migration.md)";
 /// The kept failed reply is cut to this many characters.
 const MAX_FAILED_REPLY_CHARS: usize = 64 * 1024;
 /// Readers and writers of one project's files take turns for at most this long.
@@ -43,9 +40,9 @@ impl Folder {
         }
     }
 
-    /// The memory folder of a located project.
-    pub fn of(roots: &Roots, project: &crate::project::Project) -> Folder {
-        Folder { identity: Some(project.identity.clone()), ..Folder::new(roots, &project.name) }
+    /// A folder that records `identity` as its repository on its first write.
+    pub fn with_identity(roots: &Roots, project: &str, identity: &str) -> Folder {
+        Folder { identity: Some(identity.to_string()), ..Folder::new(roots, project) }
     }
 
     /// Records the folder's repository in it, unless one is recorded: the
@@ -54,7 +51,7 @@ impl Folder {
     pub fn claim(&self) -> Result<()> {
         use std::io::Write;
         let Some(identity) = &self.identity else { return Ok(()) };
-        let path = self.dir.join(crate::project::identity::RECORD_FILE);
+        let path = self.dir.join(IDENTITY_FILE);
         // Only a real folder: never record into a folder a link points at.
         let real_dir = std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_dir());
         if !real_dir || std::fs::symlink_metadata(&path).is_ok() {
@@ -66,7 +63,7 @@ impl Folder {
             .custom_flags(libc::O_NOFOLLOW)
             .mode(0o600)
             .open(&path)
-            .and_then(|mut file| file.write_all(crate::project::identity_record(identity).as_bytes()));
+            .and_then(|mut file| file.write_all(identity_record(identity).as_bytes()));
         match written {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
                 Err(e).with_context(|| format!("cannot record the repository of {}", self.dir.display()))
@@ -92,34 +89,14 @@ impl Folder {
         Lock::acquire(&self.lock_path, limit)
     }
 
-    /// MEMORY.md in the template, repairing it on disk first when needed
-    /// (call with the lock held). `None` when there is no file. The flag
-    /// says whether a repair happened.
-    pub fn read_repaired(&self) -> Result<Option<(String, bool)>> {
-        // A folder planted as a link would hand another folder's file to the
-        // context and the fork.
+    /// MEMORY.md as it is, `None` when there is none. A folder planted as
+    /// a link would hand another folder's file to the context and the fork,
+    /// so it is refused.
+    pub fn read_memory(&self) -> Result<Option<String>> {
         if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.file_type().is_symlink()) {
             bail!("{} is a symlink; memory-save reads only from a real folder", self.dir.display());
         }
-        let Some(text) = read_if_exists(&self.memory_path())? else {
-            return Ok(None);
-        };
-        match template::repair(&text, &self.project) {
-            None => Ok(Some((text, false))),
-            Some(repaired) => {
-                fsutil::write_atomic(&self.dir.join(BACKUP_FILE), text.as_bytes(), true)?;
-                let origin = crate::history::Origin { by: Some("repair".into()), ..Default::default() };
-                crate::history::record(
-                    self,
-                    REPAIR_REPORT,
-                    &[crate::history::Change::Rewrite(MEMORY_FILE)],
-                    &origin,
-                    Vec::new(),
-                )?;
-                self.write_file(MEMORY_FILE, &repaired)?;
-                Ok(Some((repaired, true)))
-            }
-        }
+        read_if_exists(&self.memory_path())
     }
 
     /// The topic files present, by name.
@@ -192,6 +169,21 @@ impl Folder {
         self.claim()?;
         fsutil::write_atomic(&self.dir.join(name), text.as_bytes(), true)
     }
+}
+
+/// The record in each memory folder naming the repository it belongs to.
+pub const IDENTITY_FILE: &str = ".identity";
+
+/// The JSON of a folder's identity record.
+fn identity_record(identity: &str) -> String {
+    serde_json::json!({ "identity": identity }).to_string() + "\n"
+}
+
+/// The identity recorded in a memory folder, if any.
+pub fn recorded_identity(folder: &Path) -> Option<String> {
+    let bytes = fsutil::read_regular(&folder.join(IDENTITY_FILE), 64 * 1024).ok()??;
+    let record: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    record.get("identity")?.as_str().map(str::to_string)
 }
 
 /// Memory files, history entries and notes are read up to this size: far

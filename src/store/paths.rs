@@ -1,10 +1,7 @@
-//! Where memory and state live. `MEMORY_SAVE_HOME` moves both roots (tests,
-//! or a user who wants them elsewhere); otherwise `~/.cli-tweaks`, the folder
-//! the original mod used, so a user can switch between the two.
+//! Where memory and state live, below one base folder (`config::roots`
+//! says which).
 
 use std::path::PathBuf;
-
-use anyhow::Result;
 
 #[derive(Debug, Clone)]
 pub struct Roots {
@@ -17,9 +14,8 @@ pub struct Roots {
 }
 
 impl Roots {
-    pub fn from_env() -> Result<Roots> {
-        let base = crate::env::base_dir()?;
-        Ok(Roots { memory: base.join("memory"), state: base.join("state").join("memory-save"), base })
+    pub fn at(base: PathBuf) -> Roots {
+        Roots { memory: base.join("memory"), state: base.join("state").join("memory-save"), base }
     }
 
     pub fn project_dir(&self, project: &str) -> PathBuf {
@@ -32,18 +28,6 @@ impl Roots {
 
     pub fn projects_state_dir(&self) -> PathBuf {
         self.state.join("projects")
-    }
-
-    pub fn config_file(&self) -> PathBuf {
-        crate::config::path(&self.base)
-    }
-
-    pub fn config(&self) -> crate::config::Config {
-        crate::config::Config::load_or_default(&self.config_file())
-    }
-
-    pub fn log_file(&self) -> PathBuf {
-        self.state.join("memory-save.log")
     }
 
     pub fn saves_log(&self) -> PathBuf {

@@ -1,0 +1,25 @@
+//! The repair at load and before a save: a MEMORY.md out of the template is
+//! put back into it (`memory::template::repair`), the old file kept as
+//! `MEMORY.pre-migration.md`, and the change recorded in the history.
+
+use anyhow::Result;
+
+use crate::memory::template;
+use crate::store::folder::{BACKUP_FILE, Folder, MEMORY_FILE};
+use crate::store::history::{self, Change, Origin};
+
+pub const REPAIR_REPORT: &str =
+    "memory-save: MEMORY.md: put into the four sections (old copy: MEMORY.pre-migration.md)";
+
+/// MEMORY.md in the template, repairing it on disk first when needed (call
+/// with the lock held). `None` when there is no file. The flag says whether
+/// a repair happened.
+pub fn read_repaired(folder: &Folder) -> Result<Option<(String, bool)>> {
+    let Some(text) = folder.read_memory()? else { return Ok(None) };
+    let Some(repaired) = template::repair(&text, &folder.project) else { return Ok(Some((text, false))) };
+    folder.write_file(BACKUP_FILE, &text)?;
+    let origin = Origin { by: Some("repair".into()), ..Default::default() };
+    history::record(folder, REPAIR_REPORT, &[Change::Rewrite(MEMORY_FILE)], &origin, Vec::new())?;
+    folder.write_file(MEMORY_FILE, &repaired)?;
+    Ok(Some((repaired, true)))
+}

@@ -1,0 +1,11 @@
+//! All disk I/O of memory-save's own files: atomic writes and locks, the
+//! memory folder, its history, the session state, the review list, the
+//! notes for the next fork, `saves.jsonl` and the log. No command line and
+//! no environment reads (the debug-only fault hooks aside).
+
+pub mod folder;
+pub mod fsutil;
+pub mod history;
+pub mod log;
+pub mod paths;
+pub mod state;
