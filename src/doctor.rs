@@ -62,7 +62,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn check_claude(report: &mut Report) {
-    let claude = match crate::save::fork::find_claude() {
+    let claude = match crate::claude::fork::find_claude() {
         Ok(path) => path,
         Err(e) => {
             report.problem(&e.status, "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");

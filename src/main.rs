@@ -4,6 +4,7 @@
 //! `main` owns the exit code. Hooks always exit 0: an internal error goes to
 //! our log, never into the user's session.
 
+mod claude;
 mod cli;
 mod cmd;
 mod config;
@@ -14,7 +15,7 @@ mod hook;
 mod install;
 mod project;
 mod report;
-mod review;
+
 mod save;
 mod status;
 mod statusline;
@@ -82,7 +83,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(&args),
         Command::History(args) => cmd::history::run_list(&args),
         Command::Undo(args) => cmd::history::run_undo(&args),
-        Command::Review(args) => review::run(&args),
+        Command::Review(args) => cmd::review::run(&args),
         Command::Help => {
             print!("{}", cli::USAGE);
             Ok(())

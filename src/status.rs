@@ -3,18 +3,17 @@
 //! cost, any save queued or running, the last unreadable reply, and whether
 //! memory-save is on.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::env::timestamp;
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
 use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
 use crate::store::paths::Roots;
-use crate::store::state::{SessionState, SessionStore, Usage};
+use crate::store::saves::SaveRecord;
+use crate::store::state::{SessionState, SessionStore};
 
 /// How many recent saves to show.
 const RECENT: usize = 5;
@@ -40,7 +39,7 @@ struct Status {
     saving: usize,
     queued: usize,
     last_failed_reply: Option<FailedReply>,
-    recent_saves: Vec<Value>,
+    recent_saves: Vec<SaveRecord>,
 }
 
 #[derive(Serialize)]
@@ -99,7 +98,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         saving: sessions.iter().filter(|s| s.saving_since.is_some()).count(),
         queued: sessions.iter().filter(|s| s.save_pending).count(),
         last_failed_reply,
-        recent_saves: recent_saves(roots, &project.name),
+        recent_saves: crate::store::saves::recent(roots, &project.name, RECENT),
         identity: project.identity,
         folder_reason: project.why,
         project: project.name,
@@ -128,25 +127,6 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
         .collect()
 }
 
-/// The newest saves of the project, newest first, from the tail of
-/// `saves.jsonl`.
-fn recent_saves(roots: &Roots, project: &str) -> Vec<Value> {
-    const TAIL: u64 = 256 * 1024;
-    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else {
-        return Vec::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
-    let mut text = String::new();
-    let _ = file.take(TAIL).read_to_string(&mut text);
-    text.lines()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("project").and_then(Value::as_str) == Some(project))
-        .take(RECENT)
-        .collect()
-}
-
 fn render(s: &Status) -> String {
     let mut out = format!("memory-save · project {}\n", s.project);
     out.push_str(&format!("  state     {}\n", s.off.as_deref().unwrap_or("on")));
@@ -172,9 +152,8 @@ fn render(s: &Status) -> String {
     }
     out.push_str("last saves:\n");
     for save in &s.recent_saves {
-        let at = save.get("at").and_then(Value::as_i64).unwrap_or(0);
-        let status = save.get("status").and_then(Value::as_str).unwrap_or("?");
-        let usage: Usage = save.get("usage").cloned().and_then(|u| serde_json::from_value(u).ok()).unwrap_or_default();
+        let (at, status) = (save.at, &save.status);
+        let usage = save.usage.clone().unwrap_or_default();
         out.push_str(&format!(
             "  {}  {status:<28} in {} · cache read {} · out {} · ${:.4}\n",
             timestamp(at),

@@ -43,7 +43,7 @@ pub fn run(wrapped: &[OsString]) -> Result<()> {
         if state.saving_since.is_some() && !sessions.worker_running(&input.session_id) {
             state.saving_since = None;
         }
-        let waiting = state.project.as_deref().map_or(0, |p| crate::review::load(&roots, p).len());
+        let waiting = state.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
         if let Some(line) = state_line(&state, waiting) {
             if !out.is_empty() {
                 out.push('\n');

@@ -1,29 +1,26 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
-mod child;
-pub mod fork;
 pub mod queue;
 pub mod repair;
 
 use std::path::Path;
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
+use crate::claude::{fork, settings, transcript};
 use crate::config::Config;
 use crate::env::now_unix;
-use crate::memory::apply::{self, Refusal};
+use crate::memory::apply;
 use crate::memory::{prompt, reply, template};
 use crate::report;
 use crate::store::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE};
 use crate::store::history::{Change, Origin};
+use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
 use crate::store::state::Usage;
 use repair::REPAIR_REPORT;
 
-/// `saves.jsonl` is rotated past this size.
-const MAX_SAVES_LOG_BYTES: u64 = 4 * 1024 * 1024;
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
@@ -54,17 +51,6 @@ impl SaveResult {
     }
 }
 
-/// What the last save of a project leaves for the next one's notes.
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-struct ProjectNotes {
-    skipped: Vec<String>,
-    refused: Vec<Refusal>,
-    /// How many more there were than are kept.
-    more_skipped: usize,
-    more_refused: usize,
-}
-
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
     let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &crate::config::of(&roots));
     let project = located.as_ref().ok().map(|p| p.name.clone());
@@ -85,7 +71,6 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         return Ok(SaveResult { status: off, report: None, usage: None });
     }
     let folder = located.folder(roots);
-    let notes_path = roots.projects_state_dir().join(format!("{}.json", located.name));
 
     let (snapshot, repaired) = {
         let _lock = folder.lock()?;
@@ -93,9 +78,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     // Every report of this save starts with the repair's line, if there was one.
     let report_with = |line: &str| report::join(repaired.then_some(REPAIR_REPORT), Some(line));
-    let notes: ProjectNotes = crate::store::folder::read_if_exists(&notes_path)?
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let notes = notes::read(roots, &located.name)?;
     let message = prompt::fork_message(&prompt::PromptInput {
         project: &folder.project,
         memory: snapshot.as_deref(),
@@ -111,8 +94,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         Err(e) => {
             // The notes may be what broke it ("Prompt is too long"): the
             // next save starts without them rather than failing the same way.
-            if !notes.skipped.is_empty() || !notes.refused.is_empty() {
-                write_notes(roots, &notes_path, &[], &[])?;
+            if !notes.is_empty() {
+                notes::write(roots, &located.name, &Notes::default())?;
             }
             return Ok(SaveResult {
                 status: format!("error: {}", e.status),
@@ -150,7 +133,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     let options = apply::Options { hold_rules: config.review_rules() };
     let outcome = write_reply(roots, &folder, snapshot.as_deref(), &parsed, options, &origin)?;
-    write_notes(roots, &notes_path, &outcome.outcome.skipped, &outcome.outcome.refused)?;
+    let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
+    notes::write(roots, &located.name, &next)?;
 
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
     Ok(SaveResult {
@@ -160,25 +144,11 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     })
 }
 
-/// Keeps what the next fork is told, bounded: a reply of a thousand bad ops
-/// must not make every later message large.
-fn write_notes(roots: &Roots, path: &Path, skipped: &[String], refused: &[Refusal]) -> Result<()> {
-    let keep = prompt::MAX_NOTE_ENTRIES;
-    let notes = ProjectNotes {
-        skipped: skipped.iter().take(keep).cloned().collect(),
-        refused: refused.iter().take(keep).cloned().collect(),
-        more_skipped: skipped.len().saturating_sub(keep),
-        more_refused: refused.len().saturating_sub(keep),
-    };
-    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::store::fsutil::write_atomic(path, serde_json::to_string(&notes)?.as_bytes(), false)
-}
-
 /// Runs the fork for this save: the session's model and effort unless the
 /// configuration names others.
 fn ask_fork(roots: &Roots, job: &Job, config: &Config, message: &str) -> Result<fork::ForkReply, fork::ForkError> {
     let cwd = Path::new(&job.cwd);
-    let facts = fork::transcript_facts(Path::new(&job.transcript_path));
+    let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
     fork::run(&fork::ForkRequest {
         claude: fork::find_claude()?,
         session_id: &job.session_id,
@@ -187,7 +157,7 @@ fn ask_fork(roots: &Roots, job: &Job, config: &Config, message: &str) -> Result<
         parent_cost_usd: facts.cost_usd,
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
         message,
-        settings: fork::fork_settings(&fork::settings_files(cwd)),
+        settings: settings::fork_settings(&settings::settings_files(cwd)),
         timeout: config.fork_timeout(),
         scratch: &roots.state,
     })
@@ -219,7 +189,7 @@ fn write_reply(
     let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
-    crate::review::hold(roots, folder, &outcome.held, origin)?;
+    crate::store::review::hold(roots, folder, &outcome.held, origin)?;
     Ok(Written { outcome, changed_meanwhile })
 }
 
@@ -264,17 +234,16 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     Ok(())
 }
 
-/// One line per save in `saves.jsonl`: what `status` and the benchmarks read
-/// to show what saves cost.
+/// One record per save in `saves.jsonl`.
 fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) {
-    let entry = serde_json::json!({
-        "at": now_unix(),
-        "session_id": job.session_id,
-        "project": project,
-        "cwd": job.cwd,
-        "status": result.status,
-        "report": result.report,
-        "usage": result.usage,
-    });
-    crate::store::fsutil::append_line(&roots.saves_log(), &entry.to_string(), MAX_SAVES_LOG_BYTES);
+    let record = crate::store::saves::SaveRecord {
+        at: now_unix(),
+        session_id: job.session_id.clone(),
+        project: project.map(str::to_string),
+        cwd: job.cwd.clone(),
+        status: result.status.clone(),
+        report: result.report.clone(),
+        usage: result.usage.clone(),
+    };
+    crate::store::saves::append(roots, &record);
 }

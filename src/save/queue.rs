@@ -128,7 +128,9 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     };
     // Holding this session's worker lock, any scratch file of its fork is a
     // dead worker's; other sessions' are stale when no worker holds theirs.
-    super::fork::remove_stale_scratch(&roots.state, |session| session != id && sessions.worker_running(session));
+    crate::claude::fork::remove_stale_scratch(&roots.state, |session| {
+        session != id && sessions.worker_running(session)
+    });
     let mut worker_lock = Some(worker_lock);
     loop {
         let next = sessions.update(id, |s| {

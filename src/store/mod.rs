@@ -7,5 +7,8 @@ pub mod folder;
 pub mod fsutil;
 pub mod history;
 pub mod log;
+pub mod notes;
 pub mod paths;
+pub mod review;
+pub mod saves;
 pub mod state;

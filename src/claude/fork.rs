@@ -311,114 +311,9 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     Ok(ForkReply { text, usage })
 }
 
-/// What the fork needs from the session's transcript: the last model it
-/// used (the prompt cache is per model, so the fork must use the same one)
-/// and its cost so far.
-#[derive(Debug, Default, PartialEq)]
-pub struct TranscriptFacts {
-    pub model: Option<String>,
-    pub cost_usd: f64,
-}
-
-pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 1024 * 1024;
-    let mut tail = Vec::new();
-    if let Ok(Some(mut file)) = crate::store::fsutil::open_regular(transcript) {
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).is_ok() {
-            let _ = file.take(TAIL).read_to_end(&mut tail);
-        }
-    }
-    let tail = String::from_utf8_lossy(&tail);
-    let mut facts = TranscriptFacts::default();
-    let mut cost_seen = false;
-    for line in tail.lines().rev() {
-        if facts.model.is_some() && cost_seen {
-            break;
-        }
-        let is_assistant = facts.model.is_none() && line.contains("\"assistant\"");
-        let is_cost = !cost_seen && line.contains("\"cost-state\"");
-        if !is_assistant && !is_cost {
-            continue;
-        }
-        let Ok(entry) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match entry.get("type").and_then(Value::as_str) {
-            Some("assistant") if is_assistant => {
-                let model = entry.pointer("/message/model").and_then(Value::as_str).unwrap_or("");
-                if !model.is_empty() && !model.starts_with('<') {
-                    facts.model = Some(model.to_string());
-                }
-            }
-            Some("cost-state") if is_cost => {
-                facts.cost_usd = entry.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0);
-                cost_seen = true;
-            }
-            _ => {}
-        }
-    }
-    facts
-}
-
-/// The `--settings` JSON: hooks off, plus what the session's settings carry
-/// that the fork needs to authenticate and reach the API the same way
-/// (`--setting-sources ""` drops them). Never the allow rules or hooks.
-pub fn fork_settings(settings_files: &[PathBuf]) -> String {
-    const CARRIED: [&str; 4] = ["apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "gcpAuthRefresh"];
-    let mut out = Map::new();
-    out.insert("disableAllHooks".into(), Value::Bool(true));
-    let mut env = Map::new();
-    for path in settings_files {
-        let Ok(Some(bytes)) = crate::store::fsutil::read_regular(path, 1024 * 1024) else {
-            continue;
-        };
-        let Ok(Value::Object(settings)) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
-        };
-        if let Some(Value::Object(vars)) = settings.get("env") {
-            env.extend(vars.clone());
-        }
-        for key in CARRIED {
-            if let Some(value) = settings.get(key) {
-                out.insert(key.into(), value.clone());
-            }
-        }
-    }
-    env.insert(FORK_MARKER_ENV.into(), Value::String("1".into()));
-    out.insert("env".into(), Value::Object(env));
-    Value::Object(out).to_string()
-}
-
-/// The settings files a session reads, lowest precedence first: the user's,
-/// then the project's. `project_dir` is where Claude Code itself reads
-/// project settings (the session's project folder), never a folder the
-/// session moved into: a `.claude/settings.json` in a cloned dependency
-/// must not hand the fork an `apiKeyHelper` or `env` of its own.
-pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
-    let cwd = project_dir;
-    let config_dir = crate::env::claude_config_dir().ok();
-    let mut files: Vec<PathBuf> = config_dir.into_iter().map(|d| d.join("settings.json")).collect();
-    files.push(cwd.join(".claude").join("settings.json"));
-    files.push(cwd.join(".claude").join("settings.local.json"));
-    files
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SAMPLE: &str =
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.328/transcript-sample.jsonl");
-
-    #[test]
-    fn facts_from_a_real_transcript() {
-        let facts = transcript_facts(Path::new(SAMPLE));
-        assert_eq!(facts.model.as_deref(), Some("claude-opus-5-5"));
-        assert!(facts.cost_usd > 0.0, "{facts:?}");
-        assert_eq!(transcript_facts(Path::new("/nonexistent")), TranscriptFacts::default());
-    }
 
     #[test]
     fn result_cases() {
@@ -440,22 +335,5 @@ mod tests {
         for (output, want) in cases {
             assert_eq!(read_result(output).unwrap_err().status, *want, "{output}");
         }
-    }
-
-    #[test]
-    fn settings_carry_auth_but_never_permissions_or_hooks() {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join("user.json");
-        std::fs::write(&user, r#"{"env":{"ANTHROPIC_BASE_URL":"http://x","A":"1"},"apiKeyHelper":"/bin/key","permissions":{"allow":["Bash"]},"hooks":{"Stop":[]},"model":"opus"}"#).unwrap();
-        let local = dir.path().join("local.json");
-        std::fs::write(&local, r#"{"env":{"A":"2"}}"#).unwrap();
-        let settings: Value =
-            serde_json::from_str(&fork_settings(&[user, local, dir.path().join("missing.json")])).unwrap();
-        assert_eq!(settings["disableAllHooks"], true);
-        assert_eq!(settings["apiKeyHelper"], "/bin/key");
-        assert_eq!(settings["env"]["A"], "2");
-        assert_eq!(settings["env"]["ANTHROPIC_BASE_URL"], "http://x");
-        assert_eq!(settings["env"][FORK_MARKER_ENV], "1");
-        assert!(settings.get("permissions").is_none() && settings.get("hooks").is_none());
     }
 }

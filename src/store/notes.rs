@@ -1,0 +1,53 @@
+//! What the last save of a project leaves for the next fork's notes (the
+//! lines it could not find, the entries it refused), bounded, one JSON
+//! file per project in the state folder.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::memory::apply::Refusal;
+use crate::store::paths::Roots;
+
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Notes {
+    pub skipped: Vec<String>,
+    pub refused: Vec<Refusal>,
+    /// How many more there were than are kept.
+    pub more_skipped: usize,
+    pub more_refused: usize,
+}
+
+impl Notes {
+    /// The first `keep` of each, and a count of the rest: a reply of a
+    /// thousand bad ops must not make every later message large.
+    pub fn bounded(skipped: &[String], refused: &[Refusal], keep: usize) -> Notes {
+        Notes {
+            skipped: skipped.iter().take(keep).cloned().collect(),
+            refused: refused.iter().take(keep).cloned().collect(),
+            more_skipped: skipped.len().saturating_sub(keep),
+            more_refused: refused.len().saturating_sub(keep),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skipped.is_empty() && self.refused.is_empty()
+    }
+}
+
+fn path(roots: &Roots, project: &str) -> PathBuf {
+    roots.projects_state_dir().join(format!("{project}.json"))
+}
+
+/// The project's notes; none when absent or unreadable.
+pub fn read(roots: &Roots, project: &str) -> Result<Notes> {
+    let text = crate::store::folder::read_if_exists(&path(roots, project))?;
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
+}
+
+pub fn write(roots: &Roots, project: &str, notes: &Notes) -> Result<()> {
+    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::store::fsutil::write_atomic(&path(roots, project), serde_json::to_string(notes)?.as_bytes(), false)
+}

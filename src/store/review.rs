@@ -1,0 +1,60 @@
+//! The review gate's pending list: CRITICAL RULES edits held by a save
+//! (`review = "rules"`) until `memory-save review` approves or rejects
+//! them, one JSON list per project in the state folder.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::memory::reply::Op;
+use crate::store::folder::{Folder, read_if_exists};
+use crate::store::history::Origin;
+use crate::store::paths::Roots;
+
+/// One held op. The id is a hash of the op itself, so it is stable: the
+/// same op held twice is one entry, and an id read off the status line
+/// still names it later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    pub id: String,
+    pub op: Op,
+    /// Unix time it was held.
+    pub at: i64,
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+fn path(roots: &Roots, project: &str) -> PathBuf {
+    roots.projects_state_dir().join(format!("{project}.review.json"))
+}
+
+/// The id of an op: a stable id of its JSON form.
+pub fn id_of(op: &Op) -> String {
+    crate::memory::stable_id(&serde_json::to_string(op).unwrap_or_default())
+}
+
+/// The pending list of a project (empty when none or unreadable).
+pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
+    read_if_exists(&path(roots, project)).ok().flatten().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
+    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
+    crate::store::fsutil::write_atomic(&path(roots, project), serde_json::to_string_pretty(pending)?.as_bytes(), true)
+}
+
+/// Adds held ops to the project's list. Call with the project lock held.
+pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let mut pending = load(roots, &folder.project);
+    for op in ops {
+        let id = id_of(op);
+        if !pending.iter().any(|p| p.id == id) {
+            pending.push(Pending { id, op: op.clone(), at: crate::env::now_unix(), origin: origin.clone() });
+        }
+    }
+    store(roots, &folder.project, &pending)
+}

@@ -1,0 +1,50 @@
+//! `saves.jsonl`: one record per save, what `status` and the benchmarks
+//! read to show what saves cost. Written and read through one type.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::paths::Roots;
+use crate::store::state::Usage;
+
+/// Rotated past this size (one old file is kept).
+const MAX_BYTES: u64 = 4 * 1024 * 1024;
+/// `recent` reads this much of the file's end.
+const TAIL: u64 = 256 * 1024;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SaveRecord {
+    /// Unix time.
+    pub at: i64,
+    pub session_id: String,
+    /// The memory folder; `None` when the project could not be named.
+    pub project: Option<String>,
+    pub cwd: String,
+    pub status: String,
+    pub report: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+pub fn append(roots: &Roots, record: &SaveRecord) {
+    if let Ok(line) = serde_json::to_string(record) {
+        crate::store::fsutil::append_line(&roots.saves_log(), &line, MAX_BYTES);
+    }
+}
+
+/// The newest `count` saves of `project`, newest first.
+pub fn recent(roots: &Roots, project: &str, count: usize) -> Vec<SaveRecord> {
+    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else { return Vec::new() };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
+    let mut bytes = Vec::new();
+    let _ = file.take(TAIL).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<SaveRecord>(l).ok())
+        .filter(|r| r.project.as_deref() == Some(project))
+        .take(count)
+        .collect()
+}
