@@ -9,16 +9,12 @@ mod cli;
 mod cmd;
 mod config;
 mod deadline;
-mod doctor;
 mod env;
 mod hook;
-mod install;
 mod project;
 mod report;
 
 mod save;
-mod status;
-mod statusline;
 mod store;
 
 use std::process::ExitCode;
@@ -76,11 +72,11 @@ fn main() -> ExitCode {
             }
             return ExitCode::SUCCESS;
         }
-        Command::Statusline { wrapped } => statusline::run(&wrapped),
-        Command::Install(args) => install::run_install(&args),
-        Command::Uninstall(args) => install::run_uninstall(&args),
-        Command::Status(args) => status::run(&args),
-        Command::Doctor(args) => doctor::run(&args),
+        Command::Statusline { wrapped } => cmd::statusline::run(&wrapped),
+        Command::Install(args) => cmd::install::run_install(&args),
+        Command::Uninstall(args) => cmd::install::run_uninstall(&args),
+        Command::Status(args) => cmd::status::run(&args),
+        Command::Doctor(args) => cmd::doctor::run(&args),
         Command::History(args) => cmd::history::run_list(&args),
         Command::Undo(args) => cmd::history::run_undo(&args),
         Command::Review(args) => cmd::review::run(&args),

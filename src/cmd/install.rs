@@ -27,7 +27,7 @@ use crate::store::fsutil::write_atomic;
 
 /// The block that install merges in, with `memory-save` standing for the
 /// absolute path of the binary.
-const HOOKS_JSON: &str = include_str!("../hooks.json");
+const HOOKS_JSON: &str = include_str!("../../hooks.json");
 
 /// The file name that marks a command as ours.
 const BINARY_NAME: &str = "memory-save";
@@ -956,6 +956,6 @@ mod plugin_tests {
     /// The plugin package registers the very hooks install merges in.
     #[test]
     fn plugin_hooks_equal_the_install_block() {
-        assert_eq!(include_str!("../plugin/hooks/hooks.json"), super::HOOKS_JSON);
+        assert_eq!(include_str!("../../plugin/hooks/hooks.json"), super::HOOKS_JSON);
     }
 }
