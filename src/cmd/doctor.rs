@@ -27,19 +27,27 @@ struct Report {
 
 impl Report {
     fn ok(&mut self, what: &str) {
-        println!("ok       {}", visible(what));
+        let _ = super::println(&format!("ok       {}", visible(what)));
     }
 
     fn problem(&mut self, what: &str, fix: &str) {
         self.problems += 1;
-        println!("PROBLEM  {}\n         → {}", visible(what), visible(fix));
+        let _ = super::println(&format!("PROBLEM  {}\n         → {}", visible(what), visible(fix)));
     }
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    if !args.is_empty() {
-        bail!("doctor takes no arguments");
+/// Check the setup and say what to do about each problem; exit 1 when
+/// something is wrong.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {}
+
+impl super::Run for DoctorArgs {
+    fn run(&self) -> Result<()> {
+        run()
     }
+}
+
+fn run() -> Result<()> {
     let roots = crate::config::roots()?;
     let mut report = Report { problems: 0 };
     check_claude(&mut report);
@@ -57,7 +65,7 @@ pub fn run(args: &[String]) -> Result<()> {
     if report.problems > 0 {
         bail!("{} problem(s) found", report.problems);
     }
-    println!("all good");
+    super::println("all good")?;
     Ok(())
 }
 

@@ -12,31 +12,50 @@ fn current_folder() -> Result<Folder> {
     Ok(project.folder(&roots))
 }
 
-/// `memory-save history [--line TEXT]`: the recorded changes, newest
-/// first, each with where it came from; with `--line`, the change that
-/// added that line.
-pub fn run_list(args: &[String]) -> Result<()> {
-    let wanted = match args {
-        [] => None,
-        [flag, text] if flag == "--line" => Some(text.as_str()),
-        _ => bail!("history takes no arguments, or --line \"<text of a MEMORY.md line>\""),
-    };
+/// The recorded changes of this project's memory files, newest first, each
+/// with the session, turn and cost of the save that made it.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// Show the change that added this MEMORY.md line (exactly, without its
+    /// list marker, or containing the text).
+    #[arg(long, value_name = "TEXT")]
+    line: Option<String>,
+}
+
+impl super::Run for HistoryArgs {
+    fn run(&self) -> Result<()> {
+        run_list(self.line.as_deref())
+    }
+}
+
+/// Put the files back as they were before the newest change (recorded too,
+/// so a second undo redoes).
+#[derive(Debug, clap::Args)]
+pub struct UndoArgs {}
+
+impl super::Run for UndoArgs {
+    fn run(&self) -> Result<()> {
+        run_undo()
+    }
+}
+
+fn run_list(wanted: Option<&str>) -> Result<()> {
     let folder = current_folder()?;
     let entries = list(&folder)?;
     if entries.is_empty() {
-        println!("no history for project {} yet", folder.project);
+        super::println(&format!("no history for project {} yet", folder.project))?;
         return Ok(());
     }
     let Some(wanted) = wanted else {
         for (number, entry) in &entries {
-            println!("{}", crate::memory::text::visible(&describe(*number, entry)));
+            super::println(&crate::memory::text::visible(&describe(*number, entry)))?;
         }
         return Ok(());
     };
     match find_line(&entries, wanted) {
         Some((number, entry, line)) => {
             let text = format!("{}\n       added: {line}", describe(*number, entry));
-            println!("{}", crate::memory::text::visible(&text));
+            super::println(&crate::memory::text::visible(&text))?;
             Ok(())
         }
         None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
@@ -83,12 +102,12 @@ fn describe(number: u64, entry: &Entry) -> String {
 }
 
 /// `memory-save undo`.
-pub fn run_undo(args: &[String]) -> Result<()> {
-    if !args.is_empty() {
-        bail!("undo takes no arguments");
-    }
+fn run_undo() -> Result<()> {
     let folder = current_folder()?;
     let message = undo(&folder)?;
-    println!("memory-save: undid \"{message}\" in {}; run undo again to redo it", folder.dir.display());
+    super::println(&format!(
+        "memory-save: undid \"{message}\" in {}; run undo again to redo it",
+        folder.dir.display()
+    ))?;
     Ok(())
 }

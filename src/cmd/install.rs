@@ -34,28 +34,45 @@ const BINARY_NAME: &str = "memory-save";
 
 const BACKUP_SUFFIX: &str = ".memory-save.bak";
 
-#[derive(Debug, Default)]
-struct Options {
+/// Register the hooks in ~/.claude/settings.json (your other settings and
+/// hooks are kept; running it again changes nothing).
+#[derive(Debug, Default, clap::Args)]
+pub struct InstallArgs {
+    /// Register in ./.claude/settings.json of the current folder instead.
+    #[arg(long)]
     project: bool,
+    /// Print what would change; write nothing.
+    #[arg(long)]
     dry_run: bool,
+    /// Also show the save state in the status line (yours is kept, shown first).
+    #[arg(long)]
     statusline: bool,
 }
 
-fn parse_options(args: &[String], command: &str) -> Result<Options> {
-    let mut options = Options::default();
-    for arg in args {
-        match arg.as_str() {
-            "--project" => options.project = true,
-            "--dry-run" => options.dry_run = true,
-            "--statusline" if command == "install" => options.statusline = true,
-            other => bail!("unknown {command} argument {other:?}; run `memory-save --help` for the flags"),
-        }
-    }
-    Ok(options)
+/// Remove exactly our hooks (and status line) again.
+#[derive(Debug, Default, clap::Args)]
+pub struct UninstallArgs {
+    /// Remove from ./.claude/settings.json of the current folder instead.
+    #[arg(long)]
+    project: bool,
+    /// Print what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
-pub fn run_install(args: &[String]) -> Result<()> {
-    let options = parse_options(args, "install")?;
+impl super::Run for InstallArgs {
+    fn run(&self) -> Result<()> {
+        run_install(self)
+    }
+}
+
+impl super::Run for UninstallArgs {
+    fn run(&self) -> Result<()> {
+        run_uninstall(self)
+    }
+}
+
+fn run_install(options: &InstallArgs) -> Result<()> {
     let exe = our_command_word()?;
     let path = settings_path(options.project)?;
     let before = read_settings(&path)?;
@@ -66,19 +83,18 @@ pub fn run_install(args: &[String]) -> Result<()> {
     finish(&path, before.as_deref(), &after, &change, options.dry_run)
 }
 
-pub fn run_uninstall(args: &[String]) -> Result<()> {
-    let options = parse_options(args, "uninstall")?;
+fn run_uninstall(options: &UninstallArgs) -> Result<()> {
     let path = settings_path(options.project)?;
     let before = read_settings(&path)?;
     let Some(before_text) = before.as_deref() else {
-        println!("memory-save: {} does not exist; nothing to remove", path.display());
+        super::println(&format!("memory-save: {} does not exist; nothing to remove", path.display()))?;
         return Ok(());
     };
     let mut settings = parse_settings(&path, Some(before_text))?;
     let change = uninstall_from(&mut settings).with_context(|| format!("cannot uninstall from {}", path.display()))?;
     if change == Change::default() {
         // Leave a file without our entries alone, even its layout.
-        println!("memory-save: no memory-save entries in {}; nothing changed", path.display());
+        super::println(&format!("memory-save: no memory-save entries in {}; nothing changed", path.display()))?;
         return Ok(());
     }
     let after = render(&settings);
@@ -90,12 +106,12 @@ pub fn run_uninstall(args: &[String]) -> Result<()> {
 fn finish(path: &Path, before: Option<&str>, after: &str, change: &Change, dry_run: bool) -> Result<()> {
     let shown = path.display();
     if before == Some(after) {
-        println!("memory-save: {shown} already up to date; nothing changed");
+        super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
         return Ok(());
     }
     if dry_run {
-        println!("memory-save: dry run, nothing written: {} in {shown}", change.describe(true));
-        print!("{}", line_diff(before.unwrap_or(""), after));
+        super::println(&format!("memory-save: dry run, nothing written: {} in {shown}", change.describe(true)))?;
+        super::print(&line_diff(before.unwrap_or(""), after))?;
         return Ok(());
     }
     // Write through a symlink (dotfile managers link settings.json) instead of
@@ -115,7 +131,7 @@ fn finish(path: &Path, before: Option<&str>, after: &str, change: &Change, dry_r
         backup_note = format!(" (old file kept as {})", backup.display());
     }
     write_atomic(&target, after.as_bytes(), true)?;
-    println!("memory-save: {} in {shown}{backup_note}", change.describe(false));
+    super::println(&format!("memory-save: {} in {shown}{backup_note}", change.describe(false)))?;
     Ok(())
 }
 

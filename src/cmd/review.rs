@@ -25,8 +25,31 @@ pub fn describe(op: &Op) -> String {
     }
 }
 
-/// `memory-save review [--approve ID | --reject ID]`.
-pub fn run(args: &[String]) -> Result<()> {
+/// With `review = "rules"`: list the CRITICAL RULES changes that wait, or
+/// approve or reject one by its id.
+#[derive(Debug, clap::Args)]
+#[group(multiple = false)]
+pub struct ReviewArgs {
+    /// Write this held change (checked again, on the file as it is now).
+    #[arg(long, value_name = "ID")]
+    approve: Option<String>,
+    /// Drop this held change.
+    #[arg(long, value_name = "ID")]
+    reject: Option<String>,
+}
+
+impl super::Run for ReviewArgs {
+    fn run(&self) -> Result<()> {
+        let args: Vec<String> = match (&self.approve, &self.reject) {
+            (Some(id), _) => vec!["--approve".into(), id.clone()],
+            (_, Some(id)) => vec!["--reject".into(), id.clone()],
+            _ => Vec::new(),
+        };
+        run(&args)
+    }
+}
+
+fn run(args: &[String]) -> Result<()> {
     let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
@@ -35,11 +58,11 @@ pub fn run(args: &[String]) -> Result<()> {
         [] => {
             let pending = load(&roots, &folder.project);
             if pending.is_empty() {
-                println!("no CRITICAL RULES changes wait for review in project {}", folder.project);
+                super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
             }
             for p in &pending {
                 let when = crate::env::timestamp(p.at);
-                println!("{}", visible(&format!("{}  {when}  {}", p.id, describe(&p.op))));
+                super::println(&visible(&format!("{}  {when}  {}", p.id, describe(&p.op))))?;
             }
             Ok(())
         }
@@ -50,7 +73,7 @@ pub fn run(args: &[String]) -> Result<()> {
             let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
             let gone = pending.remove(at);
             store(&roots, &folder.project, &pending)?;
-            println!("{}", visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))));
+            super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))))?;
             Ok(())
         }
         _ => bail!("review takes no arguments, --approve ID or --reject ID"),
@@ -84,6 +107,6 @@ fn approve(roots: &Roots, folder: &Folder, id: &str) -> Result<()> {
     } else {
         format!("memory-save: {id} no longer applies (its line is gone); dropped from the list")
     };
-    println!("{}", visible(&line));
+    super::println(&visible(&line))?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::env::timestamp;
@@ -49,19 +49,29 @@ struct FailedReply {
     bytes: u64,
 }
 
-pub fn run(args: &[String]) -> Result<()> {
-    let json = match args {
-        [] => false,
-        [flag] if flag == "--json" => true,
-        _ => bail!("status takes only --json"),
-    };
+/// This project's memory: where it lives and why, its size against the
+/// caps, saves running or queued, the last saves and what they cost.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Print it as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+impl super::Run for StatusArgs {
+    fn run(&self) -> Result<()> {
+        run(self.json)
+    }
+}
+
+fn run(json: bool) -> Result<()> {
     let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let status = gather(&roots, &cwd)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&status)?);
+        super::println(&serde_json::to_string_pretty(&status)?)?;
     } else {
-        print!("{}", crate::memory::text::visible(&render(&status)));
+        super::print(&crate::memory::text::visible(&render(&status)))?;
     }
     Ok(())
 }

@@ -25,8 +25,24 @@ struct StatusInput {
     session_id: String,
 }
 
-pub fn run(wrapped: &[OsString]) -> Result<()> {
-    crate::deadline::arm(DEADLINE);
+/// Print this session's save state on one line (Claude Code's status-line
+/// JSON on stdin). Your own status command, after `--`, runs first with the
+/// same input, and its lines are printed before ours.
+#[derive(Debug, clap::Args)]
+pub struct StatuslineArgs {
+    /// Your own status-line command and its arguments.
+    #[arg(last = true, value_name = "YOUR STATUS COMMAND")]
+    wrapped: Vec<OsString>,
+}
+
+impl super::Run for StatuslineArgs {
+    fn run(&self) -> Result<()> {
+        run(&self.wrapped)
+    }
+}
+
+fn run(wrapped: &[OsString]) -> Result<()> {
+    crate::hook::deadline::arm(DEADLINE);
     let mut raw = Vec::new();
     std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
     let mut out = String::new();

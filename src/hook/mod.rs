@@ -1,6 +1,7 @@
 //! The hook events. Each reads its input, touches the session's state and
 //! returns; none runs the fork. Errors go to the log, never to the exit code.
 
+pub mod deadline;
 mod post_tool_use;
 mod session_end;
 mod session_start;
@@ -38,11 +39,11 @@ impl Ctx {
     }
 }
 
-pub fn run(event: HookEvent, part: usize) -> Result<()> {
+pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     if crate::env::inside_fork() || crate::env::disabled() {
         return Ok(());
     }
-    crate::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
+    crate::hook::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
     let input: HookInput = read_input(std::io::stdin().lock())?;
     crate::store::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs

@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         .then(|| crate::memory::text::first_unwanted_line(&memory))
         .flatten()
         .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
-    let report = crate::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
+    let report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
     if context.is_none() && report.is_empty() {
         return Ok(None);
     }

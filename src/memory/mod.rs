@@ -5,6 +5,7 @@ pub mod apply;
 pub mod block;
 pub mod prompt;
 pub mod reply;
+pub mod report;
 pub mod secrets;
 pub mod template;
 pub mod text;

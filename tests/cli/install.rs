@@ -296,7 +296,9 @@ fn unknown_flags_are_refused() {
     let home = Home::new();
     for args in [&["install", "--force"][..], &["uninstall", "--statusline"][..]] {
         let out = home.run(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "a usage error: {args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("unexpected argument") && stderr.contains("try '--help'"), "{stderr}");
         assert!(!home.settings().exists());
     }
 }

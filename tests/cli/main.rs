@@ -4,6 +4,7 @@
 
 mod support;
 
+mod commands;
 mod everyday;
 mod faults;
 mod fork;

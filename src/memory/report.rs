@@ -1,8 +1,8 @@
 //! What the user sees of a save: the short status-line text and the report
 //! line shown once in the transcript.
 
-use crate::memory::apply::Outcome;
-use crate::memory::text::shorten;
+use super::apply::Outcome;
+use super::text::shorten;
 
 /// A report line is shown to the user and kept until shown: bounded, so a
 /// reply of a thousand bad ops makes one readable line, not a megabyte.

@@ -1,0 +1,21 @@
+//! `memory-save worker --session ID` (hidden): the detached process the
+//! hooks start, which runs the session's saves one after the other.
+
+use anyhow::Result;
+
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    session: String,
+}
+
+impl super::Run for WorkerArgs {
+    /// Errors go to the log: nobody reads a detached worker's output.
+    fn run(&self) -> Result<()> {
+        let result = crate::config::roots().and_then(|roots| crate::save::queue::run_worker(&roots, &self.session));
+        if let Err(e) = result {
+            crate::store::log::error(&format!("worker for session {}: {e:#}", self.session));
+        }
+        Ok(())
+    }
+}
