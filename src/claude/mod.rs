@@ -3,5 +3,6 @@
 
 mod child;
 pub mod fork;
+pub mod hooks;
 pub mod settings;
 pub mod transcript;

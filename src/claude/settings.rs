@@ -1,7 +1,10 @@
-//! Claude Code's settings files, as the fork needs them.
+//! Claude Code's settings files: reading and writing one as install does,
+//! and what the fork carries over from them.
 
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::env::FORK_MARKER as FORK_MARKER_ENV;
@@ -47,6 +50,56 @@ pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
     files.push(cwd.join(".claude").join("settings.json"));
     files.push(cwd.join(".claude").join("settings.local.json"));
     files
+}
+
+/// `None` when the file does not exist yet.
+pub fn read_settings(path: &Path) -> Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not valid JSON (not UTF-8 text); fix it or move it away, then run this again",
+                path.display()
+            )
+        }),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// A missing or blank file is an empty settings object; anything else must be
+/// a JSON object, and we refuse to touch it otherwise.
+pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Value>> {
+    let text = text.unwrap_or("");
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not valid JSON ({e}); fix it or move it away, then run this again; nothing was changed",
+            path.display()
+        )
+    })?;
+    let Value::Object(settings) = value else {
+        bail!(
+            "{} does not hold a JSON object at the top level; fix it or move it away, then run this again; nothing was changed",
+            path.display()
+        );
+    };
+    if settings.get("hooks").is_some_and(|h| !h.is_object()) {
+        bail!(
+            "\"hooks\" in {} is not a JSON object; fix it by hand, then run this again; nothing was changed",
+            path.display()
+        );
+    }
+    Ok(settings)
+}
+
+/// Claude Code's own formatting: two-space indent and a final newline, so a
+/// file we wrote comes back byte for byte after a parse/serialize round trip.
+pub fn render(settings: &Map<String, Value>) -> String {
+    let mut text = serde_json::to_string_pretty(settings).expect("a JSON map always serializes");
+    text.push('\n');
+    text
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ fn version_of(claude: &Path) -> Option<String> {
 
 fn check_hooks(report: &mut Report) -> Result<()> {
     let settings = crate::env::home()?.join(".claude").join("settings.json");
-    let found = match crate::cmd::install::registered_hooks(&settings) {
+    let found = match crate::claude::hooks::registered_hooks(&settings) {
         Ok(found) => found,
         Err(e) => {
             report.problem(&format!("{e:#}"), "fix the settings file, then run memory-save install");
@@ -118,7 +118,7 @@ fn check_hooks(report: &mut Report) -> Result<()> {
         }
     };
     if found.is_empty()
-        && let Some(plugin) = crate::cmd::install::enabled_plugin(&settings)
+        && let Some(plugin) = crate::claude::hooks::enabled_plugin(&settings)
     {
         // The plugin's hooks run `memory-save` from PATH.
         match which::which("memory-save") {

@@ -1,0 +1,684 @@
+//! Our entries in a Claude Code settings file: merge our hook block
+//! (`hooks.json`) in, and take exactly our entries out again.
+//!
+//! Our entries are recognised by their command alone: the first shell word is
+//! a path whose file name is `memory-save`, the second is `hook` or
+//! `statusline`. Nothing else marks them, so a settings file written by any
+//! version of install (or by hand from `hooks.json`) is cleaned up the same way,
+//! and re-running install rewrites our entries where they stand.
+//!
+//! The status line: Claude Code runs a single `statusLine` command. When the
+//! user already has one, we keep their statusLine object as it is and only
+//! replace its `command` with `<us> statusline -- sh -c '<their command>'`.
+//! Their command is thus stored inside ours, in the settings file itself, and
+//! uninstall gets it back by undoing the quoting. We chose this over a side file
+//! (e.g. `~/.claude/memory-save.statusline.json`) because nothing can get out of
+//! step: a side file can be lost, go stale when the user edits settings, or be
+//! left behind when settings are copied to another machine; the settings file
+//! alone always says what to restore. It also needs no unknown key in settings.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+use crate::claude::settings;
+
+/// The block that install merges in, with `memory-save` standing for the
+/// absolute path of the binary.
+pub const HOOKS_JSON: &str = include_str!("../../hooks.json");
+
+/// The file name that marks a command as ours.
+pub const BINARY_NAME: &str = "memory-save";
+
+/// Register the hooks in ~/.claude/settings.json (your other settings and
+/// hooks are kept; running it again changes nothing).
+/// What install or uninstall did, for the summary line.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    removed_commands: usize,
+    added_commands: usize,
+    /// What happened to the status line: `(verb, object)`, e.g. `("wrap", "your status line")`.
+    statusline: Option<(&'static str, &'static str)>,
+}
+
+impl Change {
+    /// "installed 10 hook commands …", or with `dry_run` "would install …".
+    pub fn describe(&self, dry_run: bool) -> String {
+        let verb = |base: &str| match (dry_run, base) {
+            (true, _) => format!("would {base}"),
+            (false, "set") => "set".to_owned(),
+            (false, "wrap") => "wrapped".to_owned(),
+            (false, base) if base.ends_with('e') => format!("{base}d"),
+            (false, base) => format!("{base}ed"),
+        };
+        let mut parts = Vec::new();
+        if self.added_commands > 0 {
+            let mut part = format!("{} {} hook commands", verb("install"), self.added_commands);
+            if self.removed_commands > 0 {
+                part += &format!(" (replacing {} of ours)", self.removed_commands);
+            }
+            parts.push(part);
+        } else if self.removed_commands > 0 {
+            parts.push(format!("{} {} hook commands", verb("remove"), self.removed_commands));
+        }
+        if let Some((base, object)) = self.statusline {
+            parts.push(format!("{} {object}", verb(base)));
+        }
+        if parts.is_empty() {
+            // Only the layout changes (e.g. a file not yet in two-space JSON).
+            parts.push(format!("{} the file's layout", verb("normalize")));
+        }
+        parts.join(", ")
+    }
+}
+
+/// Our hook block with `exe` in place of the leading `memory-save`.
+fn our_hooks(exe: &str) -> Map<String, Value> {
+    let mut block: Value = serde_json::from_str(HOOKS_JSON).expect("hooks.json is valid JSON");
+    let Some(Value::Object(hooks)) = block.get_mut("hooks").map(Value::take) else {
+        panic!("hooks.json has no hooks object");
+    };
+    let mut hooks = hooks;
+    for groups in hooks.values_mut() {
+        for group in groups.as_array_mut().into_iter().flatten() {
+            for entry in group.get_mut("hooks").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(Value::String(command)) = entry.get_mut("command") {
+                    let rest =
+                        command.strip_prefix(BINARY_NAME).expect("every hooks.json command starts with memory-save");
+                    *command = format!("{exe}{rest}");
+                }
+            }
+        }
+    }
+    hooks
+}
+
+pub fn install_into(settings: &mut Map<String, Value>, exe: &str, statusline: bool) -> Result<Change> {
+    let ours = our_hooks(exe);
+    let mut change = Change { added_commands: ours.values().map(count_commands).sum(), ..Change::default() };
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .context("\"hooks\" is not a JSON object")?;
+    change.removed_commands = replace_our_hooks(hooks, &ours)?;
+    change.statusline = install_statusline(settings, exe, statusline)?;
+    Ok(change)
+}
+
+pub fn uninstall_from(settings: &mut Map<String, Value>) -> Result<Change> {
+    let mut change = Change::default();
+    if let Some(Value::Object(hooks)) = settings.get_mut("hooks") {
+        change.removed_commands = replace_our_hooks(hooks, &Map::new())?;
+        if change.removed_commands > 0 && hooks.is_empty() {
+            settings.shift_remove("hooks");
+        }
+    }
+    change.statusline = uninstall_statusline(settings);
+    Ok(change)
+}
+
+fn count_commands(groups: &Value) -> usize {
+    groups.as_array().into_iter().flatten().filter_map(|g| g.get("hooks").and_then(Value::as_array)).map(Vec::len).sum()
+}
+
+/// Takes our commands out of every event's groups, then puts the groups of
+/// `ours` back where the first of ours stood (or at the end of the list), so a
+/// second install rewrites in place. A group or event that held only ours goes
+/// away with them. Returns how many of our commands were removed.
+fn replace_our_hooks(hooks: &mut Map<String, Value>, ours: &Map<String, Value>) -> Result<usize> {
+    let mut removed = 0;
+    let mut emptied = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let Some(list) = groups.as_array_mut() else {
+            if ours.contains_key(event) {
+                bail!("\"hooks.{event}\" is not a list; fix it by hand, then run this again");
+            }
+            continue; // not ours to judge
+        };
+        let (mut kept, first_ours, count) = remove_ours_from_groups(std::mem::take(list));
+        removed += count;
+        if let Some(Value::Array(our_groups)) = ours.get(event) {
+            let at = first_ours.unwrap_or(kept.len());
+            kept.splice(at..at, our_groups.iter().cloned());
+        }
+        if count > 0 && kept.is_empty() {
+            emptied.push(event.clone());
+        }
+        *list = kept;
+    }
+    for event in emptied {
+        hooks.shift_remove(&event);
+    }
+    for (event, our_groups) in ours {
+        if !hooks.contains_key(event) {
+            hooks.insert(event.clone(), our_groups.clone());
+        }
+    }
+    Ok(removed)
+}
+
+/// Returns the groups without our commands, the index where ours first stood
+/// in the returned list, and how many commands were ours.
+fn remove_ours_from_groups(groups: Vec<Value>) -> (Vec<Value>, Option<usize>, usize) {
+    let mut kept = Vec::with_capacity(groups.len());
+    let mut first_ours = None;
+    let mut removed = 0;
+    for mut group in groups {
+        if let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+            let before = entries.len();
+            entries.retain(|entry| !entry_is_ours(entry));
+            let count = before - entries.len();
+            if count > 0 {
+                removed += count;
+                first_ours.get_or_insert(kept.len());
+                if entries.is_empty() {
+                    continue; // the group held only ours
+                }
+            }
+        }
+        kept.push(group);
+    }
+    (kept, first_ours, removed)
+}
+
+fn entry_is_ours(entry: &Value) -> bool {
+    let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
+    matches!(our_subcommand(command).as_deref(), Some([first, ..]) if first == "hook")
+}
+
+/// The words after our binary when `command` runs memory-save's `hook` or
+/// `statusline`; `None` for anybody else's command.
+fn our_subcommand(command: &str) -> Option<Vec<String>> {
+    let mut words = shell_words(command)?;
+    let program = words.first()?;
+    let name = Path::new(program).file_name()?;
+    if name != BINARY_NAME {
+        return None;
+    }
+    if !matches!(words.get(1).map(String::as_str), Some("hook" | "statusline")) {
+        return None;
+    }
+    words.remove(0);
+    Some(words)
+}
+
+/// What our status line wraps, read back from its command: `Ok(None)` when it
+/// wraps nothing, `Err(())` when the command is not ours.
+fn wrapped_statusline(command: &str) -> Result<Option<String>, ()> {
+    let words = our_subcommand(command).ok_or(())?;
+    match words.as_slice() {
+        [sub, ..] if sub != "statusline" => Err(()),
+        [_, dashes, sh, c, theirs] if dashes == "--" && sh == "sh" && c == "-c" => Ok(Some(theirs.clone())),
+        // Someone wrapped a plain command by hand: give it back as one line.
+        [_, dashes, rest @ ..] if dashes == "--" && !rest.is_empty() => {
+            Ok(Some(rest.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn statusline_command(exe: &str, theirs: Option<&str>) -> String {
+    match theirs {
+        Some(theirs) => format!("{exe} statusline -- sh -c {}", single_quote(theirs)),
+        None => format!("{exe} statusline"),
+    }
+}
+
+/// Sets our status line when asked, wrapping the user's own. A status line
+/// that is already ours is refreshed (new binary path) even without the flag,
+/// keeping what it wraps.
+fn install_statusline(
+    settings: &mut Map<String, Value>,
+    exe: &str,
+    wanted: bool,
+) -> Result<Option<(&'static str, &'static str)>> {
+    let Some(current) = settings.get_mut("statusLine") else {
+        if !wanted {
+            return Ok(None);
+        }
+        let mut ours = Map::new();
+        ours.insert("type".into(), "command".into());
+        ours.insert("command".into(), statusline_command(exe, None).into());
+        settings.insert("statusLine".into(), Value::Object(ours));
+        return Ok(Some(("set", "the status line")));
+    };
+    let command = current.get_mut("command").filter(|c| c.is_string());
+    let Some(command) = command else {
+        if !wanted {
+            return Ok(None);
+        }
+        bail!(
+            "its statusLine has no command that memory-save could wrap; remove the statusLine, or install without --statusline"
+        );
+    };
+    let text = command.as_str().unwrap_or_default().to_owned();
+    match wrapped_statusline(&text) {
+        Ok(theirs) => {
+            *command = statusline_command(exe, theirs.as_deref()).into();
+            Ok(None)
+        }
+        Err(()) if wanted => {
+            *command = statusline_command(exe, Some(&text)).into();
+            Ok(Some(("wrap", "your status line")))
+        }
+        Err(()) => Ok(None),
+    }
+}
+
+/// Takes our status line out: gives the user's command back into their own
+/// statusLine object, or removes the statusLine we added.
+fn uninstall_statusline(settings: &mut Map<String, Value>) -> Option<(&'static str, &'static str)> {
+    let command = settings.get_mut("statusLine")?.get_mut("command")?;
+    match wrapped_statusline(command.as_str()?) {
+        Ok(Some(theirs)) => {
+            *command = theirs.into();
+            Some(("restore", "your status line"))
+        }
+        Ok(None) => {
+            settings.shift_remove("statusLine");
+            Some(("remove", "the status line"))
+        }
+        Err(()) => None,
+    }
+}
+
+/// Quotes `word` for a POSIX shell only when it needs it, so that plain
+/// paths stay readable in settings.json.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain { word.to_owned() } else { single_quote(word) }
+}
+
+/// `'…'`, with each `'` written as `'\''`: the form every earlier install
+/// wrote, which `shell_words` must keep reading back exactly.
+fn single_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Splits a command line into words as a POSIX shell would (quoting, no
+/// expansion); `None` for an unterminated quote.
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    shlex::split(line)
+}
+
+/// The binary's path as the first word of our commands.
+pub fn quote_program(path: &str) -> String {
+    shell_quote(path)
+}
+/// Our hook commands registered in the settings file at `path`, each as its
+/// program path and the words after it (`hook stop`), for `doctor`.
+pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
+    let settings = settings::parse_settings(path, settings::read_settings(path)?.as_deref())?;
+    let mut found = Vec::new();
+    let Some(Value::Object(hooks)) = settings.get("hooks") else { return Ok(found) };
+    for groups in hooks.values() {
+        for group in groups.as_array().into_iter().flatten() {
+            for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command))
+                    && words.first().map(String::as_str) == Some("hook")
+                {
+                    found.push((all.remove(0), words));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The plugin id (`memory-save@<marketplace>`) enabled in the settings file,
+/// when memory-save was installed as a Claude Code plugin instead.
+pub fn enabled_plugin(path: &Path) -> Option<String> {
+    let settings = settings::parse_settings(path, settings::read_settings(path).ok()?.as_deref()).ok()?;
+    let plugins = settings.get("enabledPlugins")?.as_object()?;
+    plugins
+        .iter()
+        .find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
+        .map(|(id, _)| id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claude::settings::{parse_settings, render};
+    use serde_json::json;
+
+    const EXE: &str = "/opt/bin/memory-save";
+
+    fn obj(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => panic!("not an object"),
+        }
+    }
+
+    fn installed(settings: Value) -> Map<String, Value> {
+        let mut settings = obj(settings);
+        install_into(&mut settings, EXE, false).unwrap();
+        settings
+    }
+
+    fn uninstalled(settings: Map<String, Value>) -> Map<String, Value> {
+        let mut settings = settings;
+        uninstall_from(&mut settings).unwrap();
+        settings
+    }
+
+    fn all_commands(settings: &Map<String, Value>) -> Vec<String> {
+        let mut out = Vec::new();
+        for groups in settings["hooks"].as_object().unwrap().values() {
+            for group in groups.as_array().unwrap() {
+                for entry in group["hooks"].as_array().unwrap() {
+                    out.push(entry["command"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn hooks_json_has_every_event_and_six_session_start_parts() {
+        let hooks = our_hooks(EXE);
+        let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
+        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"]);
+        let start: Vec<String> = hooks["SessionStart"][0]["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["command"].as_str().unwrap().to_owned())
+            .collect();
+        let expected: Vec<String> = (1..=6).map(|n| format!("{EXE} hook session-start --part {n}")).collect();
+        assert_eq!(start, expected);
+        for groups in hooks.values() {
+            for entry in groups[0]["hooks"].as_array().unwrap() {
+                assert_eq!(entry["type"], "command");
+                assert!(entry["timeout"].as_u64().unwrap() <= 10);
+                assert!(entry_is_ours(entry));
+            }
+        }
+    }
+
+    #[test]
+    fn shell_quote_round_trips_through_shell_words() {
+        let cases = [
+            "/usr/local/bin/memory-save",
+            "/Users/Ann Lee/.cargo/bin/memory-save",
+            "it's",
+            "a'b'c",
+            "echo \"$HOME\" | tr a-z A-Z",
+            "~/.claude/statusline.sh",
+            "",
+            "line one\nline two",
+            "back\\slash",
+            "ünïcødé ✓",
+        ];
+        for case in cases {
+            assert_eq!(shell_words(&shell_quote(case)), Some(vec![case.to_owned()]), "{case:?}");
+            assert_eq!(shell_words(&single_quote(case)), Some(vec![case.to_owned()]), "{case:?}");
+        }
+        assert_eq!(shell_quote("/usr/bin/memory-save"), "/usr/bin/memory-save");
+        assert_eq!(shell_quote("/a b/memory-save"), "'/a b/memory-save'");
+    }
+
+    #[test]
+    fn shell_words_table() {
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("a b  c", Some(&["a", "b", "c"])),
+            ("'a b' c", Some(&["a b", "c"])),
+            ("\"a \\\"b\\\" \\x\" c", Some(&["a \"b\" \\x", "c"])),
+            ("a\\ b", Some(&["a b"])),
+            ("x''", Some(&["x"])),
+            ("''", Some(&[""])),
+            ("'open", None),
+            ("\"open", None),
+            ("", Some(&[])),
+        ];
+        for (line, expected) in cases {
+            let expected = expected.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            assert_eq!(shell_words(line), expected, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn recognises_only_our_commands() {
+        let cases = [
+            ("memory-save hook stop", true),
+            ("/home/a/.cargo/bin/memory-save hook session-start --part 3", true),
+            ("'/home/a b/memory-save' hook stop", true),
+            ("~/.cargo/bin/memory-save hook stop", true),
+            ("memory-save statusline", false), // a status line, not a hook entry
+            ("memory-save install", false),
+            ("/bin/not-memory-save hook stop", false),
+            ("echo memory-save hook stop", false),
+            ("python3 ~/hooks/memory-save.py hook", false),
+            ("'unterminated memory-save hook stop", false),
+        ];
+        for (command, ours) in cases {
+            assert_eq!(entry_is_ours(&json!({"type": "command", "command": command})), ours, "{command}");
+        }
+    }
+
+    #[test]
+    fn fresh_install_adds_every_event() {
+        let settings = installed(json!({}));
+        assert_eq!(all_commands(&settings).len(), 10);
+        assert!(all_commands(&settings).iter().all(|c| c.starts_with(EXE)));
+        assert_eq!(settings["hooks"], Value::Object(our_hooks(EXE)));
+        assert!(!settings.contains_key("statusLine"));
+    }
+
+    #[test]
+    fn install_keeps_other_settings_and_hooks_in_order() {
+        let original = json!({
+            "model": "opus",
+            "hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+                "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+            },
+            "permissions": {"allow": ["Bash"]}
+        });
+        let settings = installed(original.clone());
+        let keys: Vec<&str> = settings.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["model", "hooks", "permissions"]);
+        let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(events, ["PreToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"]);
+        assert_eq!(settings["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+        assert_eq!(settings["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
+        assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], format!("{EXE} hook stop"));
+        assert_eq!(Value::Object(uninstalled(settings)), original);
+    }
+
+    #[test]
+    fn reinstall_replaces_in_place() {
+        let original = json!({
+            "hooks": {
+                "Stop": [
+                    {"hooks": [{"type": "command", "command": "first.sh"}]},
+                    {"hooks": [{"type": "command", "command": "/old/place/memory-save hook stop", "timeout": 99}]},
+                    {"hooks": [{"type": "command", "command": "last.sh"}]}
+                ]
+            }
+        });
+        let once = installed(original);
+        let stop = &once["hooks"]["Stop"];
+        assert_eq!(stop.as_array().unwrap().len(), 3);
+        assert_eq!(stop[0]["hooks"][0]["command"], "first.sh");
+        assert_eq!(stop[1]["hooks"][0]["command"], format!("{EXE} hook stop"));
+        assert_eq!(stop[1]["hooks"][0]["timeout"], 10);
+        assert_eq!(stop[2]["hooks"][0]["command"], "last.sh");
+        let twice = installed(Value::Object(once.clone()));
+        assert_eq!(render(&twice), render(&once));
+    }
+
+    #[test]
+    fn ours_inside_a_mixed_group_leaves_their_entry() {
+        let settings = json!({
+            "hooks": {
+                "Stop": [{"hooks": [
+                    {"type": "command", "command": "mine.sh"},
+                    {"type": "command", "command": "memory-save hook stop"}
+                ]}]
+            }
+        });
+        let settings = installed(settings);
+        let stop = settings["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2);
+        assert_eq!(stop[0]["hooks"][0]["command"], format!("{EXE} hook stop"));
+        assert_eq!(stop[1]["hooks"], json!([{"type": "command", "command": "mine.sh"}]));
+        // Stable from here on.
+        let again = installed(Value::Object(settings.clone()));
+        assert_eq!(render(&again), render(&settings));
+    }
+
+    #[test]
+    fn uninstall_drops_what_it_emptied_only() {
+        let cases = [
+            // (before, after)
+            (
+                json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "memory-save hook stop"}]}]}}),
+                json!({}),
+            ),
+            (
+                json!({"hooks": {"Stop": [], "SessionEnd": [{"hooks": [{"type": "command", "command": "memory-save hook session-end"}]}]}}),
+                json!({"hooks": {"Stop": []}}),
+            ),
+            (
+                json!({"hooks": {"Stop": [{"hooks": []}, {"hooks": [{"type": "command", "command": "memory-save hook stop"}]}]}}),
+                json!({"hooks": {"Stop": [{"hooks": []}]}}),
+            ),
+            (
+                json!({"hooks": {"Odd": "not a list", "Stop": [{"hooks": [{"command": "memory-save hook stop"}, {"command": "x"}]}]}}),
+                json!({"hooks": {"Odd": "not a list", "Stop": [{"hooks": [{"command": "x"}]}]}}),
+            ),
+            (json!({"hooks": {}}), json!({"hooks": {}})),
+            (json!({"a": 1}), json!({"a": 1})),
+        ];
+        for (before, after) in cases {
+            assert_eq!(Value::Object(uninstalled(obj(before.clone()))), after, "{before}");
+        }
+    }
+
+    #[test]
+    fn install_refuses_a_non_list_event_of_ours() {
+        let mut settings = obj(json!({"hooks": {"Stop": {"oops": true}}}));
+        assert!(install_into(&mut settings, EXE, false).is_err());
+    }
+
+    #[test]
+    fn parse_refuses_bad_shapes() {
+        let path = Path::new("/x/settings.json");
+        for text in ["{", "[1]", "\"s\"", "{\"hooks\": []}", "{\"hooks\": null}", "// c\n{}"] {
+            let err = parse_settings(path, Some(text)).unwrap_err().to_string();
+            assert!(err.contains("/x/settings.json"), "{err}");
+            assert!(err.contains("nothing was changed"), "{err}");
+        }
+        assert!(parse_settings(path, None).unwrap().is_empty());
+        assert!(parse_settings(path, Some(" \n")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn statusline_table() {
+        let theirs = r#"echo "$(whoami)" 'it'\''s' | cut -c1-40"#;
+        let wrapped = format!("{EXE} statusline -- sh -c {}", single_quote(theirs));
+        let cases = [
+            // (before, wanted, after install)
+            (json!({}), true, json!({"statusLine": {"type": "command", "command": format!("{EXE} statusline")}})),
+            (json!({}), false, json!({})),
+            (
+                json!({"statusLine": {"type": "command", "command": theirs, "padding": 0}}),
+                true,
+                json!({"statusLine": {"type": "command", "command": wrapped, "padding": 0}}),
+            ),
+            (
+                json!({"statusLine": {"type": "command", "command": theirs}}),
+                false,
+                json!({"statusLine": {"type": "command", "command": theirs}}),
+            ),
+            // Ours from an older path: refreshed, still wrapping theirs.
+            (
+                json!({"statusLine": {"type": "command", "command": format!("/old/memory-save statusline -- sh -c {}", single_quote(theirs))}}),
+                false,
+                json!({"statusLine": {"type": "command", "command": wrapped}}),
+            ),
+        ];
+        for (before, wanted, after) in cases {
+            let mut settings = obj(before.clone());
+            install_statusline(&mut settings, EXE, wanted).unwrap();
+            assert_eq!(Value::Object(settings.clone()), after, "{before}");
+            // Installing again changes nothing; uninstall gives theirs back.
+            let mut again = settings.clone();
+            install_statusline(&mut again, EXE, wanted).unwrap();
+            assert_eq!(render(&again), render(&settings));
+            uninstall_statusline(&mut settings);
+            let mut expected = obj(before);
+            if let Some(c) = expected.get_mut("statusLine").and_then(|s| s.get_mut("command")) {
+                *c = theirs.into();
+            }
+            assert_eq!(Value::Object(settings), Value::Object(expected));
+        }
+    }
+
+    #[test]
+    fn statusline_without_command_is_refused_only_when_asked() {
+        let mut settings = obj(json!({"statusLine": {"type": "static"}}));
+        assert!(install_statusline(&mut settings, EXE, true).is_err());
+        assert_eq!(install_statusline(&mut settings, EXE, false).unwrap(), None);
+    }
+
+    #[test]
+    fn hand_wrapped_statusline_is_restored_as_one_command() {
+        assert_eq!(
+            wrapped_statusline("memory-save statusline -- ~/bin/line.sh --short 'a b'"),
+            Ok(Some("'~/bin/line.sh' --short 'a b'".to_owned()))
+        );
+        assert_eq!(wrapped_statusline("memory-save statusline"), Ok(None));
+        assert_eq!(wrapped_statusline("memory-save hook stop"), Err(()));
+        assert_eq!(wrapped_statusline("starship prompt"), Err(()));
+    }
+
+    #[test]
+    fn full_round_trip_is_byte_identical_for_files_we_wrote() {
+        let original = render(&obj(json!({
+            "env": {"FOO": "1"},
+            "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt.sh"}]}]},
+            "statusLine": {"type": "command", "command": "~/.claude/line.sh", "padding": 1}
+        })));
+        let mut settings = parse_settings(Path::new("s"), Some(&original)).unwrap();
+        install_into(&mut settings, EXE, true).unwrap();
+        let once = render(&settings);
+        let mut again = parse_settings(Path::new("s"), Some(&once)).unwrap();
+        install_into(&mut again, EXE, true).unwrap();
+        assert_eq!(render(&again), once);
+        uninstall_from(&mut again).unwrap();
+        assert_eq!(render(&again), original);
+    }
+
+    #[test]
+    fn summary_reads_in_both_tenses() {
+        let change =
+            Change { removed_commands: 10, added_commands: 10, statusline: Some(("wrap", "your status line")) };
+        assert_eq!(
+            change.describe(false),
+            "installed 10 hook commands (replacing 10 of ours), wrapped your status line"
+        );
+        assert_eq!(
+            change.describe(true),
+            "would install 10 hook commands (replacing 10 of ours), would wrap your status line"
+        );
+        let change =
+            Change { removed_commands: 10, added_commands: 0, statusline: Some(("restore", "your status line")) };
+        assert_eq!(change.describe(false), "removed 10 hook commands, restored your status line");
+        let change = Change { removed_commands: 0, added_commands: 0, statusline: Some(("set", "the status line")) };
+        assert_eq!(change.describe(false), "set the status line");
+    }
+}
+#[cfg(test)]
+mod plugin_tests {
+    /// The plugin package registers the very hooks install merges in.
+    #[test]
+    fn plugin_hooks_equal_the_install_block() {
+        assert_eq!(include_str!("../../plugin/hooks/hooks.json"), super::HOOKS_JSON);
+    }
+}
