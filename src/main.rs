@@ -1,11 +1,10 @@
 //! memory-save: one binary, run by Claude Code's command hooks, that keeps a
 //! per-project MEMORY.md current through a background fork of the session.
 //!
-//! `main` owns the exit code (see `cli::EXIT_CODES`). Hooks always exit 0:
+//! `main` owns the exit code (see `cmd::EXIT_CODES`). Hooks always exit 0:
 //! an internal error goes to our log, never into the user's session.
 
 mod claude;
-mod cli;
 mod cmd;
 mod config;
 mod env;
@@ -28,15 +27,15 @@ fn main() -> ExitCode {
     // The log goes into the state folder, known once the roots are.
     let _ = config::roots();
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if let Some(words) = cli::hook_words(&args) {
+    if let Some(words) = hook::words::hook_words(&args) {
         // A hook never fails the session, not even when registered wrongly
         // (an event this version does not know): exit 2 would block it.
-        if let Err(e) = cli::hook_args(&words).and_then(hook::run) {
+        if let Err(e) = hook::words::hook_args(&words).and_then(hook::run) {
             store::log::error(&format!("hook {}: {e:#}", words.join(" ")));
         }
         return ExitCode::SUCCESS;
     }
-    let cli = match cli::Cli::try_parse_from(std::iter::once("memory-save".into()).chain(args)) {
+    let cli = match cmd::Cli::try_parse_from(std::iter::once("memory-save".into()).chain(args)) {
         Ok(cli) => cli,
         // --help and --version print and exit 0; usage errors exit 2.
         Err(e) => {

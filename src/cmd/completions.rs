@@ -12,7 +12,7 @@ pub struct CompletionsArgs {
 impl super::Run for CompletionsArgs {
     fn run(&self) -> Result<()> {
         let mut out = Vec::new();
-        clap_complete::generate(self.shell, &mut crate::cli::Cli::command(), "memory-save", &mut out);
+        clap_complete::generate(self.shell, &mut super::Cli::command(), "memory-save", &mut out);
         super::print(&String::from_utf8_lossy(&out))
     }
 }

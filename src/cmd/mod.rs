@@ -1,5 +1,6 @@
-//! The subcommands, one file each, behind one `Run` trait (as zoxide's
-//! `src/cmd/`).
+//! The command line and its subcommands, one file each, behind one `Run`
+//! trait (as zoxide's `src/cmd/`). clap parses every command but `hook`,
+//! whose words `main` hands to `hook::words` first.
 
 pub mod completions;
 pub mod doctor;
@@ -13,6 +14,7 @@ pub mod worker;
 use std::io::Write;
 
 use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
 
 pub trait Run {
     fn run(&self) -> Result<()>;
@@ -29,4 +31,81 @@ pub fn print(text: &str) -> Result<()> {
 /// `print` with a newline.
 pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))
+}
+
+/// Exit codes, as `--help` and the README document them.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  done (a hook always exits 0, whatever happened; see the log)
+  1  the command failed, or doctor found a problem
+  2  usage error: an unknown command, flag or value";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "memory-save",
+    version,
+    about = "A per-project MEMORY.md for Claude Code, kept current in the background",
+    after_help = EXIT_CODES,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Install(install::InstallArgs),
+    Uninstall(install::UninstallArgs),
+    Status(status::StatusArgs),
+    Doctor(doctor::DoctorArgs),
+    History(history::HistoryArgs),
+    Undo(history::UndoArgs),
+    Review(review::ReviewArgs),
+    Statusline(statusline::StatuslineArgs),
+    Completions(completions::CompletionsArgs),
+    /// Run as a Claude Code hook, the hook JSON on stdin (registered by
+    /// install; always exits 0).
+    #[command(hide = true)]
+    Hook(HookArgs),
+    /// Run the saves a session asked for (started by the hooks).
+    #[command(hide = true)]
+    Worker(worker::WorkerArgs),
+}
+
+impl Run for Command {
+    fn run(&self) -> Result<()> {
+        match self {
+            Command::Install(c) => c.run(),
+            Command::Uninstall(c) => c.run(),
+            Command::Status(c) => c.run(),
+            Command::Doctor(c) => c.run(),
+            Command::History(c) => c.run(),
+            Command::Undo(c) => c.run(),
+            Command::Review(c) => c.run(),
+            Command::Statusline(c) => c.run(),
+            Command::Completions(c) => c.run(),
+            Command::Hook(c) => crate::hook::run(crate::hook::words::hook_args(&c.words)?),
+            Command::Worker(c) => c.run(),
+        }
+    }
+}
+
+/// `hook <event> [--part N]`, for `--help` only: hooks are parsed by
+/// `hook::words`.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// session-start, user-prompt-submit, post-tool-use, stop or session-end,
+    /// then `--part N` for session-start.
+    #[arg(allow_hyphen_values = true, num_args = 0..)]
+    words: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -8,15 +8,16 @@ mod session_start;
 mod stop;
 mod user_prompt_submit;
 pub mod wire;
+pub mod words;
 
 use std::io::Read;
 
 use anyhow::{Context, Result};
 
-use crate::cli::HookEvent;
 use crate::store::paths::Roots;
 use crate::store::state::SessionStore;
 use wire::{HookInput, HookOutput};
+use words::HookEvent;
 
 /// Hook input larger than this is not a hook input.
 const MAX_STDIN: u64 = 16 * 1024 * 1024;
