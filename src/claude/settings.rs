@@ -4,7 +4,7 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::{Map, Value};
 
 use crate::env::FORK_MARKER as FORK_MARKER_ENV;
@@ -54,7 +54,7 @@ pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
 
 /// `None` when the file does not exist yet.
 pub fn read_settings(path: &Path) -> Result<Option<String>> {
-    match std::fs::read(path) {
+    match fs_err::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
             anyhow::anyhow!(
                 "{} is not valid JSON (not UTF-8 text); fix it or move it away, then run this again",
@@ -62,7 +62,7 @@ pub fn read_settings(path: &Path) -> Result<Option<String>> {
             )
         }),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -95,10 +95,10 @@ fn finish(path: &Path, before: Option<&str>, after: &str, change: &Change, dry_r
     // Write through a symlink (dotfile managers link settings.json) instead of
     // replacing the link with a plain file.
     let target = if before.is_some() {
-        std::fs::canonicalize(path).with_context(|| format!("cannot resolve {shown}"))?
+        fs_err::canonicalize(path)?
     } else {
         let dir = path.parent().with_context(|| format!("{shown} has no parent folder"))?;
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create folder {}", dir.display()))?;
+        fs_err::create_dir_all(dir)?;
         path.to_path_buf()
     };
     let mut backup_note = String::new();

@@ -67,15 +67,18 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     let result = (|| -> Result<()> {
         #[cfg(debug_assertions)]
         fault::read_only(&name).with_context(|| format!("cannot create {}", tmp.display()))?;
-        let mut file = create_new_private(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let file = create_new_private(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        // fs-err names the file in every error from here on.
+        let mut file = fs_err::File::from_parts(file, &tmp);
         #[cfg(debug_assertions)]
-        fault::inject(&name, &mut file, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-        file.write_all(contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+        // Worded as fs-err words a real write error.
+        fault::inject(&name, &mut file, contents)
+            .with_context(|| format!("failed to write to file `{}`", tmp.display()))?;
+        file.write_all(contents)?;
         if durable {
-            file.sync_all().with_context(|| format!("cannot flush {} to disk", tmp.display()))?;
+            file.sync_all()?;
         }
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot move {} over {}", tmp.display(), path.display()))?;
+        fs_err::rename(&tmp, path)?;
         #[cfg(debug_assertions)]
         fault::after_rename(&name);
         Ok(())
@@ -114,10 +117,10 @@ pub fn create_new_private(path: &Path) -> std::io::Result<File> {
 /// the truncation, the file holds the new JSON followed by the old one's
 /// tail, and its reader takes the first JSON value only.
 pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut file = open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?;
-    file.write_all(contents)
-        .and_then(|()| file.set_len(contents.len() as u64))
-        .with_context(|| format!("cannot write {}", path.display()))
+    let mut file =
+        fs_err::File::from_parts(open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?, path);
+    file.write_all(contents)?;
+    Ok(file.set_len(contents.len() as u64)?)
 }
 
 /// Removes the temp files that `write_atomic` left in `dir` for the files
@@ -152,6 +155,8 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
         }
         Ok(meta) if meta.is_dir() => check_private_dir(dir, &meta),
         _ => {
+            // std's DirBuilder: every missing parent is created 0700 too,
+            // which fs-err's create_dir_all cannot ask for.
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
@@ -209,7 +214,7 @@ mod fault {
         Ok(())
     }
 
-    pub fn inject(name: &str, file: &mut std::fs::File, contents: &[u8]) -> std::io::Result<()> {
+    pub fn inject(name: &str, file: &mut fs_err::File, contents: &[u8]) -> std::io::Result<()> {
         if crate::env::fault(FAULT_ENV).is_some_and(|v| v == name) {
             file.write_all(&contents[..contents.len() / 2])?;
             return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));

@@ -240,7 +240,7 @@ fn put_back(folder: &Folder, number: u64, entry: &Entry) -> Result<()> {
             (Before::Text(text), _) => text.clone(),
             (Before::Absent, None) => continue,
             (Before::Absent, Some(_)) => {
-                std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+                fs_err::remove_file(&path)?;
                 continue;
             }
             (Before::Length(len), Some(now)) if now.len() as u64 == *len => continue,

@@ -374,8 +374,8 @@ fn disk_full(file: &str) {
     let status = env.status(SID);
     let target = env.memory_dir("proj").join(format!(".{file}."));
     assert!(
-        status.starts_with(&format!("error: cannot write {}", target.display()))
-            && status.ends_with(".tmp: No space left on device (os error 28)"),
+        status.starts_with(&format!("error: failed to write to file `{}", target.display()))
+            && status.ends_with(".tmp`: No space left on device (os error 28)"),
         "status: {status:?}"
     );
     let why = status.strip_prefix("error: ").unwrap();
