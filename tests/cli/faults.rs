@@ -9,10 +9,6 @@ use serde_json::json;
 
 use crate::support::*;
 
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// A tiny seeded generator (xorshift64): the same seed kills at the same
 /// delays, and the seed is printed.
 struct Rng(u64);
@@ -49,10 +45,6 @@ fn with_append(history: Option<&str>, append: &str) -> String {
 /// The end of a long text, for a readable failure.
 fn tail(text: &str) -> &str {
     &text[text.char_indices().rev().nth(200).map_or(0, |(i, _)| i)..]
-}
-
-fn save_reply(bullet: &str, append: &str) -> String {
-    reply(json!([add(ARCH, bullet)]), json!([{"file": "history.md", "append": append}]))
 }
 
 fn statusline(env: &Env) -> String {
@@ -433,7 +425,7 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
         fs::write(env.memory_dir("proj").join("history.md"), "# history\n").unwrap();
         env.script_reply(1, &save_reply("- Killed save.", "- Killed event."));
         env.turn(SID);
-        let fork = env.wait_for_call(1);
+        let fork = env.call(1);
         wait_until("the worker to kill itself", || !process_alive(fork.ppid));
 
         let now_memory = env.memory().unwrap();

@@ -1,24 +1,25 @@
 //! `memory-save install` / `uninstall` against a settings file in a temp HOME.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
+
+use crate::support::{Env, Output};
 
 const EVENTS: [&str; 5] = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
 
+/// The shared bench's HOME, with the settings file install writes.
 struct Home {
-    dir: TempDir,
+    env: Env,
 }
 
 impl Home {
     fn new() -> Home {
-        Home { dir: tempfile::tempdir().expect("temp HOME") }
+        Home { env: Env::new() }
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        &self.env.home
     }
 
     fn settings(&self) -> PathBuf {
@@ -43,20 +44,14 @@ impl Home {
     }
 
     fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_memory-save"))
-            .args(args)
-            .current_dir(cwd)
-            .env("HOME", self.path())
-            .env("MEMORY_SAVE_HOME", self.path().join("memory-save-home"))
-            .output()
-            .expect("memory-save runs")
+        self.env.cmd(args).in_dir(cwd).run()
     }
 
-    /// Runs and insists on exit 0; returns stdout.
+    /// Runs and insists on exit 0 and a quiet stderr; returns stdout.
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
+        let out = self.run(args).ok();
+        assert_eq!(out.stderr, "", "{args:?}");
+        out.stdout
     }
 }
 
@@ -189,8 +184,8 @@ fn invalid_json_is_refused_and_left_untouched() {
         home.write_settings(text);
         for args in [&["install"][..], &["uninstall"][..]] {
             let out = home.run(args);
-            assert_eq!(out.status.code(), Some(1), "{args:?} on {text}");
-            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.code, Some(1), "{args:?} on {text}");
+            let stderr = out.stderr.clone();
             assert!(stderr.contains(&home.settings().display().to_string()), "{stderr}");
             assert!(stderr.contains("nothing was changed"), "{stderr}");
             assert_eq!(home.read_settings(), text);
@@ -227,14 +222,14 @@ fn project_install_writes_the_current_folders_settings() {
     let project = home.path().join("app");
     std::fs::create_dir(&project).unwrap();
     let out = home.run_in(&project, &["install", "--project"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     let written = project.join(".claude").join("settings.json");
     let settings = parse(&std::fs::read_to_string(&written).unwrap());
     assert_eq!(commands(&settings, "Stop"), [format!("{} hook stop", exe())]);
     assert!(!home.settings().exists(), "the user settings stay untouched");
 
     let out = home.run_in(&project, &["uninstall", "--project"]);
-    assert!(out.status.success());
+    assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(parse(&std::fs::read_to_string(&written).unwrap()), json!({}));
 }
 
@@ -258,7 +253,7 @@ fn statusline_wraps_theirs_and_uninstall_gives_it_back() {
     // What the shell hands our statusline subcommand: `sh`, `-c`, their
     // command exactly. Let a real shell parse it, with printf in our place.
     let probe = command.replacen(&exe(), "printf '[%s]\\n'", 1);
-    let out = Command::new("sh").arg("-c").arg(&probe).output().unwrap();
+    let out = std::process::Command::new("sh").arg("-c").arg(&probe).output().unwrap();
     let expected = format!("[statusline]\n[--]\n[sh]\n[-c]\n[{theirs}]\n");
     assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
 
@@ -296,8 +291,8 @@ fn unknown_flags_are_refused() {
     let home = Home::new();
     for args in [&["install", "--force"][..], &["uninstall", "--statusline"][..]] {
         let out = home.run(args);
-        assert_eq!(out.status.code(), Some(2), "a usage error: {args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.code, Some(2), "a usage error: {args:?}");
+        let stderr = out.stderr.clone();
         assert!(stderr.contains("unexpected argument") && stderr.contains("try '--help'"), "{stderr}");
         assert!(!home.settings().exists());
     }

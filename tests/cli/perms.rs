@@ -25,14 +25,10 @@ fn modes(dir: &Path, out: &mut Vec<(String, u32, bool)>) {
     }
 }
 
-fn save_reply(bullet: &str) -> String {
-    reply(json!([add(ARCH, bullet)]), json!([{"file": "history.md", "append": "- An event."}]))
-}
-
 #[test]
 fn memory_and_state_folders_are_0700_and_files_0600() {
     let env = Env::new();
-    env.script_reply(1, &save_reply("- A fact."));
+    env.script_reply(1, &save_reply("- A fact.", "- An event."));
     env.turn(SID);
     env.wait_saves(SID, 1);
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
@@ -96,7 +92,7 @@ fn a_symlink_planted_as_a_topic_file_is_not_followed() {
     let outside = outside_file(&env, "# someone else's notes\n");
     let link = env.memory_dir("proj").join("history.md");
     symlink(&outside, &link).unwrap();
-    env.script_reply(1, &save_reply("- A fact."));
+    env.script_reply(1, &save_reply("- A fact.", "- An event."));
     env.turn(SID);
     env.wait_saves(SID, 1);
     assert_eq!(fs::read_to_string(&outside).unwrap(), "# someone else's notes\n");
@@ -119,7 +115,7 @@ fn a_symlink_planted_as_the_memory_folder_is_not_followed() {
 
     let out = env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
     assert!(!out.stdout.contains("secret"), "{out:#?}");
-    env.script_reply(1, &save_reply("- A fact."));
+    env.script_reply(1, &save_reply("- A fact.", "- An event."));
     env.turn(SID);
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 0, "the fork ran with the linked folder's file");

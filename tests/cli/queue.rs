@@ -10,7 +10,7 @@ fn turns_that_end_during_a_save_ask_for_exactly_one_more() {
     env.script_reply(1, &adds("- From the first save."));
 
     env.turn(SID);
-    env.wait_for_call(1);
+    env.call(1);
     env.turn(SID);
     env.turn(SID);
     env.release(1);
@@ -31,7 +31,7 @@ fn overlapping_saves_of_two_sessions_keep_both_bullets() {
     env.script_reply(2, &adds("- From session B."));
 
     env.turn(SID);
-    assert_eq!(env.wait_for_call(1).flag("--resume"), Some(SID));
+    assert_eq!(env.call(1).flag("--resume"), Some(SID));
     env.turn(SID_OTHER);
     env.wait_saves(SID_OTHER, 1);
     assert_eq!(env.call(2).flag("--resume"), Some(SID_OTHER));

@@ -124,10 +124,8 @@ fn a_hanging_fork_is_killed_at_the_bound() {
     assert_failed(&env, &before, "timed out");
     assert_eq!(env.state_files(), ["saves.jsonl"], "scratch files left behind");
     assert!(!process_alive(call.pid), "the fake claude still runs");
-    let sleeper = call.sleep_pid;
-    if let Some(pid) = sleeper {
-        wait_until("the fork's own child to end", || !process_alive(pid));
-    }
+    let sleeper = call.sleep_pid.expect("the fake records its child's pid before it says it started");
+    wait_until("the fork's own child to end", || !process_alive(sleeper));
 }
 
 #[test]

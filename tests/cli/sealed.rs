@@ -130,6 +130,8 @@ fn a_fork_dies_with_its_killed_worker_and_the_job_is_taken_over() {
     assert!(!scratch_files(&env).is_empty(), "the fork's scratch files exist while it runs");
     kill(fork.ppid);
     wait_until("the fork to end with its worker", || !process_alive(fork.pid));
+    let sleeper = fork.sleep_pid.expect("the fake records its child's pid before it says it started");
+    wait_until("the fork's own child to end with it", || !process_alive(sleeper));
     // The guard removes the scratch files: the settings file with the
     // user's env values is gone at once, not at the next save.
     wait_until("the scratch files to go", || scratch_files(&env).is_empty());
@@ -282,9 +284,11 @@ fn links_planted_at_state_file_names_are_never_followed() {
     }
     env.turn(SID);
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
-    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(fs::read_to_string(&target).unwrap(), "untouched\n");
+    // Every hook refused the linked session file before it could ask for a
+    // save, so no worker was started; the refusals went nowhere but here.
     assert_eq!(env.call_count(), 0, "a save ran through a linked session file");
+    assert!(!env.sessions_dir().join(format!("{SID}.worker.lock")).exists(), "a worker was started");
 }
 
 #[test]

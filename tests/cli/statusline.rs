@@ -37,7 +37,7 @@ fn shows_saving_then_the_result() {
     env.script_hold(1);
     env.script_reply(1, &adds("- A fact."));
     env.turn(SID);
-    env.wait_for_call(1);
+    env.call(1);
     wait_until("saving_since to be set", || !env.state(SID)["saving_since"].is_null());
     let out = statusline(&env, &[]);
     assert_line(out.stdout.strip_suffix('\n').unwrap(), "saving…");

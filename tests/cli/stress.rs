@@ -21,10 +21,6 @@ const PERSON_LINE: &str = "- Person's note: typed by hand while the forks ran.";
 const HEADINGS: [&str; 4] =
     ["## CRITICAL RULES", "## Architecture & Config Facts", "## Active Warnings", "## Topic Files"];
 
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
-}
-
 fn bullet(n: usize) -> String {
     format!("- Stress bullet {n}.")
 }
@@ -109,8 +105,8 @@ fn lock_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn many_sessions_of_one_project_save_at_once() {
-    let sessions = env_count("MEMORY_SAVE_STRESS_SESSIONS", 8);
-    let rounds = env_count("MEMORY_SAVE_STRESS_ROUNDS", 10);
+    let sessions = env_number("MEMORY_SAVE_STRESS_SESSIONS", 8) as usize;
+    let rounds = env_number("MEMORY_SAVE_STRESS_ROUNDS", 10) as usize;
     // A round runs at most two forks per session, and rounds do not
     // overlap: call n - window always ran in an earlier round, so its bullet
     // is in the file when call n removes it.
@@ -186,7 +182,7 @@ fn many_sessions_of_one_project_save_at_once() {
                     // Every fork of this round has read the file; now the
                     // person edits it, then the forks answer.
                     for n in base + 1..=base + sessions {
-                        env.wait_for_call(n);
+                        env.call(n);
                     }
                     person_edits(&env);
                     for n in base + 1..=base + sessions {

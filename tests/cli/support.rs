@@ -28,8 +28,10 @@ pub const ARCH: &str = "Architecture & Config Facts";
 /// The fake `claude`. Each call takes the first free `calls/N` (mkdir is
 /// atomic, so concurrent calls never share a number) and records argv
 /// (NUL-separated), stdin, the fork marker from its environment, its folder,
-/// its pid and its parent's (the worker's). Then it waits for `replies/N.go` if `replies/N.hold` exists,
-/// sleeps `replies/N.sleep` seconds if present, prints `replies/N.json` or
+/// its pid and its parent's (the worker's); starts a child that sleeps
+/// `replies/N.sleep` seconds if present (its pid recorded), and only then
+/// marks itself started. Then it waits for `replies/N.go` if `replies/N.hold` exists,
+/// waits for its sleeping child, prints `replies/N.json` or
 /// else `replies/default.json` (and `replies/N.stderr` to stderr), and exits with `replies/N.exit` (default 0).
 const FAKE_CLAUDE: &str = r#"#!/bin/bash
 root='@ROOT@'
@@ -52,15 +54,15 @@ done
 env | grep -E '^(CLAUDE|ENABLE_IDE|ANTHROPIC|HTTPS?_PROXY|NODE_EXTRA_CA)' | sort > "$c/session-env"
 env | grep '^MEMORY_SAVE_FORK=' > "$c/env"
 cat > "$c/stdin"
+if [ -f "$r/$n.sleep" ]; then
+  sleep "$(cat "$r/$n.sleep")" &
+  echo $! > "$c/sleep.pid"
+fi
 touch "$c/started"
 if [ -e "$r/$n.hold" ]; then
   while [ ! -e "$r/$n.go" ]; do sleep 0.05; done
 fi
-if [ -f "$r/$n.sleep" ]; then
-  sleep "$(cat "$r/$n.sleep")" &
-  echo $! > "$c/sleep.pid"
-  wait $!
-fi
+if [ -f "$c/sleep.pid" ]; then wait "$(cat "$c/sleep.pid")"; fi
 if [ -f "$r/$n.stderr" ]; then cat "$r/$n.stderr" >&2; fi
 if [ -f "$r/$n.json" ]; then cat "$r/$n.json"; elif [ -f "$r/default.json" ]; then cat "$r/default.json"; fi
 touch "$c/done"
@@ -294,10 +296,6 @@ impl Env {
         }
     }
 
-    pub fn wait_for_call(&self, n: usize) -> Call {
-        self.call(n)
-    }
-
     // ---- state and files ----
 
     pub fn sessions_dir(&self) -> PathBuf {
@@ -344,7 +342,7 @@ impl Env {
                 && state["save_pending"] != json!(true)
                 && state["saving_since"].is_null();
             // Only once idle: a worker that finds the lock taken gives up.
-            idle && worker_gone(&lock)
+            idle && lock_free(&lock)
         };
         let started = Instant::now();
         while started.elapsed() < DEADLINE {
@@ -618,9 +616,12 @@ pub struct Output {
 }
 
 impl Output {
-    /// Exit 0, as every hook must; returns self for chaining.
+    /// Exit 0, as every hook must, and nothing on stderr (where Claude
+    /// Code would show it); returns self for chaining.
+    #[track_caller]
     pub fn ok(self) -> Output {
         assert_eq!(self.code, Some(0), "memory-save did not exit 0: {self:#?}");
+        assert_eq!(self.stderr, "", "memory-save wrote to stderr: {self:#?}");
         self
     }
 
@@ -678,6 +679,17 @@ pub fn no_change() -> String {
     reply(json!([]), json!([]))
 }
 
+/// A reply that adds `bullet` and appends `append` to history.md.
+pub fn save_reply(bullet: &str, append: &str) -> String {
+    reply(json!([add(ARCH, bullet)]), json!([{"file": "history.md", "append": append}]))
+}
+
+/// A test knob from the environment (`MEMORY_SAVE_STRESS_ROUNDS=30`), or
+/// its default when unset, unparsable or 0.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(default)
+}
+
 /// A reply that adds one bullet under Architecture & Config Facts.
 pub fn adds(bullet: &str) -> String {
     reply(json!([add(ARCH, bullet)]), json!([]))
@@ -731,11 +743,7 @@ pub fn process_alive(pid: i32) -> bool {
 }
 
 /// No process holds the lock on `path` (a missing file holds nothing).
-pub fn lock_free(path: &Path) -> bool {
-    worker_gone(path)
-}
-
-fn worker_gone(lock: &Path) -> bool {
+pub fn lock_free(lock: &Path) -> bool {
     let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(lock) else {
         return true;
     };
