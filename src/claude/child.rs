@@ -103,7 +103,7 @@ fn monotonic_ns() -> i64 {
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    (now.tv_sec as i64).saturating_mul(1_000_000_000).saturating_add(now.tv_nsec as i64)
+    now.tv_sec.saturating_mul(1_000_000_000).saturating_add(now.tv_nsec)
 }
 
 /// Ends the fork and anything it started: it runs in its own process group.

@@ -176,7 +176,7 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 /// or bidirectional character, a line posing as our block header.
 fn check_memory_text(report: &mut Report, roots: &Roots) {
     let Ok(cwd) = std::env::current_dir() else { return };
-    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots)) else { return };
+    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &crate::config::of(roots)) else { return };
     let folder = project.folder(roots);
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => match crate::memory::text::first_unwanted_line(&text) {

@@ -77,11 +77,11 @@ fn run(json: bool) -> Result<()> {
 }
 
 fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
-    let project = crate::project::locate(cwd, &roots.memory, &crate::config::of(&roots))?;
+    let project = crate::project::locate(cwd, &roots.memory, &crate::config::of(roots))?;
     let folder = project.folder(roots);
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
-    let config = crate::config::Config::load(&crate::config::file(&roots));
+    let config = crate::config::Config::load(&crate::config::file(roots));
     let off = project.off_reason(config.as_ref().unwrap_or(&Default::default()));
     let sessions = project_sessions(roots, &project.name);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
@@ -103,7 +103,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         max_chars: MAX_CHARS,
         topic_files: folder.topic_files(),
         off,
-        config_file: crate::config::file(&roots).display().to_string(),
+        config_file: crate::config::file(roots).display().to_string(),
         config_error: config.err().map(|e| format!("{e:#}")),
         saving: sessions.iter().filter(|s| s.saving_since.is_some()).count(),
         queued: sessions.iter().filter(|s| s.save_pending).count(),

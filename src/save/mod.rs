@@ -52,7 +52,7 @@ impl SaveResult {
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &crate::config::of(&roots));
+    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &crate::config::of(roots));
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,
@@ -66,7 +66,7 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 }
 
 fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
-    let config = crate::config::of(&roots);
+    let config = crate::config::of(roots);
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, report: None, usage: None });
     }

@@ -152,7 +152,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
                 } else {
                     doc.add(section, text).map(|added| {
                         out.added += usize::from(added);
-                        if let Some(at) = added.then(|| doc.last_insert).flatten()
+                        if let Some(at) = added.then_some(doc.last_insert).flatten()
                             && doc.section_of(at) == Some(CRITICAL_RULES)
                         {
                             out.rules.push(doc.lines[at].clone());
