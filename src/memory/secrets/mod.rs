@@ -1,0 +1,432 @@
+//! Secrets a fork might copy from the transcript into memory. Memory files
+//! are plain text that every later session reads, so a bullet or topic text
+//! that carries one is refused, and the refusal never repeats it.
+//!
+//! Patterns for the `regex` crate, each compiled once: it matches in time
+//! linear in the text whatever the pattern or the input, so hostile text
+//! cannot make a scan slow, and a pattern reads like the provider's
+//! documented shape, which hand-written byte scanning did not. Each
+//! candidate is then confirmed in code. Candidates of one regex never
+//! overlap and each is read once, so the whole scan stays linear; there is
+//! no length cap to hide a secret behind. In three stages, the first kind
+//! found is named:
+//!
+//! 1. Tokens with a documented prefix and shape (from the providers'
+//!    documentation and gitleaks' rule set): Anthropic `sk-ant-api03-`,
+//!    `-admin01-`, `-oat01-`; OpenAI `sk-proj-`, `sk-svcacct-`, `sk-admin-`
+//!    and legacy `sk-` + 32 or more; AWS `AKIA`/`ASIA`/`ABIA`/`ACCA` + 16
+//!    of base32; GitHub `ghp_` (and `gho_ ghu_ ghs_ ghr_`) + 36 and
+//!    `github_pat_`; GitLab `glpat-` and kin; Slack `xox?-` tokens, `xapp-`
+//!    and webhook URLs; Stripe `sk_live_`, `rk_live_`, `sk_test_`,
+//!    `whsec_`; Google `AIza` + 35, `GOCSPX-`, `ya29.`; npm `npm_` + 36;
+//!    PyPI `pypi-AgEIcHlwaS5vcmc`; SendGrid `SG.` 22 `.` 43; Twilio `SK` +
+//!    32 hex; Mailgun `key-` + 32 hex; Hugging Face `hf_` + 34; Azure
+//!    `AccountKey=`, `SharedAccessKey=`, SAS `sig=`; Discord webhooks;
+//!    DigitalOcean, Shopify, Atlassian, Databricks, Heroku, Doppler,
+//!    Linear, Postman, Sentry (`sntrys_`, `sntryu_`, DSNs with a key),
+//!    Vault, Grafana, Supabase, Groq, Perplexity, xAI, 1Password, age;
+//!    JWTs (`eyJ..` `.eyJ..` `.signature`); private key blocks (the
+//!    `-----BEGIN ... PRIVATE KEY-----` header followed by key material,
+//!    also `\n`-escaped in JSON; the header alone or a `PUBLIC KEY`
+//!    passes); and `Bearer` tokens (named by their own kind when known). A
+//!    prefix counts only before a body of the documented length that looks
+//!    generated (enough distinct characters, no `xxxx`, `EXAMPLE`, `your`,
+//!    `abcdef`, `123456`): `sk-btn`, `ghp_` in prose, `AKIAIOSFODNN7EXAMPLE`
+//!    pass.
+//! 2. Shapes without a literal prefix: Discord bot tokens (the first part
+//!    must decode to a numeric id), Telegram bot tokens (digits `:` 35),
+//!    Azure AD client secrets (`Q~`), `Authorization: Basic` (decoded, it
+//!    must read `user:password`) and `Authorization: Token`, `curl -u`,
+//!    `.netrc` lines, `docker login -p`, `mysql -p...`, `sshpass -p`,
+//!    `redis-cli -a`, `.npmrc` `_auth=` and Docker `"auth":`, and URL
+//!    passwords (`scheme://user:password@host`; the password may hold `/`,
+//!    `#`, `%`). A password that is empty, a placeholder (`${DB_PASSWORD}`,
+//!    `<password>`, `$TOKEN`), the user name again (`postgres:postgres`,
+//!    `guest:guest`: local defaults, not chosen secrets) or a port
+//!    (`http://localhost:3000/@vite`) passes.
+//! 3. Assignments (`assign.rs`, values judged in `value.rs`): `NAME=value`,
+//!    `NAME: value`, quoted, JSON, YAML, `:=`, `=>`, connection strings,
+//!    where NAME has a secret-ish part and does not end in a word that makes
+//!    it about the secret (`PASSWORD_MIN_LENGTH`, `TOKEN_TTL`,
+//!    `API_KEY_FILE`, `apiKeyHelper`). A random value counts; a word-like
+//!    one (`DB_PASSWORD=correcthorse`) counts where config, not prose, is
+//!    written: see `assign.rs`.
+//!
+//! What is not caught, by choice: a secret with no name, prefix or shape
+//! (`the staging password is Tr0ub4dor&3`, `admin:Tr0ub4dor&3`); a
+//! letters-only word after a lowercase name and a colon (`password:
+//! correcthorse` reads like `password: string`); a secret split over
+//! several memory lines. The corpus in `corpus/` holds the cases each way.
+
+mod assign;
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod tests;
+mod value;
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The kind of secret found first, in the words of a refusal ("it looks like
+/// it holds an Anthropic API key"), or `None`.
+pub fn find_secret(text: &str) -> Option<&'static str> {
+    scan(&TOKENS, text).or_else(|| scan(&SHAPES, text)).or_else(|| assign::assignment(text))
+}
+
+/// The text itself, or a stand-in that names what it held, for refusals,
+/// skipped lines and notes that are stored and shown again.
+pub fn redact(text: &str) -> String {
+    match find_secret(text) {
+        Some(kind) => format!("[not shown: it looks like it holds {kind}]"),
+        None => text.to_string(),
+    }
+}
+
+/// The refusal's reason.
+pub fn refusal(kind: &str) -> String {
+    format!("it looks like it holds {kind}; secrets are never written to memory")
+}
+
+/// How a candidate is confirmed.
+#[derive(Clone, Copy)]
+enum Check {
+    /// The last n characters (the generated body) look generated.
+    Tail(usize),
+    Custom(fn(&str) -> bool),
+}
+
+struct Rule {
+    kind: &'static str,
+    pattern: &'static str,
+    check: Check,
+}
+
+const fn rule(kind: &'static str, check: Check, pattern: &'static str) -> Rule {
+    Rule { kind, pattern, check }
+}
+
+use Check::{Custom, Tail};
+
+/// Rules joined into regexes of a few alternatives each, one capture group
+/// per rule (patterns use only non-capturing groups). A small alternation
+/// keeps the regex crate's literal prefilter (the rules' prefixes), which
+/// skips most text at memchr speed; one of fifty alternatives loses it.
+struct Rules {
+    groups: Vec<(&'static [Rule], Regex)>,
+}
+
+impl Rules {
+    fn new(rules: &'static [Rule], per_group: usize) -> Rules {
+        let groups = rules
+            .chunks(per_group)
+            .map(|group| {
+                let joined: Vec<String> = group.iter().map(|r| format!("({})", r.pattern)).collect();
+                (group, Regex::new(&joined.join("|")).expect("secret patterns compile"))
+            })
+            .collect();
+        Rules { groups }
+    }
+}
+
+fn scan(rules: &Rules, text: &str) -> Option<&'static str> {
+    rules.groups.iter().find_map(|(group, regex)| scan_group(group, regex, text))
+}
+
+fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str> {
+    for caps in regex.captures_iter(text) {
+        let Some((i, m)) = caps.iter().skip(1).enumerate().find_map(|(i, m)| Some((i, m?))) else {
+            continue;
+        };
+        let rule = &rules[i];
+        let found = m.as_str();
+        let ok = match rule.check {
+            Tail(n) => random_tail(found, n),
+            Custom(f) => f(found),
+        };
+        if ok {
+            // `Bearer sk-proj-...` names the token's own kind (a JWT too);
+            // the value holds no `Bearer `, so this goes one level deep.
+            if rule.kind == BEARER {
+                let value = found.rsplit([' ', '\t']).next().unwrap_or("");
+                return scan(&TOKENS, value).or(Some(BEARER));
+            }
+            return Some(rule.kind);
+        }
+    }
+    None
+}
+
+const BEARER: &str = "a bearer token";
+/// Key material after the header: blank lines (real or `\n` escaped in
+/// JSON), `Proc-Type:`-style header lines, then 40 base64 characters.
+macro_rules! key_body {
+    () => {
+        r"(?:\s|\\[nr])*(?:[A-Za-z][A-Za-z0-9-]*:[^\r\n\\]*(?:\s|\\[nr])+)*[A-Za-z0-9+/=]{40}"
+    };
+}
+
+static JWT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ").expect("compiles"));
+
+/// Every pattern here starts with a literal, so the regex crate skips to
+/// candidates with a fast literal search.
+static TOKENS: LazyLock<Rules> = LazyLock::new(|| Rules::new(TOKEN_RULES, 12));
+#[rustfmt::skip]
+const TOKEN_RULES: &[Rule] = &[
+    rule("a Google Cloud service account key", Tail(40),
+        concat!(r#"\\?"private_key\\?"\s*:\s*\\?"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----"#, key_body!())),
+    rule("a private key block", Tail(40),
+        concat!(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----", key_body!())),
+    // DER of a PKCS#8, PKCS#1 or EC private key, or an OpenSSH key body,
+    // pasted without its header.
+    rule("a private key", Tail(40),
+        r"(?-u:\b)(?:MII[A-Za-z0-9+/]{2,3}IBA(?:DAN|AKC|AKB)|b3BlbnNzaC1rZXktdjE|MHcCAQEE)[A-Za-z0-9+/]{40}"),
+    rule("an Anthropic API key", Tail(20),
+        r"(?-u:\b)sk-ant-[a-z]{2,8}[0-9]{0,3}-[A-Za-z0-9_-]{20,}"),
+    rule("an OpenAI API key", Tail(20),
+        r"(?-u:\b)sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"),
+    rule("an OpenAI API key", Tail(32),
+        r"(?-u:\b)sk-[A-Za-z0-9]{32,}(?-u:\b)"),
+    rule("an AWS access key id", Tail(16),
+        r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)"),
+    rule("a GitHub token", Tail(36),
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}"),
+    rule("a GitHub token", Tail(50),
+        r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,}"),
+    rule("a GitLab token", Tail(20),
+        r"(?-u:\b)gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent|ffct)-[A-Za-z0-9_-]{20,}"),
+    rule("a Slack token", Tail(10),
+        r"(?-u:\b)xox[abposre]-(?:[0-9]+-)+[A-Za-z0-9]{10,}"),
+    rule("a Slack token", Tail(16),
+        r"(?-u:\b)xapp-[0-9]-[A-Z0-9]{8,}-[0-9]+-[A-Za-z0-9]{16,}"),
+    rule("a Slack webhook URL", Tail(20),
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}"),
+    rule("a Stripe key", Tail(20),
+        r"(?-u:\b)(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}"),
+    rule("a Stripe webhook secret", Tail(32),
+        r"(?-u:\b)whsec_[A-Za-z0-9+/=]{32,}"),
+    rule("a Google API key", Tail(35),
+        r"(?-u:\b)AIza[A-Za-z0-9_-]{35}"),
+    rule("a Google OAuth client secret", Tail(28),
+        r"(?-u:\b)GOCSPX-[A-Za-z0-9_-]{28}"),
+    rule("a Google OAuth token", Tail(40),
+        r"(?-u:\b)ya29\.[A-Za-z0-9_-]{40,}"),
+    rule("an npm token", Tail(36),
+        r"(?-u:\b)npm_[A-Za-z0-9]{36,}"),
+    rule("a PyPI token", Tail(50),
+        r"(?-u:\b)pypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{50,}"),
+    rule("a SendGrid API key", Tail(43),
+        r"(?-u:\b)SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+    rule("a Twilio API key", Tail(32),
+        r"(?-u:\b)SK[0-9a-f]{32}(?-u:\b)"),
+    rule("a Mailgun API key", Tail(32),
+        r"(?-u:\b)key-[0-9a-f]{32}(?-u:\b)"),
+    rule("a Hugging Face token", Tail(34),
+        r"(?-u:\b)(?:hf_|api_org_)[A-Za-z0-9]{34}(?-u:\b)"),
+    rule("an Azure storage account key", Tail(40),
+        r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
+    rule("an Azure shared access key", Tail(30),
+        r"SharedAccessKey=[A-Za-z0-9+/]{30,}={0,2}"),
+    rule("a shared access signature", Tail(20),
+        r"[?&;]sig=[A-Za-z0-9%+/]{30,}"),
+    rule("a signed URL", Tail(64),
+        r"X-(?:Amz|Goog)-Signature=[0-9a-f]{64,}"),
+    rule("a Discord webhook URL", Tail(40),
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_-]{60,}"),
+    rule("a DigitalOcean token", Tail(64),
+        r"(?-u:\b)do[opr]_v1_[a-f0-9]{64}"),
+    rule("a Shopify token", Tail(32),
+        r"(?-u:\b)shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    rule("an Atlassian API token", Tail(50),
+        r"(?-u:\b)AT(?:ATT|CTT)3[A-Za-z0-9_=-]{150,}"),
+    rule("a Databricks token", Tail(32),
+        r"(?-u:\b)dapi[a-f0-9]{32}(?-u:\b)"),
+    rule("a Heroku API key", Tail(40),
+        r"(?-u:\b)HRKU-AA[A-Za-z0-9_-]{58}"),
+    rule("a Doppler token", Tail(40),
+        r"(?-u:\b)dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}"),
+    rule("a Linear API key", Tail(40),
+        r"(?-u:\b)lin_(?:api|oauth)_[A-Za-z0-9]{40,}"),
+    rule("a Postman API key", Tail(34),
+        r"(?-u:\b)PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
+    rule("a Sentry token", Tail(40),
+        r"(?-u:\b)sntrys_eyJ[A-Za-z0-9+/=_-]{50,}"),
+    rule("a Sentry token", Tail(64),
+        r"(?-u:\b)sntryu_[a-f0-9]{64}"),
+    rule("a Sentry DSN", Custom(sentry_dsn),
+        r"https?://[0-9a-f]{32}@[A-Za-z0-9.-]+/[0-9]+"),
+    rule("a HashiCorp Vault token", Tail(40),
+        r"(?-u:\b)hv[sb]\.[A-Za-z0-9_-]{90,}"),
+    rule("a Grafana token", Tail(40),
+        r"(?-u:\b)glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    rule("a Supabase token", Tail(40),
+        r"(?-u:\b)sbp_[a-f0-9]{40}"),
+    rule("a Groq API key", Tail(48),
+        r"(?-u:\b)gsk_[A-Za-z0-9]{48,}"),
+    rule("a Perplexity API key", Tail(48),
+        r"(?-u:\b)pplx-[A-Za-z0-9]{48}"),
+    rule("an xAI API key", Tail(70),
+        r"(?-u:\b)xai-[A-Za-z0-9]{70,}"),
+    rule("a 1Password service account token", Tail(40),
+        r"(?-u:\b)ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
+    rule("an age secret key", Tail(58),
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    rule("a JSON Web Token", Tail(10),
+        r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    rule(BEARER, Custom(bearer),
+        r"(?:Bearer|bearer|BEARER)[ \t]+[A-Za-z0-9._~+/-]{16,}=*"),
+];
+
+/// Shapes whose first character is not a literal, one regex each: each has
+/// a literal inside (`://`, `Q~`, `curl`) that the regex crate searches for
+/// first, which a joined regex would not.
+static SHAPES: LazyLock<Rules> = LazyLock::new(|| Rules::new(SHAPE_RULES, 1));
+#[rustfmt::skip]
+const SHAPE_RULES: &[Rule] = &[
+    rule("a Discord bot token", Custom(discord),
+        r"(?-u:\b)[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"),
+    rule("a Telegram bot token", Tail(34),
+        r"(?:(?-u:\b)|bot)[0-9]{5,16}:A[A-Za-z0-9_-]{34}"),
+    rule("an Azure AD client secret", Tail(31),
+        r"(?-u:\b)[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"),
+    rule("a password in an Authorization header", Custom(basic_auth),
+        r#"(?i-u:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?[ \t]*(?i-u:basic)[ \t]+[A-Za-z0-9+/]{6,}={0,2}"#),
+    rule("a token in an Authorization header", Custom(last_word_random),
+        r#"(?i-u:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?[ \t]*(?i-u:token|api-?key|key|sso-key)[ \t]+[A-Za-z0-9._~+/=:-]{16,}"#),
+    rule("a password in a curl command", Custom(curl_user),
+        r#"(?-u:\b)curl(?-u:\b)[^\r\n]*?[ \t](?:-u|--user)[ \t=]+["']?[^\s:"']*:[^\s"']+"#),
+    rule("a password in a .netrc line", Custom(netrc),
+        r"(?-u:\b)machine[ \t]+[^\s]+[ \t]+login[ \t]+[^\s]+[ \t]+password[ \t]+[^\s]+"),
+    rule("a password in a command line", Custom(flag_value),
+        r#"(?-u:\b)(?:docker[ \t]+login|sshpass|redis-cli)(?-u:\b)[^\r\n]*?[ \t](?:-p|-a|--pass|--password)[ \t=]+["']?[^\s"']+"#),
+    rule("a password in a command line", Custom(flag_value),
+        r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb)(?-u:\b)[^\r\n]*?[ \t]-p[^\s"'-][^\s"']*"#),
+    rule("a registry credential", Custom(basic_auth),
+        r#"(?:(?-u:\b)_auth|\\?"auth\\?")[ \t]*[:=][ \t]*\\?"?[A-Za-z0-9+/]{8,}={0,2}"#),
+    rule("a password in a URL", Custom(url_password),
+        r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]+@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
+];
+
+/// The generated part of a token: enough distinct characters, and none of
+/// the runs that mark a stand-in (`xxxx`, `EXAMPLE`, `abcdef`, `000000`).
+fn random_tail(found: &str, n: usize) -> bool {
+    let t = &found.as_bytes()[found.len().saturating_sub(n)..];
+    let mut seen = [false; 128];
+    let mut distinct = 0;
+    for &c in t.iter().filter(|c| c.is_ascii_alphanumeric()) {
+        if !seen[c as usize] {
+            seen[c as usize] = true;
+            distinct += 1;
+        }
+    }
+    distinct >= (n / 2).clamp(4, 10) && !value::stand_in_run(&String::from_utf8_lossy(t))
+}
+
+fn sentry_dsn(found: &str) -> bool {
+    let key = found.split("//").nth(1).and_then(|rest| rest.split('@').next()).unwrap_or("");
+    random_tail(key, 32)
+}
+
+fn bearer(found: &str) -> bool {
+    last_word_random(found.trim_end_matches('='))
+}
+
+/// The value after the scheme word (`Bearer x`, `Authorization: Token x`).
+fn last_word_random(found: &str) -> bool {
+    let value = found.rsplit([' ', '\t']).next().unwrap_or("");
+    JWT.is_match(value) || value::looks_random(value)
+}
+
+/// Three base64url parts: the bot's numeric id (so it decodes to digits),
+/// a timestamp, an HMAC.
+fn discord(found: &str) -> bool {
+    let mut parts = found.split('.');
+    let (id, _, mac) = (parts.next().unwrap_or(""), parts.next(), parts.next().unwrap_or(""));
+    let id_digits = base64_decode(id).is_some_and(|d| d.len() >= 17 && d.iter().all(u8::is_ascii_digit));
+    id_digits && random_tail(mac, 27)
+}
+
+/// base64 of `user:password`, as in `Authorization: Basic`, `.npmrc`
+/// `_auth=` and Docker's `"auth":`.
+fn basic_auth(found: &str) -> bool {
+    let value = found.rsplit([' ', '\t', '=', ':', '"']).find(|w| !w.is_empty()).unwrap_or("");
+    let Some(decoded) = base64_decode(value.trim_end_matches('=')) else {
+        return false;
+    };
+    let Ok(decoded) = String::from_utf8(decoded) else {
+        return false;
+    };
+    if !decoded.bytes().all(|c| (0x20..0x7f).contains(&c)) {
+        return false;
+    }
+    decoded.split_once(':').is_some_and(|(user, password)| real_password(user, password))
+}
+
+/// The last word is `user:password`, `--user=user:password`, maybe quoted.
+fn curl_user(found: &str) -> bool {
+    let last = found.rsplit([' ', '\t']).next().unwrap_or("");
+    let creds = last.strip_prefix("--user=").unwrap_or(last).trim_start_matches(['=', '"', '\'']);
+    creds.split_once(':').is_some_and(|(user, password)| real_password(user, password))
+}
+
+fn netrc(found: &str) -> bool {
+    let words: Vec<&str> = found.split_whitespace().collect();
+    let after = |key: &str| words.iter().position(|w| *w == key).and_then(|i| words.get(i + 1)).copied();
+    real_password(after("login").unwrap_or(""), after("password").unwrap_or(""))
+}
+
+/// The value of `-p x`, `--password x`, `-px`.
+fn flag_value(found: &str) -> bool {
+    let last = found.rsplit([' ', '\t', '=']).next().unwrap_or("");
+    let last = last.strip_prefix("-p").unwrap_or(last).trim_start_matches(['"', '\'']);
+    let last = last.trim_end_matches(['"', '\'']);
+    real_password("", last) && last.chars().count() >= 4
+}
+
+/// A password that is neither empty, a placeholder, the user name again
+/// (`postgres:postgres`, `guest:guest`: local defaults), nor a port.
+fn real_password(user: &str, password: &str) -> bool {
+    let port = password.bytes().take_while(u8::is_ascii_digit).count();
+    let is_port = port > 0 && port <= 5 && password[port..].chars().next().is_none_or(|c| "/?#".contains(c));
+    !password.is_empty() && password != user && !is_port && !value::placeholder(password)
+}
+
+fn url_password(found: &str) -> bool {
+    let check = |url: &str| {
+        let Some((_, rest)) = url.split_once("://") else {
+            return false;
+        };
+        let userinfo = rest.rsplit_once('@').map_or("", |(u, _)| u);
+        userinfo.split_once(':').is_some_and(|(user, password)| real_password(user, password))
+    };
+    if check(found) {
+        return true;
+    }
+    // `http://host:80/?next=https://user:pw@x`: the inner URL, once.
+    let Some(inner) = found.rfind("://").filter(|&i| i > found.find("://").unwrap_or(i)) else {
+        return false;
+    };
+    let start = found[..inner].rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c))).map_or(0, |i| i + 1);
+    check(&found[start..])
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    if s.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.as_bytes().chunks(4) {
+        let v: Vec<u8> = chunk.iter().map(|&c| value(c)).collect::<Option<_>>()?;
+        let n = v.iter().fold(0u32, |n, &d| n << 6 | d as u32) << (6 * (4 - v.len()));
+        out.extend_from_slice(&n.to_be_bytes()[1..v.len()]);
+    }
+    Some(out)
+}

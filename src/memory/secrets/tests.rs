@@ -1,0 +1,127 @@
+use super::corpus::{an, k, u64s};
+use super::*;
+
+#[test]
+fn redaction_never_repeats_the_secret() {
+    let key = k(&["ghp_", &an(1, 36)]);
+    let shown = redact(&k(&["- key ", &key]));
+    assert!(!shown.contains(&key) && !shown.contains("ghp_"), "{shown}");
+    assert_eq!(shown, "[not shown: it looks like it holds a GitHub token]");
+    assert_eq!(redact("- plain fact"), "- plain fact");
+    assert_eq!(refusal("a password"), "it looks like it holds a password; secrets are never written to memory");
+}
+
+#[test]
+fn the_first_kind_is_named_for_text_with_several() {
+    let text = k(&["DB_PASSWORD=correcthorse and ", "sk-ant-", "api03-", &u64s(2, 93), "AA"]);
+    assert_eq!(find_secret(&text), Some("an Anthropic API key"), "tokens are looked for before assignments");
+    let text = k(&["Authorization: Bearer ", "sk-proj-", &u64s(3, 74)]);
+    assert_eq!(find_secret(&text), Some("an OpenAI API key"), "a known token after Bearer is named");
+}
+
+#[test]
+fn a_secret_inside_json_quoting_is_still_found() {
+    // A failed reply is kept as raw JSON: quotes and newlines are escaped.
+    for text in [
+        k(&[r#"{"text":"- DB_PASSWORD=\"hunter22\""}"#]),
+        k(&[r#"{"text":"- see s://a\nb:pw123456@db"}"#]),
+        k(&[r#"{"t":"-----BEGIN "#, r#"RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA"#, &an(4, 60), "\\n\"}"]),
+    ] {
+        assert!(find_secret(&text).is_some(), "{text}");
+    }
+}
+
+#[test]
+fn values_are_judged_by_shape() {
+    use super::value::looks_random;
+    for random in ["Zq8wX2vB9nM4kL7j", "Tr0ub4dor", "4f3c2b1a0e9d8c7b", "a1B2c3D4e5F6", "x9#k2m!q"] {
+        assert!(looks_random(random), "{random}");
+    }
+    for word in ["correcthorse", "cl100k_base", "db-credentials-v2", "getHTTPResponseCode", "hunter22", "utils2"] {
+        assert!(!looks_random(word), "{word}");
+    }
+}
+
+#[test]
+fn long_or_odd_text_is_scanned_in_bounded_work() {
+    // Twenty times the longest topic append, built to make a backtracking
+    // matcher or a rescanning loop quadratic: the regex crate's automata
+    // read each byte a bounded number of times, so this just completes.
+    let text = "sk-".repeat(50_000)
+        + " "
+        + &"TOKEN=\"\n".repeat(25_000)
+        + " "
+        + &"eyJ-".repeat(25_000)
+        + " "
+        + &"a=".repeat(50_000)
+        + &"://".repeat(50_000)
+        + &"a://a:".repeat(20_000)
+        + " @"
+        + &"password".repeat(20_000)
+        + &k(&["-----BEGIN ", "PRIVATE KEY-----\n"]).repeat(5_000)
+        + &"curl -u ".repeat(10_000)
+        + "é€𝄞";
+    assert!(text.len() > 1_000_000);
+    assert_eq!(find_secret(&text), None);
+}
+
+#[test]
+fn about_parts_stay_sorted_for_their_binary_search() {
+    assert!(assign::ABOUT_PARTS.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn every_pattern_compiles() {
+    for (rules, all) in [(&*TOKENS, TOKEN_RULES), (&*SHAPES, SHAPE_RULES)] {
+        let mut count = 0;
+        for (group, regex) in &rules.groups {
+            assert_eq!(regex.captures_len(), group.len() + 1, "patterns use non-capturing groups only");
+            count += group.len();
+        }
+        assert_eq!(count, all.len());
+    }
+    assert_eq!(find_secret(""), None);
+}
+
+proptest::proptest! {
+    #[test]
+    fn lowercase_prose_is_never_flagged(text in "[a-z ,.;()'\n]{0,400}") {
+        proptest::prop_assert_eq!(find_secret(&text), None);
+    }
+
+    #[test]
+    fn any_text_does_not_panic(text in "\\PC{0,300}") {
+        let _ = find_secret(&text);
+        let _ = redact(&text);
+    }
+
+    #[test]
+    fn text_around_assignments_does_not_panic(
+        name in "[A-Za-z_]{0,8}(TOKEN|secret|Password|api_key|PASS)[a-z_]{0,6}",
+        op in "(=|: |:=| => |=\\\\\"|: \")",
+        value in "\\PC{0,40}",
+    ) {
+        let _ = find_secret(&format!("{name}{op}{value}"));
+    }
+}
+
+#[test]
+fn one_huge_candidate_is_read_once() {
+    // A prefix or name followed by a long run: each regex matches it once
+    // and the check reads it once, then the scan moves past it.
+    let run = "a".repeat(200_000);
+    for text in [
+        format!("Bearer {run}"),
+        format!("sk-proj-{run}"),
+        format!("xoxb-1-{run}"),
+        format!("AccountKey={run}"),
+        format!("https://u:{run}@h"),
+        format!("TOKEN=\"{run}\""),
+        format!("{run}_TOKEN={run}"),
+        format!("curl {run} -u a:{run}"),
+        format!("eyJ{run}.eyJ{run}.{run}"),
+        k(&["-----BEGIN ", "PRIVATE KEY-----\n", &"Proc-Type: x\n".repeat(20_000)]),
+    ] {
+        assert_eq!(find_secret(&text), None, "{}", &text[..40]);
+    }
+}
