@@ -5,7 +5,6 @@ use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
-
 use crate::support::*;
 
 fn mode(path: &Path) -> u32 {
