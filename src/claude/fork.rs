@@ -93,7 +93,7 @@ pub fn find_claude() -> Result<PathBuf, ForkError> {
     which::which("claude").map_err(|_| ForkError::new("claude not found on PATH (set MEMORY_SAVE_CLAUDE)"))
 }
 
-/// The flags SPEC 4.2 measured: the fork's request keeps the parent's tools,
+/// The flags docs/design.md §4 explains, each measured: the fork's request keeps the parent's tools,
 /// system prompt and messages (so the prompt cache serves it), yet no tool
 /// runs (`dontAsk`, no settings whose allow rules apply, one turn), no hook
 /// fires, and no transcript is left behind.

@@ -17,7 +17,7 @@ pub fn stable_id(text: &str) -> String {
     format!("{:08x}", hash >> 32)
 }
 
-/// Characters are Unicode scalar values, as SPEC section 2 says.
+/// Characters are Unicode scalar values (docs/design.md §5).
 pub fn char_count(text: &str) -> usize {
     text.chars().count()
 }

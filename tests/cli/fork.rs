@@ -1,4 +1,4 @@
-//! The fork command line, its stdin and its environment (SPEC 4.2).
+//! The fork command line, its stdin and its environment (docs/design.md §4).
 
 use serde_json::Value;
 

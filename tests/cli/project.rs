@@ -1,4 +1,4 @@
-//! Which folder a save writes to (SPEC 2).
+//! Which folder a save writes to (docs/design.md §7).
 
 use crate::support::*;
 

@@ -1,5 +1,5 @@
 //! One save per session at a time, one more for turns that end meanwhile
-//! (SPEC 4.1), and saves of two sessions that overlap (SPEC 4.7).
+//! (docs/design.md §3), and saves of two sessions that overlap (docs/design.md §3).
 
 use crate::support::*;
 

@@ -1,5 +1,5 @@
 //! Hooks never break the session: whatever arrives, exit 0 and write nothing
-//! they should not (SPEC 3).
+//! they should not (docs/design.md §2).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Applying the reply, the report line, and saves that fail (SPEC 4.4-4.5).
+//! Applying the reply, the report line, and saves that fail (docs/design.md §5).
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! Loading the memory into the context (SPEC 3), split into parts, with the
-//! repair of a file that is not in the template (SPEC 4.6).
+//! Loading the memory into the context (docs/design.md §2), split into parts, with the
+//! repair of a file that is not in the template (docs/design.md §5).
 
 use crate::support::*;
 

@@ -1,4 +1,4 @@
-//! Which turns are worth a save (SPEC 3): a person spoke, or a main-loop
+//! Which turns are worth a save (docs/design.md §2): a person spoke, or a main-loop
 //! tool ran; an interrupted turn is saved at the next prompt or at the end.
 
 use crate::support::*;

@@ -1,4 +1,4 @@
-//! `memory-save statusline` (SPEC 5).
+//! `memory-save statusline` (docs/design.md §2).
 
 use crate::support::*;
 

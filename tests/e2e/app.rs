@@ -230,7 +230,7 @@ pub fn session_of(run: &crate::harness::Run) -> String {
     out["session_id"].as_str().unwrap().to_string()
 }
 
-/// Compares a fork request with the parent's last request (SPEC 4.2): same
+/// Compares a fork request with the parent's last request (docs/design.md §4): same
 /// model, same tools, same system prompt, every parent message unchanged
 /// (cache_control markers aside), the fork's message last. Returns the
 /// cacheable share: bytes of the common prefix over bytes of the fork request.

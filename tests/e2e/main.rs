@@ -55,7 +55,7 @@ fn bench_runs_a_tool_call_turn() {
     }
 }
 
-/// The fork command of SPEC 4.2, run after a parent turn: its request keeps
+/// The fork command of docs/design.md §4, run after a parent turn: its request keeps
 /// the parent's tools, system prompt and messages (so the prompt cache serves
 /// almost all of it), its message arrives last from stdin, no hook fires, and
 /// `--output-format json` reports this run's usage only.
