@@ -17,7 +17,20 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 
-cargo install --path . --locked
+# On Linux the binary is linked statically (glibc's crt-static), so it
+# starts without the dynamic loader's work on every hook; the flag reaches
+# only our target through an explicit --target, so proc-macro crates still
+# build. macOS links its system library dynamically by rule.
+host=$(rustc -vV | sed -n 's/^host: //p')
+case "$host" in
+    *-linux-gnu*)
+        RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+            cargo install --path . --locked --target "$host"
+        ;;
+    *)
+        cargo install --path . --locked
+        ;;
+esac
 
 bin_dir="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
 memory_save="$bin_dir/memory-save"

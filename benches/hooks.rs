@@ -3,7 +3,10 @@
 //! that reads the same stdin. Prints a table; asserts nothing, because
 //! timing belongs in a benchmark, not a test.
 //!
-//! `MEMORY_SAVE_BENCH_RUNS` sets the runs per row (default 300).
+//! `MEMORY_SAVE_BENCH_RUNS` sets the runs per row (default 300). With
+//! `MEMORY_SAVE_BENCH_STATIC=1` it measures the static build that
+//! `./install.sh` installs on Linux (`scripts/build-static.sh`) beside a
+//! statically linked no-op, instead of cargo's dynamic release build.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -115,12 +118,24 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn build_noop(dir: &Path) -> PathBuf {
+/// The static build, by the same script install.sh uses.
+fn build_static() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-static.sh");
+    let out = Command::new(script).stderr(Stdio::inherit()).output().expect("scripts/build-static.sh");
+    assert!(out.status.success(), "scripts/build-static.sh failed");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().lines().last().expect("a path").trim())
+}
+
+fn build_noop(dir: &Path, static_build: bool) -> PathBuf {
     let source = dir.join("noop.rs");
     std::fs::write(&source, NOOP_SOURCE).unwrap();
     let out = dir.join("noop");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let status = Command::new(rustc)
+    let mut rustc = Command::new(rustc);
+    if static_build && cfg!(target_os = "linux") {
+        rustc.args(["-C", "target-feature=+crt-static"]);
+    }
+    let status = rustc
         .args(["-C", "opt-level=3", "-C", "strip=symbols", "-C", "panic=abort", "-o"])
         .arg(&out)
         .arg(&source)
@@ -149,8 +164,11 @@ fn main() {
     }
     let runs = std::env::var("MEMORY_SAVE_BENCH_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(300);
     let dir = tempfile::tempdir().unwrap();
-    let noop = build_noop(dir.path());
-    let bench = Bench { exe: PathBuf::from(env!("CARGO_BIN_EXE_memory-save")), noop, runs, dir };
+    let static_build = std::env::var_os("MEMORY_SAVE_BENCH_STATIC").is_some_and(|v| v == "1");
+    let noop = build_noop(dir.path(), static_build);
+    let exe = if static_build { build_static() } else { PathBuf::from(env!("CARGO_BIN_EXE_memory-save")) };
+    println!("binary: {} ({})", exe.display(), if static_build { "static, beside a static no-op" } else { "cargo's release build" });
+    let bench = Bench { exe, noop, runs, dir };
     std::fs::create_dir_all(bench.project()).unwrap();
     Command::new("git").args(["init", "-q"]).current_dir(bench.project()).status().unwrap();
     let memory_dir = bench.dir.path().join("home/memory/app");
