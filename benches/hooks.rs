@@ -167,7 +167,11 @@ fn main() {
     let static_build = std::env::var_os("MEMORY_SAVE_BENCH_STATIC").is_some_and(|v| v == "1");
     let noop = build_noop(dir.path(), static_build);
     let exe = if static_build { build_static() } else { PathBuf::from(env!("CARGO_BIN_EXE_memory-save")) };
-    println!("binary: {} ({})", exe.display(), if static_build { "static, beside a static no-op" } else { "cargo's release build" });
+    println!(
+        "binary: {} ({})",
+        exe.display(),
+        if static_build { "static, beside a static no-op" } else { "cargo's release build" }
+    );
     let bench = Bench { exe, noop, runs, dir };
     std::fs::create_dir_all(bench.project()).unwrap();
     Command::new("git").args(["init", "-q"]).current_dir(bench.project()).status().unwrap();
