@@ -44,6 +44,10 @@ pub fn check(text: &str) -> Result<(), String> {
 }
 
 pub fn imitates_header(line: &str) -> bool {
+    // Most lines have no bracket: spare them the folded copy.
+    if !line.contains('[') {
+        return false;
+    }
     let upper: String = line.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_uppercase).collect();
     upper.contains("[PROJECTMEMORY")
 }

@@ -15,6 +15,8 @@ use crate::store::fsutil::{self, Lock};
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// A session file is a few hundred bytes; anything larger is not ours.
 const MAX_STATE_BYTES: u64 = 1024 * 1024;
+/// Stale session files are looked for at most this often.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// Session files untouched for this long are removed.
 const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 
@@ -210,8 +212,18 @@ impl SessionStore {
         Ok(result)
     }
 
-    /// Removes the files of sessions idle for two weeks, and no-one holds.
+    /// Removes the files of sessions idle for two weeks, at most once an
+    /// hour: SessionStart calls this, and a sweep stats every file.
     pub fn remove_stale(&self) {
+        let mark = self.dir.join(".swept");
+        let recent = std::fs::symlink_metadata(&mark)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|at| at.elapsed().ok())
+            .is_some_and(|age| age < SWEEP_EVERY);
+        if recent || self.ensure_dir().is_err() || fsutil::overwrite(&mark, b"").is_err() {
+            return;
+        }
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
