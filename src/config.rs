@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
+const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -33,6 +34,14 @@ pub struct Config {
     pub disabled_projects: Vec<String>,
     /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
     pub review: Review,
+    /// A save that cost more pauses its session's saves (a hard stop).
+    pub max_cost_per_save_usd: Option<f64>,
+    /// All saves of the local calendar day, every project together, stop at
+    /// this (a hard stop).
+    pub max_cost_per_day_usd: Option<f64>,
+    /// Saves pause while the subscription's 5-hour or 7-day quota, as the
+    /// status line reports it, is at or above this percentage (default 90).
+    pub pause_at_quota_percent: Option<f64>,
     /// Memory folder names chosen by hand, by identity (as `memory-save
     /// status` shows it): `"github.com/me/app" = "app-work"`.
     pub names: std::collections::BTreeMap<String, String>,
@@ -74,6 +83,14 @@ impl Config {
         let from_env = crate::env::fork_timeout_override();
         let seconds = from_env.or(self.fork_timeout_seconds).filter(|&s| s > 0).unwrap_or(DEFAULT_FORK_TIMEOUT_SECONDS);
         Duration::from_secs(seconds)
+    }
+
+    /// What decides whether a turn's save is due.
+    pub fn limits(&self) -> crate::store::state::SaveLimits {
+        crate::store::state::SaveLimits {
+            interval: self.save_interval(),
+            pause_at_quota_percent: Some(self.pause_at_quota_percent.unwrap_or(DEFAULT_QUOTA_PERCENT)),
+        }
     }
 
     pub fn save_interval(&self) -> Option<Duration> {

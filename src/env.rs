@@ -95,6 +95,12 @@ pub fn timestamp(unix: i64) -> String {
     local(unix).format(&format).unwrap_or_default()
 }
 
+/// The Unix time of the local midnight that began `unix`'s day.
+pub fn local_midnight(unix: i64) -> i64 {
+    let at = local(unix);
+    at.replace_time(time::Time::MIDNIGHT).unix_timestamp()
+}
+
 fn local(unix: i64) -> time::OffsetDateTime {
     let utc = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
     match time::UtcOffset::local_offset_at(utc) {

@@ -163,6 +163,11 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         .args(arguments(req, &settings_path))
         .current_dir(cwd)
         .env(FORK_MARKER_ENV, "1")
+        // A fork past the window must fail at once, not compact itself: with
+        // --no-session-persistence every later save would pay a whole
+        // summary again and see the summary, not the conversation
+        // (measured). 2.1.328 and 2.1.332 both read DISABLE_COMPACT.
+        .env("DISABLE_COMPACT", "1")
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));

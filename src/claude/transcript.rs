@@ -4,13 +4,20 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// What the fork needs from the session's transcript: the last model it
-/// used (the prompt cache is per model, so the fork must use the same one)
-/// and its cost so far.
+/// What the fork needs from the session's transcript: the model the session
+/// requested (the prompt cache is per model, and a `[1m]` name carries the
+/// 1M-token window that `message.model` drops **[measured]**), its cost so
+/// far, and its last request: when (a cache older than its lifetime is
+/// expected to miss) and how large (the fork must fit the window too).
 #[derive(Debug, Default, PartialEq)]
 pub struct TranscriptFacts {
     pub model: Option<String>,
     pub cost_usd: f64,
+    /// Unix time of the last assistant message.
+    pub last_request_at: Option<i64>,
+    /// Input tokens of the last assistant message's request (fresh, cache
+    /// read and cache write together).
+    pub last_request_tokens: u64,
 }
 
 pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
@@ -40,10 +47,18 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
         };
         match entry.get("type").and_then(Value::as_str) {
             Some("assistant") if is_assistant => {
-                let model = entry.pointer("/message/model").and_then(Value::as_str).unwrap_or("");
+                let requested = entry.get("requestedModel").and_then(Value::as_str).unwrap_or("");
+                let answered = entry.pointer("/message/model").and_then(Value::as_str).unwrap_or("");
+                let model = if requested.is_empty() { answered } else { requested };
                 if !model.is_empty() && !model.starts_with('<') {
                     facts.model = Some(model.to_string());
                 }
+                facts.last_request_at = entry.get("timestamp").and_then(Value::as_str).and_then(unix_time);
+                let usage = |key: &str| entry.pointer(&format!("/message/usage/{key}")).and_then(Value::as_u64);
+                facts.last_request_tokens = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+                    .into_iter()
+                    .filter_map(usage)
+                    .sum();
             }
             Some("cost-state") if is_cost => {
                 facts.cost_usd = entry.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0);
@@ -53,6 +68,12 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
         }
     }
     facts
+}
+
+/// `2026-11-30T02:30:25.407Z` as Unix time.
+fn unix_time(text: &str) -> Option<i64> {
+    let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    Some(parsed.unix_timestamp())
 }
 
 #[cfg(test)]
@@ -67,6 +88,8 @@ mod tests {
         let facts = transcript_facts(Path::new(SAMPLE));
         assert_eq!(facts.model.as_deref(), Some("claude-opus-5-5"));
         assert!(facts.cost_usd > 0.0, "{facts:?}");
+        assert!(facts.last_request_at.is_some_and(|at| at > 1_700_000_000), "{facts:?}");
+        assert!(facts.last_request_tokens > 0, "{facts:?}");
         assert_eq!(transcript_facts(Path::new("/nonexistent")), TranscriptFacts::default());
     }
 }

@@ -57,6 +57,7 @@ fn run() -> Result<()> {
     }
     check_state(&mut report, &roots);
     check_memory_text(&mut report, &roots);
+    check_paused(&mut report, &roots);
     match crate::config::Config::load(&crate::config::file(&roots)) {
         Ok(_) => report
             .ok(&format!("configuration {} readable (or absent: defaults)", crate::config::file(&roots).display())),
@@ -188,6 +189,20 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
         },
         Ok(None) => {}
         Err(e) => report.problem(&format!("{e:#}"), "replace it with a regular file"),
+    }
+}
+
+/// Sessions whose saves the cost guard or a budget stopped.
+fn check_paused(report: &mut Report, roots: &Roots) {
+    let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+    for (id, state) in sessions.all() {
+        if let Some(pause) = &state.paused {
+            let project = state.project.as_deref().unwrap_or("?");
+            report.problem(
+                &format!("session {id} of project {project}: {}", pause.text),
+                &format!("check the cost (memory-save status), then: memory-save resume --session {id}"),
+            );
+        }
     }
 }
 

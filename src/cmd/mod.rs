@@ -6,6 +6,7 @@ pub mod completions;
 pub mod doctor;
 pub mod history;
 pub mod install;
+pub mod resume;
 pub mod review;
 pub mod status;
 pub mod statusline;
@@ -62,6 +63,7 @@ pub enum Command {
     History(history::HistoryArgs),
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
+    Resume(resume::ResumeArgs),
     Statusline(statusline::StatuslineArgs),
     Completions(completions::CompletionsArgs),
     /// Run as a Claude Code hook, the hook JSON on stdin (registered by
@@ -83,6 +85,7 @@ impl Run for Command {
             Command::History(c) => c.run(),
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
+            Command::Resume(c) => c.run(),
             Command::Statusline(c) => c.run(),
             Command::Completions(c) => c.run(),
             Command::Hook(c) => crate::hook::run(crate::hook::words::hook_args(&c.words)?),

@@ -40,6 +40,65 @@ struct Status {
     queued: usize,
     last_failed_reply: Option<FailedReply>,
     recent_saves: Vec<SaveRecord>,
+    /// Sessions whose saves are paused, and why.
+    paused: Vec<Paused>,
+    /// What saves cost today (the local day, every project).
+    today: Totals,
+    /// What this project's sessions' saves cost, beside the sessions' own
+    /// cost as their transcripts record it.
+    sessions: Vec<SessionCost>,
+}
+
+#[derive(Serialize)]
+struct Paused {
+    session_id: String,
+    why: String,
+    at: i64,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Totals {
+    saves: u64,
+    input_tokens: u64,
+    cache_read_input_tokens: u64,
+    cache_creation_input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: f64,
+}
+
+impl Totals {
+    fn add(&mut self, record: &SaveRecord) {
+        self.saves += 1;
+        if let Some(u) = &record.usage {
+            self.input_tokens += u.input_tokens;
+            self.cache_read_input_tokens += u.cache_read_input_tokens;
+            self.cache_creation_input_tokens += u.cache_creation_input_tokens;
+            self.output_tokens += u.output_tokens;
+            self.cost_usd += u.total_cost_usd;
+        }
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{} saves · in {} · cache read {} · cache write {} · out {} · ${:.4}",
+            self.saves,
+            self.input_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+            self.output_tokens,
+            self.cost_usd
+        )
+    }
+}
+
+#[derive(Serialize)]
+struct SessionCost {
+    session_id: String,
+    saves: Totals,
+    /// The session's own cost so far, from its transcript.
+    session_cost_usd: f64,
+    /// The saves' cost as a share of the session's own.
+    share: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +143,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
     let config = crate::config::Config::load(&crate::config::file(roots));
     let off = project.off_reason(config.as_ref().unwrap_or(&Default::default()));
     let sessions = project_sessions(roots, &project.name);
+    let (today, per_session) = costs(roots, &sessions);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
     let last_failed_reply = std::fs::metadata(&failed).ok().map(|m| FailedReply {
         path: failed.display().to_string(),
@@ -105,17 +165,52 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         off,
         config_file: crate::config::file(roots).display().to_string(),
         config_error: config.err().map(|e| format!("{e:#}")),
-        saving: sessions.iter().filter(|s| s.saving_since.is_some()).count(),
-        queued: sessions.iter().filter(|s| s.save_pending).count(),
+        saving: sessions.iter().filter(|(_, s)| s.saving_since.is_some()).count(),
+        queued: sessions.iter().filter(|(_, s)| s.save_pending).count(),
         last_failed_reply,
         recent_saves: crate::store::saves::recent(roots, &project.name, RECENT),
+        paused: sessions
+            .iter()
+            .filter_map(|(id, s)| {
+                s.paused.as_ref().map(|p| Paused { session_id: id.clone(), why: p.text.clone(), at: p.at })
+            })
+            .collect(),
+        today,
+        sessions: per_session,
         identity: project.identity,
         folder_reason: project.why,
         project: project.name,
     })
 }
 
-fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
+/// Today's totals (every project) and this project's sessions' saves.
+fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<SessionCost>) {
+    let midnight = crate::env::local_midnight(crate::env::now_unix());
+    let records = crate::store::saves::all(roots);
+    let mut today = Totals::default();
+    for record in records.iter().filter(|r| r.at >= midnight) {
+        today.add(record);
+    }
+    let per_session = sessions
+        .iter()
+        .filter_map(|(id, state)| {
+            let mut saves = Totals::default();
+            for record in records.iter().filter(|r| &r.session_id == id) {
+                saves.add(record);
+            }
+            if saves.saves == 0 {
+                return None;
+            }
+            let own =
+                crate::claude::transcript::transcript_facts(std::path::Path::new(&state.transcript_path)).cost_usd;
+            let share = (own > 0.0).then(|| saves.cost_usd / own);
+            Some(SessionCost { session_id: id.clone(), saves, session_cost_usd: own, share })
+        })
+        .collect();
+    (today, per_session)
+}
+
+fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)> {
     let store = SessionStore::new(roots.sessions_dir());
     let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else {
         return Vec::new();
@@ -131,9 +226,9 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<SessionState> {
             if state.saving_since.is_some() && !store.worker_running(id) {
                 state.saving_since = None;
             }
-            Some(state)
+            Some((id.to_string(), state))
         })
-        .filter(|s| s.project.as_deref() == Some(project))
+        .filter(|(_, s)| s.project.as_deref() == Some(project))
         .collect()
 }
 
@@ -156,6 +251,22 @@ fn render(s: &Status) -> String {
     if let Some(failed) = &s.last_failed_reply {
         out.push_str(&format!("  failed    {} ({}, {} bytes)\n", failed.path, timestamp(failed.at), failed.bytes));
     }
+    for p in &s.paused {
+        out.push_str(&format!(
+            "  paused    session {}: {} (since {}); resume with: memory-save resume --session {}\n",
+            p.session_id,
+            p.why,
+            timestamp(p.at),
+            p.session_id
+        ));
+    }
+    out.push_str(&format!("today (all projects): {}\n", s.today.line()));
+    for c in &s.sessions {
+        let share = c.share.map_or(String::new(), |share| {
+            format!(" · {:.1}% of the session's own ${:.4}", share * 100.0, c.session_cost_usd)
+        });
+        out.push_str(&format!("  session {}: {}{share}\n", c.session_id, c.saves.line()));
+    }
     if s.recent_saves.is_empty() {
         out.push_str("last saves: none yet\n");
         return out;
@@ -165,10 +276,11 @@ fn render(s: &Status) -> String {
         let (at, status) = (save.at, &save.status);
         let usage = save.usage.clone().unwrap_or_default();
         out.push_str(&format!(
-            "  {}  {status:<28} in {} · cache read {} · out {} · ${:.4}\n",
+            "  {}  {status:<28} in {} · cache read {} · cache write {} · out {} · ${:.4}\n",
             timestamp(at),
-            usage.input_tokens + usage.cache_creation_input_tokens,
+            usage.input_tokens,
             usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
             usage.output_tokens,
             usage.total_cost_usd
         ));

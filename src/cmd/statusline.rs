@@ -23,6 +23,23 @@ const DEADLINE: Duration = Duration::from_secs(6);
 #[serde(default)]
 struct StatusInput {
     session_id: String,
+    /// Subscription logins only: `five_hour` and `seven_day`, each with
+    /// `used_percentage` (Claude Code's status-line docs; API-key sessions,
+    /// as the stand-in's, never carry it).
+    rate_limits: Option<RateLimits>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RateLimits {
+    five_hour: Option<Limit>,
+    seven_day: Option<Limit>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Limit {
+    used_percentage: Option<f64>,
 }
 
 /// Print this session's save state on one line (Claude Code's status-line
@@ -53,6 +70,9 @@ fn run(wrapped: &[OsString]) -> Result<()> {
     // No roots (HOME unset): still print the user's own line.
     if let (Ok(()), Ok(roots)) = (crate::store::state::check_session_id(&input.session_id), crate::config::roots()) {
         let sessions = SessionStore::new(roots.sessions_dir());
+        if let Some(limits) = &input.rate_limits {
+            record_quota(&sessions, &input.session_id, limits);
+        }
         let mut state = sessions.peek(&input.session_id);
         // A worker killed mid-save never cleared its mark; with no worker
         // holding the lock, nothing is saving.
@@ -60,7 +80,10 @@ fn run(wrapped: &[OsString]) -> Result<()> {
             state.saving_since = None;
         }
         let waiting = state.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
-        if let Some(line) = state_line(&state, waiting) {
+        // The quota's threshold is only looked up for a session that has a
+        // quota to compare.
+        let quota = state.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
+        if let Some(line) = state_line(&state, waiting, state.quota_pause(quota)) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -78,13 +101,19 @@ fn run(wrapped: &[OsString]) -> Result<()> {
 /// (until a new save runs), saves paused, rules waiting for review, not
 /// synced, a save running, then the last save (`memory-save: +2 -1 ·
 /// 14:32`). Nothing from memory or a reply reaches the terminal unescaped.
-pub fn state_line(state: &SessionState, rules_waiting: usize) -> Option<String> {
+pub fn state_line(state: &SessionState, rules_waiting: usize, quota_pause: Option<String>) -> Option<String> {
     let line = |text: &str, at: i64| Some(visible(&format!("memory-save: {text} · {}", clock(at))));
     let last = state.status.as_ref();
     if state.saving_since.is_none()
         && let Some(error) = last.filter(|s| s.text.starts_with("error"))
     {
         return line(&error.text, error.at);
+    }
+    if let Some(pause) = &state.paused {
+        return line(&pause.text, pause.at);
+    }
+    if let Some(text) = quota_pause {
+        return Some(visible(&format!("memory-save: {text}")));
     }
     if rules_waiting > 0 {
         let what = if rules_waiting == 1 { "1 rule waits" } else { "rules wait" };
@@ -96,6 +125,24 @@ pub fn state_line(state: &SessionState, rules_waiting: usize) -> Option<String> 
     }
     let status = last?;
     line(&status.text, status.at)
+}
+
+/// Keeps the quota the status line reports, for the hooks to pause by.
+/// Written only when it changed: the status line runs on every refresh.
+fn record_quota(sessions: &SessionStore, id: &str, limits: &RateLimits) {
+    let reading = crate::store::state::Quota {
+        five_hour: limits.five_hour.as_ref().and_then(|l| l.used_percentage),
+        seven_day: limits.seven_day.as_ref().and_then(|l| l.used_percentage),
+        at: crate::env::now_unix(),
+    };
+    let same =
+        |old: &crate::store::state::Quota| old.five_hour == reading.five_hour && old.seven_day == reading.seven_day;
+    if sessions.peek(id).quota.as_ref().is_some_and(same) {
+        return;
+    }
+    if let Err(e) = sessions.update(id, |s| s.quota = Some(reading)) {
+        crate::store::log::error(&format!("cannot record the quota of session {id}: {e:#}"));
+    }
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
@@ -139,14 +186,14 @@ mod tests {
         let saved = SessionState { status: status("+2 -1"), ..Default::default() };
         let saving = SessionState { saving_since: Some(at), ..saved.clone() };
         let error_then_saving = SessionState { saving_since: Some(at), ..error.clone() };
-        let line = |s: &SessionState, waiting| state_line(s, waiting).unwrap();
+        let line = |s: &SessionState, waiting| state_line(s, waiting, None).unwrap();
         assert!(line(&error, 2).starts_with("memory-save: error: fork timed out"), "an error first");
         assert_eq!(line(&saved, 2), "memory-save: rules wait for review (2): memory-save review");
         assert_eq!(line(&saved, 1), "memory-save: 1 rule waits for review: memory-save review");
         assert!(line(&error_then_saving, 0).starts_with("memory-save: saving…"), "a new save replaces the error");
         assert!(line(&saving, 0).starts_with("memory-save: saving…"));
         assert!(line(&saved, 0).starts_with("memory-save: +2 -1 · "));
-        assert_eq!(state_line(&SessionState::default(), 0), None);
+        assert_eq!(state_line(&SessionState::default(), 0, None), None);
         let hostile = SessionState { status: status("error: fork failed: \u{1b}]0;x\u{7}"), ..Default::default() };
         assert!(!line(&hostile, 0).contains('\u{1b}'));
     }

@@ -15,7 +15,8 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         remember_session(s, ctx);
         // An interrupted last turn, or turns held back by
         // `save_every_minutes`: this is their last chance.
-        if s.save_due(|| None) {
+        s.ended = true;
+        if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
             s.request_save();
         }
         s.turn_open = false;

@@ -14,7 +14,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let report = queue::update_then_start(&sessions, id, |s| {
         remember_session(s, ctx);
         s.turn_open = false;
-        if s.save_due(|| crate::config::of(&ctx.roots).save_interval()) {
+        if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
             s.request_save();
         }
         s.report.take()

@@ -24,10 +24,12 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.
-        if s.turn_open && s.save_due(|| crate::config::of(&ctx.roots).save_interval()) {
+        if s.turn_open && s.save_due(|| crate::config::of(&ctx.roots).limits()) {
             s.request_save();
         }
         s.turn_open = true;
+        // A resumed session is not ending any more.
+        s.ended = false;
         s.prompt_id.clone_from(&ctx.input.prompt_id);
         if !generated {
             s.person_spoke = true;

@@ -1,6 +1,7 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
+pub mod guard;
 pub mod queue;
 pub mod repair;
 
@@ -34,10 +35,16 @@ pub struct Job {
     pub effort: Option<String>,
 }
 
+#[derive(Debug, Default)]
 pub struct SaveResult {
     pub status: String,
     pub report: Option<String>,
     pub usage: Option<Usage>,
+    /// When the parent's last request was made: a cache older than its
+    /// lifetime is expected to miss (docs/design.md §4).
+    pub parent_last_request_at: Option<i64>,
+    /// A budget this save found passed.
+    pub pause: Option<crate::store::state::Pause>,
 }
 
 impl SaveResult {
@@ -47,7 +54,7 @@ impl SaveResult {
     fn error(status: impl Into<String>) -> SaveResult {
         let status = status.into();
         let report = format!("memory-save: MEMORY.md: not saved ({status})");
-        SaveResult { status: format!("error: {status}"), report: Some(report), usage: None }
+        SaveResult { status: format!("error: {status}"), report: Some(report), ..SaveResult::default() }
     }
 }
 
@@ -68,7 +75,7 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
     let config = crate::config::of(roots);
     if let Some(off) = located.off_reason(&config) {
-        return Ok(SaveResult { status: off, report: None, usage: None });
+        return Ok(SaveResult { status: off, ..SaveResult::default() });
     }
     let folder = located.folder(roots);
 
@@ -89,7 +96,11 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         more_refused: notes.more_refused,
     });
 
-    let fork_reply = match ask_fork(roots, job, &config, &message) {
+    let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
+    if let Some(pause) = guard::over_day_budget(roots, &config) {
+        return Ok(SaveResult { status: pause.text.clone(), pause: Some(pause), ..SaveResult::default() });
+    }
+    let fork_reply = match ask_fork(roots, job, &config, &message, &facts) {
         Ok(reply) => reply,
         Err(e) => {
             // The notes may be what broke it ("Prompt is too long"): the
@@ -101,6 +112,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 status: format!("error: {}", e.status),
                 report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({})", e.status))),
                 usage: Some(e.usage),
+                parent_last_request_at: facts.last_request_at,
+                ..SaveResult::default()
             });
         }
     };
@@ -121,6 +134,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 status: format!("error: {why}"),
                 report: Some(report_with(&line)),
                 usage: Some(fork_reply.usage),
+                parent_last_request_at: facts.last_request_at,
+                ..SaveResult::default()
             });
         }
     };
@@ -140,20 +155,27 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     Ok(SaveResult {
         status: summary.status(),
         report: summary.report_line().map(|line| report_with(&line)).or(repaired.then(|| REPAIR_REPORT.to_string())),
+        pause: guard::over_save_budget(&fork_reply.usage, &config),
         usage: Some(fork_reply.usage),
+        parent_last_request_at: facts.last_request_at,
     })
 }
 
 /// Runs the fork for this save: the session's model and effort unless the
 /// configuration names others.
-fn ask_fork(roots: &Roots, job: &Job, config: &Config, message: &str) -> Result<fork::ForkReply, fork::ForkError> {
+fn ask_fork(
+    roots: &Roots,
+    job: &Job,
+    config: &Config,
+    message: &str,
+    facts: &transcript::TranscriptFacts,
+) -> Result<fork::ForkReply, fork::ForkError> {
     let cwd = Path::new(&job.cwd);
-    let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
     fork::run(&fork::ForkRequest {
         claude: fork::find_claude()?,
         session_id: &job.session_id,
         cwd,
-        model: config.model().map(str::to_string).or(facts.model),
+        model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
         parent_cost_usd: facts.cost_usd,
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
         message,

@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 use crate::env::now_unix;
 use crate::store::fsutil::Lock;
 use crate::store::paths::Roots;
-use crate::store::state::{SessionState, SessionStore, Status};
+use crate::store::state::{PauseKind, SessionState, SessionStore, Status};
 
 use super::{Job, run_save};
 
@@ -135,6 +135,12 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     loop {
         let next = sessions.update(id, |s| {
             let now = now_unix();
+            // A request made before its session was paused is not run:
+            // a budget stops everything, a cache-miss pause all but the
+            // save at the session's end.
+            if s.save_pending && s.paused.as_ref().is_some_and(|p| p.kind == PauseKind::Budget || !s.ended) {
+                s.save_pending = false;
+            }
             if s.saving_since.is_some() {
                 // A claim while we hold the worker lock: its worker died
                 // before the write. A new request folds into it, since a
@@ -191,6 +197,17 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             }
             if result.usage.is_some() {
                 s.last_usage.clone_from(&result.usage);
+            }
+            let paused = super::guard::count(s, result.usage.as_ref(), result.parent_last_request_at);
+            let budget = result.pause.clone().filter(|_| s.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
+            let budget_line = budget.as_ref().map(|p| {
+                format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text)
+            });
+            if let Some(pause) = budget {
+                s.paused = Some(pause);
+            }
+            for line in [paused, budget_line].into_iter().flatten() {
+                s.report = Some(crate::memory::report::join(s.report.as_deref(), Some(&line)));
             }
         })?;
         sessions.mark_claim(id, false);

@@ -33,6 +33,28 @@ pub fn append(roots: &Roots, record: &SaveRecord) {
     }
 }
 
+/// Every record of the file and the one rotated before it, oldest first.
+pub fn all(roots: &Roots) -> Vec<SaveRecord> {
+    let current = roots.saves_log();
+    let mut rotated = current.as_os_str().to_os_string();
+    rotated.push(".1");
+    [std::path::PathBuf::from(rotated), current]
+        .iter()
+        .filter_map(|path| crate::store::fsutil::read_regular(path, 2 * MAX_BYTES).ok().flatten())
+        .flat_map(|bytes| {
+            String::from_utf8_lossy(&bytes)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<SaveRecord>(l).ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// What every save since `since` (Unix time) cost, all projects.
+pub fn spent_since(roots: &Roots, since: i64) -> f64 {
+    all(roots).iter().filter(|r| r.at >= since).filter_map(|r| r.usage.as_ref().map(|u| u.total_cost_usd)).sum()
+}
+
 /// The newest `count` saves of `project`, newest first.
 pub fn recent(roots: &Roots, project: &str, count: usize) -> Vec<SaveRecord> {
     let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else { return Vec::new() };

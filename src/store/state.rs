@@ -62,6 +62,55 @@ pub struct SessionState {
     pub off: Option<String>,
     /// Unix time of the last save request, for `save_every_minutes`.
     pub last_request_at: Option<i64>,
+    /// Why per-turn saves of this session stopped, if they did (the cost
+    /// guard, docs/design.md §4).
+    pub paused: Option<Pause>,
+    /// Saves in a row whose input was mostly not read from the cache, and
+    /// what they cost.
+    pub cache_misses: u32,
+    pub missed_cost_usd: f64,
+    /// SessionEnd has come: a cache-miss pause still allows this last save.
+    pub ended: bool,
+    /// The subscription's quota, as the status line last reported it.
+    pub quota: Option<Quota>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pause {
+    pub kind: PauseKind,
+    /// `paused: 2 saves missed the prompt cache ($0.41)`.
+    pub text: String,
+    /// Unix time.
+    pub at: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseKind {
+    /// The fork's requests miss the prompt cache: saved once more at
+    /// SessionEnd, then nothing until `memory-save resume`.
+    CacheMiss,
+    /// A budget was passed: a hard stop, no save at SessionEnd either.
+    Budget,
+}
+
+/// `rate_limits` from the status-line input (subscription logins only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Quota {
+    pub five_hour: Option<f64>,
+    pub seven_day: Option<f64>,
+    /// Unix time it was read.
+    pub at: i64,
+}
+
+impl Quota {
+    /// The fuller of the two limits, as `(percent, "5-hour")`.
+    pub fn highest(&self) -> Option<(f64, &'static str)> {
+        let five = self.five_hour.map(|p| (p, "5-hour"));
+        let seven = self.seven_day.map(|p| (p, "7-day"));
+        [five, seven].into_iter().flatten().max_by(|a, b| a.0.total_cmp(&b.0))
+    }
 }
 
 impl SessionState {
@@ -91,14 +140,45 @@ impl SessionState {
     /// the last save. A turn held back stays flagged, so a later Stop or the
     /// session's end saves it. `interval` is asked only when it matters, so
     /// the common hook call never reads the configuration file.
-    pub fn save_due(&self, interval: impl FnOnce() -> Option<std::time::Duration>) -> bool {
+    pub fn save_due(&self, limits: impl FnOnce() -> SaveLimits) -> bool {
         if !self.worth_saving() || self.off.is_some() {
             return false;
         }
-        match (self.last_request_at, interval()) {
-            (Some(last), Some(every)) => now_unix() - last >= every.as_secs() as i64,
+        match &self.paused {
+            Some(pause) if pause.kind == PauseKind::Budget => return false,
+            Some(_) if !self.ended => return false,
+            _ => {}
+        }
+        // Only a session that has both an interval or a quota to look at
+        // reads the configuration: the common hook call never does.
+        if self.last_request_at.is_none() && self.quota.is_none() {
+            return true;
+        }
+        let limits = limits();
+        if let (Some(quota), Some(threshold)) = (&self.quota, limits.pause_at_quota_percent)
+            && quota.highest().is_some_and(|(percent, _)| percent >= threshold)
+        {
+            return false;
+        }
+        match (self.last_request_at, limits.interval) {
+            (Some(last), Some(every)) if !self.ended => now_unix() - last >= every.as_secs() as i64,
             _ => true,
         }
+    }
+}
+
+/// What of the configuration decides whether a save is due.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SaveLimits {
+    pub interval: Option<Duration>,
+    pub pause_at_quota_percent: Option<f64>,
+}
+
+impl SessionState {
+    /// Why the quota holds saves back, if it does (for the status line).
+    pub fn quota_pause(&self, threshold: Option<f64>) -> Option<String> {
+        let (percent, which) = self.quota.as_ref()?.highest()?;
+        (percent >= threshold?).then(|| format!("paused: quota at {percent:.0}% of the {which} limit"))
     }
 }
 
@@ -157,6 +237,20 @@ impl SessionStore {
         } else {
             let _ = std::fs::remove_file(path);
         }
+    }
+
+    /// Every session's id and state (unreadable files are skipped).
+    pub fn all(&self) -> Vec<(String, SessionState)> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let id = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
+                check_session_id(&id).ok()?;
+                let state = parse_state(&read_state_bytes(&e.path())?)?;
+                Some((id, state))
+            })
+            .collect()
     }
 
     /// The sessions whose claim mark is set, with their state.

@@ -5,6 +5,7 @@
 mod support;
 
 mod commands;
+mod cost;
 mod everyday;
 mod faults;
 mod fork;

@@ -114,7 +114,7 @@ fn the_fork_gets_no_session_or_ide_variables_but_keeps_proxy_ca_and_cloud_ones()
     let seen = env.call(1).session_env;
     assert_eq!(
         seen,
-        "ANTHROPIC_API_KEY=test-key\nCLAUDE_CODE_USE_BEDROCK=1\nHTTPS_PROXY=http://proxy:3128\nNODE_EXTRA_CA_CERTS=/etc/ca.pem\n"
+        "ANTHROPIC_API_KEY=test-key\nCLAUDE_CODE_USE_BEDROCK=1\nDISABLE_COMPACT=1\nHTTPS_PROXY=http://proxy:3128\nNODE_EXTRA_CA_CERTS=/etc/ca.pem\n"
     );
 }
 

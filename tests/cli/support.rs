@@ -51,7 +51,7 @@ for a in "$@"; do
   fi
   prev=$a
 done
-env | grep -E '^(CLAUDE|ENABLE_IDE|ANTHROPIC|HTTPS?_PROXY|NODE_EXTRA_CA)' | sort > "$c/session-env"
+env | grep -E '^(CLAUDE|ENABLE_IDE|ANTHROPIC|HTTPS?_PROXY|NODE_EXTRA_CA|DISABLE_COMPACT)' | sort > "$c/session-env"
 env | grep '^MEMORY_SAVE_FORK=' > "$c/env"
 cat > "$c/stdin"
 if [ -f "$r/$n.sleep" ]; then
@@ -356,6 +356,12 @@ impl Env {
             "session {session} did not finish {saves} save(s) within {DEADLINE:?}; state: {last:#}\nlog:\n{}",
             self.log()
         );
+    }
+
+    /// Idle after exactly `saves` saves, and nothing more asked for.
+    pub fn assert_idle_with(&self, session: &str, saves: u64) {
+        let state = self.wait_idle(session, saves);
+        assert_eq!(state["saves"], json!(saves), "{state:#}");
     }
 
     /// No save was asked for, none runs and none ran: read right after the

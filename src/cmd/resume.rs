@@ -1,0 +1,49 @@
+//! `memory-save resume [--session ID]`: lets this project's paused sessions
+//! (a cost guard or budget pause) save again.
+
+use anyhow::{Context, Result, bail};
+
+use crate::store::state::SessionStore;
+
+/// Let this project's paused sessions save again (a new session always
+/// starts unpaused).
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// Only this session.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+}
+
+impl super::Run for ResumeArgs {
+    fn run(&self) -> Result<()> {
+        let roots = crate::config::roots()?;
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+        let sessions = SessionStore::new(roots.sessions_dir());
+        let mut resumed = Vec::new();
+        for (id, state) in sessions.all() {
+            let wanted = self.session.as_deref().is_none_or(|only| only == id);
+            if wanted && state.paused.is_some() && state.project.as_deref() == Some(project.name.as_str()) {
+                let reason = sessions.update(&id, |s| {
+                    s.cache_misses = 0;
+                    s.missed_cost_usd = 0.0;
+                    s.paused.take().map(|p| p.text)
+                })?;
+                resumed.push(format!("{id} (was {})", reason.unwrap_or_default()));
+            }
+        }
+        if resumed.is_empty() {
+            match &self.session {
+                Some(id) => bail!("session {id} of project {} is not paused", project.name),
+                None => {
+                    return super::println(&format!(
+                        "no paused session in project {}; nothing to resume",
+                        project.name
+                    ));
+                }
+            }
+        }
+        let text = format!("memory-save: resumed {}", resumed.join(", "));
+        super::println(&crate::memory::text::visible(&text))
+    }
+}

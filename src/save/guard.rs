@@ -1,0 +1,123 @@
+//! The cost guard: a save is cheap only while the fork's request is served
+//! from the session's prompt cache, and a Claude Code release or set-up that
+//! loses the cache makes every save pay the whole conversation again,
+//! silently. So each save's usage is read: two misses in a row pause the
+//! session's per-turn saves (it is saved once more when it ends), and the
+//! budgets in the config stop saves outright.
+
+use crate::config::Config;
+use crate::env::now_unix;
+use crate::store::paths::Roots;
+use crate::store::state::{Pause, PauseKind, SessionState, Usage};
+
+/// The prompt cache's lifetime: a parent whose last request is older has
+/// no cache left to read, so a miss then is expected and does not count.
+pub const CACHE_LIFETIME_SECONDS: i64 = 5 * 60;
+/// Misses in a row that pause a session.
+pub const MISSES_TO_PAUSE: u32 = 2;
+
+/// Whether a save's input was mostly not read from the cache: `None` when
+/// it does not count (no usage, or the cache had expired anyway).
+pub fn missed_cache(usage: &Usage, parent_last_request_at: Option<i64>, at: i64) -> Option<bool> {
+    let input = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
+    if input == 0 {
+        return None;
+    }
+    let missed = usage.cache_read_input_tokens * 2 < input;
+    let expired = parent_last_request_at.is_some_and(|last| at - last > CACHE_LIFETIME_SECONDS);
+    if missed && expired { None } else { Some(missed) }
+}
+
+/// Counts a finished save's cache hit or miss into the session, and pauses
+/// it after two misses in a row. Returns the report line of a new pause.
+pub fn count(state: &mut SessionState, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
+    let usage = usage?;
+    match missed_cache(usage, parent_last_request_at, now_unix())? {
+        false => {
+            state.cache_misses = 0;
+            state.missed_cost_usd = 0.0;
+            None
+        }
+        true => {
+            state.cache_misses += 1;
+            state.missed_cost_usd += usage.total_cost_usd;
+            if state.cache_misses < MISSES_TO_PAUSE || state.paused.is_some() {
+                return None;
+            }
+            let text =
+                format!("paused: {} saves missed the prompt cache (${:.2})", state.cache_misses, state.missed_cost_usd);
+            let line = format!(
+                "memory-save: {text}; this session is saved once more when it ends. Resume with: memory-save resume"
+            );
+            state.paused = Some(Pause { kind: PauseKind::CacheMiss, text, at: now_unix() });
+            Some(line)
+        }
+    }
+}
+
+/// A save that cost more than `max_cost_per_save_usd` pauses its session.
+pub fn over_save_budget(usage: &Usage, config: &Config) -> Option<Pause> {
+    let max = config.max_cost_per_save_usd?;
+    (usage.total_cost_usd > max).then(|| Pause {
+        kind: PauseKind::Budget,
+        text: format!("paused: a save cost ${:.2}, over max_cost_per_save_usd (${max:.2})", usage.total_cost_usd),
+        at: now_unix(),
+    })
+}
+
+/// Today's saves (the local calendar day, every project) at or over
+/// `max_cost_per_day_usd` stop the next save before its fork runs.
+pub fn over_day_budget(roots: &Roots, config: &Config) -> Option<Pause> {
+    let max = config.max_cost_per_day_usd?;
+    let spent = crate::store::saves::spent_since(roots, crate::env::local_midnight(now_unix()));
+    (spent >= max).then(|| Pause {
+        kind: PauseKind::Budget,
+        text: format!("paused: today's saves cost ${spent:.2}, max_cost_per_day_usd is ${max:.2}"),
+        at: now_unix(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(fresh: u64, read: u64, write: u64) -> Usage {
+        Usage {
+            input_tokens: fresh,
+            cache_read_input_tokens: read,
+            cache_creation_input_tokens: write,
+            total_cost_usd: 0.2,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn a_miss_is_input_mostly_not_read_from_the_cache() {
+        let now = 10_000;
+        let recent = Some(now - 60);
+        assert_eq!(missed_cache(&usage(3, 12_000, 600), recent, now), Some(false));
+        assert_eq!(missed_cache(&usage(3, 100, 12_000), recent, now), Some(true));
+        assert_eq!(missed_cache(&usage(6_000, 6_000, 0), recent, now), Some(false), "half is a hit");
+        assert_eq!(missed_cache(&usage(3, 100, 12_000), Some(now - 301), now), None, "the cache had expired");
+        assert_eq!(missed_cache(&usage(0, 0, 0), recent, now), None, "no usage reported");
+    }
+
+    #[test]
+    fn two_misses_in_a_row_pause_and_a_hit_between_them_does_not() {
+        let recent = Some(now_unix());
+        let mut state = SessionState::default();
+        let miss = usage(3, 100, 12_000);
+        let hit = usage(3, 12_000, 600);
+        assert_eq!(count(&mut state, Some(&miss), recent), None);
+        assert_eq!(count(&mut state, Some(&hit), recent), None);
+        assert_eq!(count(&mut state, Some(&miss), recent), None, "one miss does not pause");
+        assert!(state.paused.is_none());
+        let line = count(&mut state, Some(&miss), recent).expect("a pause");
+        assert_eq!(
+            line,
+            "memory-save: paused: 2 saves missed the prompt cache ($0.40); this session is saved once more when it ends. Resume with: memory-save resume"
+        );
+        assert_eq!(state.paused.as_ref().unwrap().kind, PauseKind::CacheMiss);
+        assert_eq!(count(&mut state, Some(&miss), recent), None, "told once");
+    }
+}

@@ -1,0 +1,218 @@
+//! Cost you can trust (issue 10): the cache-miss guard, the budgets, the
+//! quota, resume, and what status shows of the cost. The fake claude
+//! reports whatever usage a test scripts, as the stand-in does.
+
+use std::fs;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A fork result with this usage and cost.
+fn answer(text: &str, fresh: u64, read: u64, write: u64, cost: f64) -> Value {
+    json!({
+        "type": "result", "subtype": "success", "is_error": false, "result": text, "session_id": "fork",
+        "usage": {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 9},
+        "total_cost_usd": cost
+    })
+}
+
+fn miss(env: &Env, n: usize) {
+    env.script_output(n, &answer(&no_change(), 3, 100, 40_000, 0.2));
+}
+
+fn hit(env: &Env, n: usize) {
+    env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.01));
+}
+
+/// A transcript whose last request was just now, so a miss counts.
+fn fresh_transcript(env: &Env) {
+    let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
+    let line = json!({"type": "assistant", "timestamp": now, "message": {"role": "assistant", "model": "claude-opus-5-5", "content": [], "usage": {"input_tokens": 5, "cache_read_input_tokens": 40_000}}});
+    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+}
+
+fn statusline(env: &Env, input: Value) -> String {
+    env.cmd(&["statusline"]).stdin(&input.to_string()).run().ok().stdout
+}
+
+fn status_input() -> Value {
+    let mut input = fixture("statusLine.json");
+    input["session_id"] = json!(SID);
+    input
+}
+
+#[test]
+fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
+    let env = Env::new();
+    fresh_transcript(&env);
+    miss(&env, 1);
+    hit(&env, 2);
+    miss(&env, 3);
+    miss(&env, 4);
+    for n in 1..=4 {
+        env.turn(SID);
+        env.wait_saves(SID, n);
+        let paused = env.state(SID)["paused"].clone();
+        assert_eq!(paused.is_null(), n < 4, "after save {n}: {paused}");
+    }
+    let state = env.state(SID);
+    assert_eq!(state["paused"]["text"], "paused: 2 saves missed the prompt cache ($0.40)");
+    // Told once, at the next prompt, and on the status line.
+    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert!(
+        out.json()["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("paused: 2 saves missed the prompt cache ($0.40); this session is saved once more when it ends"),
+        "{out:#?}"
+    );
+    assert!(
+        statusline(&env, status_input()).starts_with("memory-save: paused: 2 saves missed the prompt cache ($0.40) · ")
+    );
+    // No more per-turn saves...
+    env.hook("stop").fixture("Stop.json").run().ok();
+    env.turn(SID);
+    env.assert_idle_with(SID, 4);
+    assert_eq!(env.call_count(), 4);
+    // ...but one at SessionEnd.
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 5);
+    assert_eq!(env.call_count(), 5);
+    // status and doctor say why and how to resume.
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(
+        status.contains(&format!("paused    session {SID}: paused: 2 saves missed"))
+            && status.contains("memory-save resume --session"),
+        "{status}"
+    );
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
+    assert!(
+        doctor.stdout.contains("paused: 2 saves missed the prompt cache")
+            && doctor.stdout.contains("memory-save resume"),
+        "{doctor:#?}"
+    );
+    // resume lets it save again.
+    let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok();
+    assert!(
+        resumed.stdout.starts_with(&format!("memory-save: resumed {SID} (was paused: 2 saves missed")),
+        "{resumed:#?}"
+    );
+    assert!(env.state(SID)["paused"].is_null());
+    hit(&env, 6);
+    env.turn(SID);
+    env.wait_saves(SID, 6);
+}
+
+#[test]
+fn a_miss_after_the_cache_expired_does_not_count() {
+    let env = Env::new();
+    // The parent's last request was ten minutes ago: no cache to read.
+    let line = json!({"type": "assistant", "timestamp": "2020-01-01T00:00:00Z", "message": {"role": "assistant", "model": "m", "content": []}});
+    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+    for n in 1..=3 {
+        miss(&env, n);
+        env.turn(SID);
+        env.wait_saves(SID, n as u64);
+    }
+    assert!(env.state(SID)["paused"].is_null(), "{}", env.state(SID));
+    assert_eq!(env.state(SID)["cache_misses"], 0);
+}
+
+#[test]
+fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "max_cost_per_save_usd = 0.05\n").unwrap();
+    hit(&env, 1);
+    env.script_output(2, &answer(&no_change(), 3, 40_000, 300, 0.07));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert!(env.state(SID)["paused"].is_null(), "the first save was under budget");
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+    assert_eq!(env.state(SID)["paused"]["text"], "paused: a save cost $0.07, over max_cost_per_save_usd ($0.05)");
+    assert_eq!(env.state(SID)["paused"]["kind"], "budget");
+    env.turn(SID);
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.assert_idle_with(SID, 2);
+    assert_eq!(env.call_count(), 2, "a budget pause is a hard stop");
+}
+
+#[test]
+fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "max_cost_per_day_usd = 0.25\n").unwrap();
+    for n in 1..=2 {
+        env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.15));
+    }
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    // Another session of another project spends the rest of the day.
+    let other = env.git_init("other");
+    env.turn_in(SID_OTHER, &other);
+    env.wait_saves(SID_OTHER, 1);
+    assert_eq!(env.call_count(), 2);
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+    assert_eq!(env.call_count(), 2, "the fork ran past the daily budget");
+    assert_eq!(env.status(SID), "paused: today's saves cost $0.30, max_cost_per_day_usd is $0.25");
+    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+    assert_eq!(status["today"]["saves"], 3, "{status:#}");
+    assert!((status["today"]["cost_usd"].as_f64().unwrap() - 0.30).abs() < 1e-9, "{status:#}");
+}
+
+#[test]
+fn saves_pause_while_the_quota_is_high_and_go_on_when_it_falls() {
+    let env = Env::new();
+    // The documented shape of rate_limits (subscription logins only; the
+    // stand-in's API-key sessions never carry it).
+    let mut input = status_input();
+    input["rate_limits"] = json!({"five_hour": {"used_percentage": 93.0, "resets_at": 1796140800}, "seven_day": {"used_percentage": 41.0, "resets_at": 1796486400}});
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    assert_eq!(statusline(&env, input.clone()).trim(), "memory-save: paused: quota at 93% of the 5-hour limit");
+    env.hook("stop").fixture("Stop.json").run().ok();
+    env.assert_no_save(SID);
+    // The quota falls: the next turn saves, and the held-back turn with it.
+    input["rate_limits"]["five_hour"]["used_percentage"] = json!(12.0);
+    statusline(&env, input.clone());
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    // Without the status line (no reading), nothing changes.
+    let plain = Env::new();
+    plain.turn(SID);
+    plain.wait_saves(SID, 1);
+}
+
+#[test]
+fn status_shows_what_saves_cost_today_and_per_session_beside_the_sessions_own_cost() {
+    let env = Env::new();
+    env.copy_transcript_fixture();
+    env.script_output(1, &answer(&no_change(), 3, 40_000, 300, 0.0125));
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+    let session = &status["sessions"][0];
+    assert_eq!(session["session_id"], SID);
+    assert_eq!(session["saves"]["cache_read_input_tokens"], 40_000);
+    assert_eq!(session["saves"]["cache_creation_input_tokens"], 300);
+    assert!(session["session_cost_usd"].as_f64().unwrap() > 0.0, "{status:#}");
+    assert!(session["share"].as_f64().is_some(), "{status:#}");
+    let text = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(
+        text.contains("today (all projects): 1 saves · in 3 · cache read 40000 · cache write 300 · out 9"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("session {SID}: 1 saves")) && text.contains("of the session's own $"), "{text}");
+}
+
+#[test]
+fn the_fork_gets_the_model_the_session_requested_and_never_compacts() {
+    let env = Env::new();
+    let line = json!({"type": "assistant", "requestedModel": "claude-sonnet-4-5[1m]", "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": []}});
+    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    let call = env.call(1);
+    assert_eq!(call.flag("--model"), Some("claude-sonnet-4-5[1m]"));
+    assert!(call.session_env.contains("DISABLE_COMPACT=1"), "{}", call.session_env);
+}
