@@ -25,6 +25,10 @@ pub trait Run {
 /// error whose chain holds `BrokenPipe`, which `main` ends on quietly, as
 /// ripgrep does, instead of the panic `print!` would give.
 pub fn print(text: &str) -> Result<()> {
+    // The one door to the terminal: whatever a command prints, memory text,
+    // a reply's words or a folder's name, passes no escape sequence, bidi
+    // or invisible character (they come out as visible `\u{…}`).
+    let text = crate::memory::text::visible(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
 }

@@ -128,7 +128,7 @@ fn run(json: bool) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let status = gather(&roots, &cwd)?;
     if json {
-        super::println(&serde_json::to_string_pretty(&status)?)?;
+        super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&status)?))?;
     } else {
         super::print(&crate::memory::text::visible(&render(&status)))?;
     }

@@ -19,8 +19,58 @@ pub fn unwanted(c: char) -> Option<&'static str> {
             "a zero-width character"
         }
         '\u{2028}' | '\u{2029}' => "a line or paragraph separator",
+        // Tag characters: invisible everywhere, yet a model reads them as
+        // the ASCII they encode ("ASCII smuggling").
+        '\u{e0000}'..='\u{e007f}' => "an invisible tag character",
+        // The rest of Unicode's format (Cf) characters and the characters
+        // that render as nothing: fillers, joiners, annotation marks,
+        // shaping controls.
+        '\u{600}'..='\u{605}'
+        | '\u{6dd}'
+        | '\u{70f}'
+        | '\u{890}'
+        | '\u{891}'
+        | '\u{8e2}'
+        | '\u{110bd}'
+        | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{206a}'..='\u{206f}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{34f}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{ffa0}'
+        | '\u{17b4}'
+        | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}'
+        | '\u{e0100}'..='\u{e01ef}' => "an invisible format character",
         _ => return None,
     })
+}
+
+/// Variation selectors 1 to 16 give an emoji or symbol its presentation
+/// (`⚠️` is U+26A0 U+FE0F) and are fine there; after a letter or digit
+/// they only hide data.
+fn stray_selector(previous: Option<char>, c: char) -> bool {
+    matches!(c, '\u{fe00}'..='\u{fe0f}') && previous.is_none_or(|p| p.is_ascii() || p.is_alphanumeric())
+}
+
+/// The first unwanted character of `text`, and what it is.
+fn first_unwanted(text: &str) -> Option<(char, &'static str)> {
+    let mut previous = None;
+    for c in text.chars() {
+        if let Some(what) = unwanted(c) {
+            return Some((c, what));
+        }
+        if stray_selector(previous, c) {
+            return Some((c, "a variation selector that follows no symbol"));
+        }
+        previous = Some(c);
+    }
+    None
 }
 
 /// The header memory-save puts on the block it loads; a line that imitates
@@ -31,7 +81,7 @@ pub const BLOCK_HEADER: &str = "[PROJECT MEMORY";
 /// allowed (topic appends); otherwise a newline is refused by the caller's
 /// own rule first.
 pub fn check(text: &str) -> Result<(), String> {
-    if let Some((c, what)) = text.chars().find_map(|c| unwanted(c).map(|w| (c, w))) {
+    if let Some((c, what)) = first_unwanted(text) {
         return Err(format!(
             "it holds {what} (U+{:04X}); memory is plain text that people and later sessions read as it stands",
             c as u32
@@ -43,13 +93,73 @@ pub fn check(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `line` reads to a model as our block header: an opening bracket
+/// of any kind (`[`, full-width, CJK), then PROJECT MEMORY in any case,
+/// with any separators, in compatibility forms (NFKC) and with Cyrillic or
+/// Greek look-alike letters.
 pub fn imitates_header(line: &str) -> bool {
-    // Most lines have no bracket: spare them the folded copy.
-    if !line.contains('[') {
+    // Most lines name no project memory at all: spare them the folding.
+    let lower = line.to_lowercase();
+    if !lower.contains("memory") && line.is_ascii() {
         return false;
     }
-    let upper: String = line.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_uppercase).collect();
-    upper.contains("[PROJECTMEMORY")
+    use unicode_normalization::UnicodeNormalization;
+    let folded: String = line
+        .nfkc()
+        .map(latin_lookalike)
+        .filter(|c| c.is_alphanumeric() || is_opening_bracket(*c))
+        .flat_map(char::to_uppercase)
+        .collect();
+    let mut at = 0;
+    while let Some(found) = folded[at..].find("PROJECTMEMORY") {
+        let start = at + found;
+        if folded[..start].chars().next_back().is_some_and(is_opening_bracket) {
+            return true;
+        }
+        at = start + "PROJECTMEMORY".len();
+    }
+    false
+}
+
+fn is_opening_bracket(c: char) -> bool {
+    matches!(
+        c,
+        '[' | '('
+            | '{'
+            | '<'
+            | '〔'
+            | '【'
+            | '〈'
+            | '《'
+            | '「'
+            | '『'
+            | '〖'
+            | '〘'
+            | '〚'
+            | '⟦'
+            | '⟨'
+            | '❨'
+            | '❪'
+            | '⦃'
+            | '⦅'
+            | '⁅'
+    )
+}
+
+/// The Latin letter a Cyrillic or Greek capital or small letter looks like,
+/// for the letters of PROJECT MEMORY.
+fn latin_lookalike(c: char) -> char {
+    match c {
+        'Р' | 'р' | 'Ρ' | 'ρ' => 'P',
+        'О' | 'о' | 'Ο' | 'ο' | '0' => 'O',
+        'Е' | 'е' | 'Ε' | 'ε' => 'E',
+        'С' | 'с' | 'Ϲ' | 'ϲ' => 'C',
+        'Т' | 'т' | 'Τ' | 'τ' => 'T',
+        'М' | 'м' | 'Μ' => 'M',
+        'У' | 'у' | 'Υ' => 'Y',
+        'Ј' | 'ј' => 'J',
+        _ => c,
+    }
 }
 
 /// The first line of a file (from 1) that holds an unwanted character or
@@ -62,15 +172,41 @@ pub fn first_unwanted_line(text: &str) -> Option<(usize, String)> {
 /// `text` as it may be printed to a terminal: every unwanted character but
 /// newlines and tabs becomes a visible `\u{…}`.
 pub fn visible(text: &str) -> String {
-    if !text.chars().any(|c| unwanted(c).is_some()) {
+    escape(text, |c, out| out.push_str(&format!("\\u{{{:x}}}", c as u32)))
+}
+
+/// JSON text (serde_json's output) as it may be printed: serde_json escapes
+/// only C0 controls, so every other unwanted character becomes a JSON
+/// `\uXXXX` escape (a surrogate pair past U+FFFF). Outside strings JSON has
+/// none of them, so this keeps the JSON valid and its meaning.
+pub fn json_visible(json: &str) -> String {
+    escape(json, |c, out| {
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{unit:04x}"));
+        }
+    })
+}
+
+fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
+    let mut previous = None;
+    let wanted = |previous: Option<char>, c: char| unwanted(c).is_none() && !stray_selector(previous, c);
+    let mut scan = None;
+    if text.chars().all(|c| {
+        let ok = wanted(scan, c);
+        scan = Some(c);
+        ok
+    }) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        match unwanted(c) {
-            Some(_) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            None => out.push(c),
+        if wanted(previous, c) {
+            out.push(c);
+        } else {
+            escaped(c, &mut out);
         }
+        previous = Some(c);
     }
     out
 }

@@ -115,8 +115,8 @@ pub fn check_name(name: &str) -> Result<()> {
         "it holds a '/' or NUL"
     } else if name.len() > 255 {
         "it is longer than 255 bytes"
-    } else if name.chars().any(char::is_control) {
-        "it holds a control character"
+    } else if name.chars().any(char::is_control) || crate::memory::text::check(name).is_err() {
+        "it holds a control, bidirectional or invisible character"
     } else {
         return Ok(());
     };
@@ -158,9 +158,12 @@ fn project_folders(cwd: &Path) -> Found {
 }
 
 /// gix-discover opens `.git`, `HEAD` and `commondir` itself, with plain
-/// blocking opens: a FIFO planted at one of them would hang the hook and the
-/// worker. So the nearest `.git` above `cwd` and the files discovery reads
-/// are checked first to be regular files or folders. What remains is the
+/// blocking opens, and looks at every folder from `cwd` up as a possible
+/// bare repository (its `HEAD`): a FIFO, or a link to a device, planted at
+/// one of them would hang the hook and the worker. So every folder from
+/// `cwd` up to the one holding the nearest `.git` (or to the root), and the
+/// files discovery reads inside that `.git`, are checked first to be
+/// regular files or folders. What remains is the
 /// race of a file swapped for a FIFO between this check and gix's open,
 /// which needs a writer already inside the repository; the hook's deadline
 /// bounds it.
@@ -169,11 +172,19 @@ fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(format!("{} is not a regular file", path.display())),
         _ => Ok(()),
     };
-    let Some(dot_git) = cwd.ancestors().map(|dir| dir.join(".git")).find(|p| std::fs::symlink_metadata(p).is_ok())
-    else {
+    let mut nearest = None;
+    for dir in cwd.ancestors() {
+        for name in ["HEAD", "commondir", "gitdir", ".git"] {
+            plain(&dir.join(name))?;
+        }
+        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+            nearest = Some(dir.join(".git"));
+            break;
+        }
+    }
+    let Some(dot_git) = nearest else {
         return Ok(());
     };
-    plain(&dot_git)?;
     let git_dir = if dot_git.is_file() {
         let text =
             crate::store::fsutil::read_regular(&dot_git, 4096).map_err(|e| format!("{e:#}"))?.unwrap_or_default();

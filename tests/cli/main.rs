@@ -4,6 +4,7 @@
 
 mod support;
 
+mod attacks;
 mod commands;
 mod cost;
 mod everyday;

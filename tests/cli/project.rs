@@ -69,7 +69,10 @@ fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
     env.turn_in(SID, &bad);
     env.wait_saves(SID, 1);
     let status = env.status(SID);
-    assert!(status.starts_with("error: ") && status.contains("control character"), "status: {status:?}");
+    assert!(
+        status.starts_with("error: ") && status.contains("control, bidirectional or invisible character"),
+        "status: {status:?}"
+    );
     assert_eq!(env.memory_tree(), Vec::<String>::new());
     assert_eq!(env.call_count(), 0, "the fork ran for an unnamed project");
     let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&bad).run();

@@ -94,14 +94,21 @@ pub fn apply_with(
     } else {
         reply
     };
-    let mut outcome = apply_checked(&current, reply, existing_topics);
+    let mut outcome = apply_checked(&current, reply, existing_topics, options.hold_rules);
+    // Held at the start (the op named a CRITICAL RULES line of the file as
+    // the fork saw it) or when it ran (an earlier op moved its match there).
+    for op in std::mem::take(&mut outcome.held) {
+        if !held.contains(&op) {
+            held.push(op);
+        }
+    }
     outcome.held = held;
     outcome
 }
 
-fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String]) -> Outcome {
+fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String], hold: bool) -> Outcome {
     let before = Size::of(current);
-    let mut outcome = apply_ops(current, reply, before, existing_topics, false);
+    let mut outcome = apply_ops(current, reply, before, existing_topics, false, hold);
     let after = Size::of(&outcome.memory);
     let shrinks = !before.under_caps() && after.lines <= before.lines && after.chars <= before.chars && after != before;
     if !after.under_caps() && !shrinks {
@@ -119,7 +126,7 @@ fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String]) -> Ou
             super::MAX_LINES,
             super::MAX_CHARS
         );
-        let mut reduced = apply_ops(current, &removes_only, before, existing_topics, true);
+        let mut reduced = apply_ops(current, &removes_only, before, existing_topics, true, hold);
         for op in reply.ops.iter().filter(|op| !matches!(op, Op::Remove { .. })) {
             reduced.refused.push(Refusal { entry: describe_op(op), why: why.clone() });
         }
@@ -131,7 +138,14 @@ fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String]) -> Ou
     outcome
 }
 
-fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[String], removes_only: bool) -> Outcome {
+fn apply_ops(
+    current: &str,
+    reply: &Reply,
+    before: Size,
+    existing_topics: &[String],
+    removes_only: bool,
+    hold: bool,
+) -> Outcome {
     let mut doc = Doc::new(current);
     let mut out = Outcome::default();
     for bad in &reply.malformed {
@@ -140,12 +154,25 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
     let over_cap = !before.under_caps();
     let offloading = before.needs_offload();
     for op in &reply.ops {
+        // The review gate looks again on the file as the ops before left
+        // it: a replace whose exact line an earlier op removed may match a
+        // CRITICAL RULES line by its text alone.
+        if hold && doc.touches_rules(op) {
+            out.held.push(op.clone());
+            continue;
+        }
         // Every op is applied to a copy first: one whose result leaves the
         // template (removing a code fence's opening line makes its closing
         // fence swallow the headings below) is refused alone.
         let before_op =
             (doc.clone(), out.topics.len(), out.retired.len(), out.rules.len(), (out.added, out.removed, out.replaced));
         let result = match op {
+            // A line of the file holds no newline and nothing memory never
+            // holds: such a "line" is refused, never kept as a skipped line
+            // that the report and the next fork's notes would quote.
+            Op::Remove { line } | Op::Replace { line, .. } if line.contains(['\n', '\r']) => {
+                Err(NOT_A_LINE.to_string())
+            }
             Op::Add { section, text } => {
                 if over_cap {
                     Err("the file is over a cap, so this save may only shrink it: add no new bullet".to_string())
@@ -161,10 +188,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
                 }
             }
             Op::Remove { line } => match doc.locate(line) {
-                None => {
-                    out.skipped.push(secrets::redact(line));
-                    Ok(())
-                }
+                None => skip(&mut out, line),
                 Some(at) => doc.remove(at, offloading).map(|retired| {
                     out.removed += 1;
                     if let Some(rule) = retired {
@@ -177,10 +201,7 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
                 }),
             },
             Op::Replace { line, text } => match doc.locate(line) {
-                None => {
-                    out.skipped.push(secrets::redact(line));
-                    Ok(())
-                }
+                None => skip(&mut out, line),
                 Some(at) => doc.replace(at, text, over_cap).map(|()| {
                     out.replaced += 1;
                     if doc.section_of(at) == Some(CRITICAL_RULES) {
@@ -231,6 +252,22 @@ fn apply_ops(current: &str, reply: &Reply, before: Size, existing_topics: &[Stri
     doc.fill_empty_sections();
     out.memory = doc.text();
     out
+}
+
+const NOT_A_LINE: &str =
+    "the line to match holds a newline or a character no memory line may hold; copy one line of the file exactly";
+
+/// A remove or replace whose line the file does not have is skipped, and
+/// the line is quoted in the report and the next fork's notes; so a line
+/// that could not have been written (hidden characters, a header look-alike)
+/// is refused instead. One that the file does hold (a hand edit) may still
+/// be removed or replaced.
+fn skip(out: &mut Outcome, line: &str) -> Result<(), String> {
+    if super::text::check(line).is_err() {
+        return Err(NOT_A_LINE.to_string());
+    }
+    out.skipped.push(secrets::redact(line));
+    Ok(())
 }
 
 /// A short name for an op in refusals and in the next fork's notes. A field
