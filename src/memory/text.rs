@@ -98,9 +98,9 @@ pub fn check(text: &str) -> Result<(), String> {
 /// with any separators, in compatibility forms (NFKC) and with Cyrillic or
 /// Greek look-alike letters.
 pub fn imitates_header(line: &str) -> bool {
-    // Most lines name no project memory at all: spare them the folding.
-    let lower = line.to_lowercase();
-    if !lower.contains("memory") && line.is_ascii() {
+    // An ASCII line needs an ASCII bracket: most lines have none, and are
+    // spared the folding (SessionStart checks every line of the file).
+    if line.is_ascii() && !line.bytes().any(|b| matches!(b, b'[' | b'(' | b'{' | b'<')) {
         return false;
     }
     use unicode_normalization::UnicodeNormalization;
