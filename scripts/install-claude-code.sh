@@ -3,14 +3,16 @@
 # cache folder for the end-to-end tests, and print the absolute path of the
 # runnable `claude` executable as the last line of stdout.
 #
-#   CLAUDE_CODE_VERSION      version to install (default 2.1.328)
+#   CLAUDE_CODE_VERSION      version to install (default: the first listed in
+#                            tests/e2e/versions.txt)
 #   MEMORY_SAVE_E2E_CACHE    cache root (default $PWD/target/e2e)
 #
 # Idempotent: a folder that already holds a working CLI of that version is reused.
 # Only the npm registry is contacted.
 set -euo pipefail
 
-version="${CLAUDE_CODE_VERSION:-2.1.328}"
+versions="$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/versions.txt"
+version="${CLAUDE_CODE_VERSION:-$(grep -v '^#' "$versions" | head -n 1)}"
 cache="${MEMORY_SAVE_E2E_CACHE:-$PWD/target/e2e}"
 dir="$cache/claude-code-$version"
 

@@ -30,6 +30,11 @@ impl Report {
         let _ = super::println(&format!("ok       {}", visible(what)));
     }
 
+    /// Worth knowing, not wrong: does not fail doctor.
+    fn warn(&mut self, what: &str, fix: &str) {
+        let _ = super::println(&format!("WARNING  {what}\n         → {fix}"));
+    }
+
     fn problem(&mut self, what: &str, fix: &str) {
         self.problems += 1;
         let _ = super::println(&format!("PROBLEM  {}\n         → {}", visible(what), visible(fix)));
@@ -79,12 +84,32 @@ fn check_claude(report: &mut Report) {
         }
     };
     match version_of(&claude) {
+        Some(version) if !tested(&version) => report.warn(
+            &format!(
+                "claude {} ({version}) is not a release memory-save was tested with ({})",
+                claude.display(),
+                TESTED.join(", ")
+            ),
+            "it probably works; watch the first saves' cache reads in memory-save status",
+        ),
         Some(version) => report.ok(&format!("claude {} ({version})", claude.display())),
         None => report.problem(
             &format!("{} does not answer --version within 10 s", claude.display()),
             "check that it runs: claude --version",
         ),
     }
+}
+
+/// The Claude Code releases the real-engine suite runs against.
+const TESTED_FILE: &str = include_str!("../../tests/e2e/versions.txt");
+static TESTED: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    TESTED_FILE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+});
+
+/// Whether `claude --version`'s answer (`2.1.332 (Claude Code)`) names a
+/// tested release.
+fn tested(version: &str) -> bool {
+    version.split_whitespace().next().is_some_and(|v| TESTED.contains(&v))
 }
 
 fn version_of(claude: &Path) -> Option<String> {

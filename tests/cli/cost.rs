@@ -216,3 +216,48 @@ fn the_fork_gets_the_model_the_session_requested_and_never_compacts() {
     assert_eq!(call.flag("--model"), Some("claude-sonnet-4-5[1m]"));
     assert!(call.session_env.contains("DISABLE_COMPACT=1"), "{}", call.session_env);
 }
+
+#[test]
+fn doctor_warns_about_a_claude_code_release_outside_the_tested_list() {
+    let env = Env::new();
+    let listed: Vec<&str> =
+        include_str!("../e2e/versions.txt").lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    assert!(listed.len() >= 2, "{listed:?}");
+    for (version, warned) in [(listed[1], false), ("9.9.9", true)] {
+        let claude = env.root().join(format!("claude-{version}"));
+        fs::write(&claude, format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+        fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let out = env.cmd(&["doctor"]).in_dir(&env.proj).var("MEMORY_SAVE_CLAUDE", claude.to_str().unwrap()).run();
+        let warning = format!(
+            "WARNING  claude {} ({version} (Claude Code)) is not a release memory-save was tested with",
+            claude.display()
+        );
+        assert_eq!(out.stdout.contains(&warning), warned, "{version}: {}", out.stdout);
+        assert_eq!(out.stdout.contains(&format!("ok       claude {}", claude.display())), !warned, "{}", out.stdout);
+    }
+}
+
+#[test]
+fn no_more_than_two_forks_run_on_the_machine_at_once_the_rest_wait() {
+    let env = Env::new();
+    for n in 1..=3 {
+        env.script_hold(n);
+    }
+    let sessions = ["slot-a", "slot-b", "slot-c"];
+    for session in sessions {
+        env.turn(session);
+    }
+    wait_until("two forks to start", || env.call_count() == 2);
+    // The third worker waits for a slot: its fork has not started.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(env.call_count(), 2, "a third fork ran beside two others");
+    let waiting: Vec<&str> = sessions.iter().copied().filter(|s| env.state(s)["saving_since"].is_i64()).collect();
+    assert_eq!(waiting.len(), 3, "every session's save is claimed");
+    env.release(1);
+    wait_until("the third fork to start once a slot is free", || env.call_count() == 3);
+    env.release(2);
+    env.release(3);
+    for session in sessions {
+        env.wait_saves(session, 1);
+    }
+}

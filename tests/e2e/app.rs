@@ -270,7 +270,8 @@ pub fn check_fork_against_parent(parent: &RecordedRequest, fork: &RecordedReques
 }
 
 /// The report table: rows go to stderr (`-- --nocapture` shows them) and to
-/// `target/e2e/report.md`, emptied by the first row of each test run.
+/// `target/e2e/report-<release>.md`, emptied by the first row of each test
+/// run, so each tested release keeps its own figures.
 pub fn report(scenario: &str, figure: &str, value: impl std::fmt::Display) {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     let path = FILE.get_or_init(|| {
@@ -279,8 +280,10 @@ pub fn report(scenario: &str, figure: &str, value: impl std::fmt::Display) {
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
         let dir = target.join("e2e");
         std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("report.md");
-        std::fs::write(&p, "| scenario | figure | value |\n|---|---|---|\n").unwrap();
+        let p = dir.join(format!("report-{}.md", crate::harness::version()));
+        let header =
+            format!("Claude Code {}\n\n| scenario | figure | value |\n|---|---|---|\n", crate::harness::version());
+        std::fs::write(&p, header).unwrap();
         p
     });
     static WRITE: Mutex<()> = Mutex::new(());

@@ -23,6 +23,15 @@ pub const API_KEY: &str = "sk-ant-e2e-dummy";
 /// (which installs it from npm once into target/e2e). Not found: with
 /// `CI=true` this panics (a missing CLI must fail CI, never skip); otherwise
 /// it prints "skipping: …" and returns None. Computed once per test process.
+/// The release under test: `CLAUDE_CODE_VERSION`, else the first listed in
+/// tests/e2e/versions.txt.
+pub fn version() -> String {
+    std::env::var("CLAUDE_CODE_VERSION").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| {
+        let listed = include_str!("versions.txt");
+        listed.lines().find(|l| !l.starts_with('#') && !l.trim().is_empty()).unwrap_or("2.1.328").trim().to_string()
+    })
+}
+
 pub fn claude() -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match FOUND.get_or_init(locate_claude) {
@@ -146,7 +155,7 @@ impl Bench {
         };
         let mut v = json!({
             "hasCompletedOnboarding": true,
-            "lastReleaseNotesSeen": "2.1.328",
+            "lastReleaseNotesSeen": version(),
             "hasSeenAutoDefaultNotice": true,
             "officialMarketplaceAutoInstallAttempted": true,
             "customApiKeyResponses": { "approved": [key_tail], "rejected": [] },

@@ -201,11 +201,17 @@ fn s3_fork_request_is_cacheable() {
     let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    for variant in ["plain", "user agent", "user skill", "plugin"] {
+    for variant in ["plain", "memory loaded at SessionStart", "user agent", "user skill", "plugin"] {
         let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
         let app = App::new(claude.clone(), &standin);
         let home = app.home().to_path_buf();
         let probe = match variant {
+            "memory loaded at SessionStart" => {
+                app.write_memory(
+                    "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- The build runs with cargo build -j1.\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n",
+                );
+                Some("The build runs with cargo build -j1.")
+            }
             "user agent" => {
                 write_definition(&home.join(".claude/agents/x.md"), "e2e-x-agent", "E2E agent that reviews x files.");
                 Some("e2e-x-agent")
