@@ -5,6 +5,7 @@
 //! session's per-turn saves (it is saved once more when it ends), and the
 //! budgets in the config stop saves outright.
 
+use crate::claude::transcript::TranscriptFacts;
 use crate::config::Config;
 use crate::env::now_unix;
 use crate::store::paths::Roots;
@@ -55,6 +56,30 @@ pub fn count(state: &mut SessionState, usage: Option<&Usage>, parent_last_reques
     }
 }
 
+/// The context window a model name gives a session: `[1m]` names the
+/// 1M-token window, anything else the 200K one.
+pub fn window_tokens(model: Option<&str>) -> u64 {
+    if model.is_some_and(|m| m.ends_with("[1m]")) { 1_000_000 } else { 200_000 }
+}
+
+/// Tokens a fork's reply may need, on top of the request.
+const REPLY_ROOM_TOKENS: u64 = 8_000;
+
+/// Why this save is skipped, when the parent's last request is within the
+/// fork message's size of its window: the fork would not fit, and with
+/// compaction off (DISABLE_COMPACT) it would only fail at the API's price.
+/// A message's tokens are taken as its bytes over three, on the high side.
+pub fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: usize) -> Option<String> {
+    let needed = facts.last_request_tokens + message_bytes as u64 / 3 + REPLY_ROOM_TOKENS;
+    let window = window_tokens(model);
+    (facts.last_request_tokens > 0 && needed > window).then(|| {
+        format!(
+            "skipped: the session is near its context window ({} of {window} tokens); the next save after it compacts goes on",
+            facts.last_request_tokens
+        )
+    })
+}
+
 /// A save that cost more than `max_cost_per_save_usd` pauses its session.
 pub fn over_save_budget(usage: &Usage, config: &Config) -> Option<Pause> {
     let max = config.max_cost_per_save_usd?;
@@ -100,6 +125,20 @@ mod tests {
         assert_eq!(missed_cache(&usage(6_000, 6_000, 0), recent, now), Some(false), "half is a hit");
         assert_eq!(missed_cache(&usage(3, 100, 12_000), Some(now - 301), now), None, "the cache had expired");
         assert_eq!(missed_cache(&usage(0, 0, 0), recent, now), None, "no usage reported");
+    }
+
+    #[test]
+    fn a_save_is_skipped_only_when_the_fork_would_not_fit_the_window() {
+        let facts = |tokens| TranscriptFacts { last_request_tokens: tokens, ..TranscriptFacts::default() };
+        assert_eq!(near_window(&facts(150_000), Some("claude-opus-5-5"), 6_000), None);
+        let skipped = near_window(&facts(195_000), Some("claude-opus-5-5"), 6_000).expect("skipped");
+        assert!(
+            skipped.starts_with("skipped: the session is near its context window (195000 of 200000 tokens)"),
+            "{skipped}"
+        );
+        assert_eq!(near_window(&facts(195_000), Some("claude-sonnet-4-5[1m]"), 6_000), None, "a 1M window");
+        assert!(near_window(&facts(995_000), Some("claude-sonnet-4-5[1m]"), 6_000).is_some());
+        assert_eq!(near_window(&facts(0), None, 6_000), None, "no usage known: try");
     }
 
     #[test]

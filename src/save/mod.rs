@@ -100,6 +100,12 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     if let Some(pause) = guard::over_day_budget(roots, &config) {
         return Ok(SaveResult { status: pause.text.clone(), pause: Some(pause), ..SaveResult::default() });
     }
+    let model = config.model().map(str::to_string).or_else(|| facts.model.clone());
+    if let Some(why) = guard::near_window(&facts, model.as_deref(), message.len()) {
+        // Nothing is lost: the turns stay in the transcript, and the first
+        // save after the session compacts reads them.
+        return Ok(SaveResult { status: why, ..SaveResult::default() });
+    }
     let fork_reply = match ask_fork(roots, job, &config, &message, &facts) {
         Ok(reply) => reply,
         Err(e) => {

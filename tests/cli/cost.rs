@@ -261,3 +261,27 @@ fn no_more_than_two_forks_run_on_the_machine_at_once_the_rest_wait() {
         env.wait_saves(session, 1);
     }
 }
+
+#[test]
+fn a_session_near_its_window_is_not_saved_until_it_compacts() {
+    let env = Env::new();
+    let transcript = |tokens: u64| {
+        let line = json!({"type": "assistant", "message": {"role": "assistant", "model": "claude-opus-5-5", "content": [], "usage": {"input_tokens": 10, "cache_read_input_tokens": tokens}}});
+        fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+    };
+    transcript(197_000);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 0, "a fork ran that could not fit the window");
+    assert!(
+        env.status(SID).starts_with("skipped: the session is near its context window (197010 of 200000 tokens)"),
+        "{}",
+        env.status(SID)
+    );
+    // The session compacts: its next request is small again, and the
+    // save goes on.
+    transcript(30_000);
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+    assert_eq!(env.call_count(), 1);
+}
