@@ -212,24 +212,16 @@ fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<Ses
 
 fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)> {
     let store = SessionStore::new(roots.sessions_dir());
-    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let id = name.strip_suffix(".json")?;
-            let mut state = crate::store::state::parse_state(&crate::store::state::read_state_bytes(&e.path())?)?;
-            // A worker killed mid-save left its mark; only a held lock
-            // means a save is running.
-            if state.saving_since.is_some() && !store.worker_running(id) {
-                state.saving_since = None;
-            }
-            Some((id.to_string(), state))
-        })
-        .filter(|(_, s)| s.project.as_deref() == Some(project))
-        .collect()
+    let mut sessions = store.all();
+    sessions.retain(|(_, s)| s.project.as_deref() == Some(project));
+    for (id, state) in &mut sessions {
+        // A worker killed mid-save left its mark; only a held lock means a
+        // save is running.
+        if state.saving_since.is_some() && !store.worker_running(id) {
+            state.saving_since = None;
+        }
+    }
+    sessions
 }
 
 fn render(s: &Status) -> String {

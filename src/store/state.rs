@@ -239,29 +239,27 @@ impl SessionStore {
         }
     }
 
-    /// Every session's id and state (unreadable files are skipped).
+    /// Every session's id and state.
     pub fn all(&self) -> Vec<(String, SessionState)> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
-        entries
-            .flatten()
-            .filter_map(|e| {
-                let id = e.file_name().to_str()?.strip_suffix(".json")?.to_string();
-                check_session_id(&id).ok()?;
-                let state = parse_state(&read_state_bytes(&e.path())?)?;
-                Some((id, state))
-            })
-            .collect()
+        self.with_file("json")
     }
 
     /// The sessions whose claim mark is set, with their state.
     pub fn claimed(&self) -> Vec<(String, SessionState)> {
+        self.with_file("claim")
+    }
+
+    /// The sessions that have a `<id>.<ext>` file, with their state.
+    fn with_file(&self, ext: &str) -> Vec<(String, SessionState)> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let suffix = format!(".{ext}");
         entries
             .flatten()
             .filter_map(|e| {
-                let id = e.file_name().to_str()?.strip_suffix(".claim")?.to_string();
+                let id = e.file_name().to_str()?.strip_suffix(&suffix)?.to_string();
                 check_session_id(&id).ok()?;
-                Some((id.clone(), self.peek(&id)))
+                let state = self.peek(&id);
+                Some((id, state))
             })
             .collect()
     }

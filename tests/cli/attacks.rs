@@ -4,19 +4,12 @@
 //! report line, C1 and bidi characters in status --json and a folder name.
 
 use std::fs;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::support::*;
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: creates a FIFO at a path of this test's own temporary folder.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
-}
 
 /// gix-discover probes every folder from the session's folder up to the
 /// repository as a possible *bare* repository, and opens its `HEAD` with a

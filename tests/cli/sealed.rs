@@ -3,18 +3,11 @@
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::*;
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: creates a FIFO at a path of this test's own temporary folder.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -734,6 +734,13 @@ pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// A FIFO at `path`, as an attacker would plant one.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: creates a FIFO at a path of this test's own temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
 /// Whether `pid` runs: false when it is gone or a zombie no-one reaped yet.
 /// Without /proc (macOS), `kill(pid, 0)` (which counts a zombie as alive).
 pub fn process_alive(pid: i32) -> bool {
