@@ -14,6 +14,7 @@ use serde::Deserialize;
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
 const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
+const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 120;
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -34,6 +35,12 @@ pub struct Config {
     pub disabled_projects: Vec<String>,
     /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
     pub review: Review,
+    /// Save when this many turns have gathered (0 or 1: every turn), when
+    /// the session has been quiet for `idle_flush_seconds`, and at its end.
+    pub save_every_turns: u64,
+    /// Seconds of quiet after which gathered turns are saved (default 120,
+    /// inside the prompt cache's five minutes).
+    pub idle_flush_seconds: Option<u64>,
     /// A save that cost more pauses its session's saves (a hard stop).
     pub max_cost_per_save_usd: Option<f64>,
     /// All saves of the local calendar day, every project together, stop at
@@ -90,6 +97,8 @@ impl Config {
         crate::store::state::SaveLimits {
             interval: self.save_interval(),
             pause_at_quota_percent: Some(self.pause_at_quota_percent.unwrap_or(DEFAULT_QUOTA_PERCENT)),
+            every_turns: self.save_every_turns,
+            idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
         }
     }
 

@@ -14,8 +14,10 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let report = queue::update_then_start(&sessions, id, |s| {
         remember_session(s, ctx);
         s.turn_open = false;
-        if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
-            s.request_save();
+        let limits = std::cell::OnceCell::new();
+        let limits = || *limits.get_or_init(|| crate::config::of(&ctx.roots).limits());
+        if s.save_due(limits) {
+            s.turn_saved_or_held(&limits());
         }
         s.report.take()
     })?;

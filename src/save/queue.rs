@@ -116,6 +116,8 @@ enum Next {
     Save(Job),
     /// A job whose worker died twice: dropped, with a report line.
     GaveUp,
+    /// An idle flush is due in this many seconds.
+    Wait(i64),
     Idle,
 }
 
@@ -138,8 +140,9 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             // A request made before its session was paused is not run:
             // a budget stops everything, a cache-miss pause all but the
             // save at the session's end.
-            if s.save_pending && s.paused.as_ref().is_some_and(|p| p.kind == PauseKind::Budget || !s.ended) {
+            if s.paused.as_ref().is_some_and(|p| p.kind == PauseKind::Budget || !s.ended) {
                 s.save_pending = false;
+                s.flush_at = None;
             }
             if s.saving_since.is_some() {
                 // A claim while we hold the worker lock: its worker died
@@ -159,6 +162,16 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                     s.claim_retries += 1;
                 }
             } else if s.save_pending {
+                s.save_pending = false;
+                s.claim_retries = 0;
+            } else if let Some(at) = s.flush_at {
+                // The session's gathered turns wait for it to be quiet; a
+                // new Stop moves the moment on. The worker holds its lock
+                // meanwhile, so the hooks see it running.
+                if now < at {
+                    return Next::Wait(at - now);
+                }
+                s.request_save();
                 s.save_pending = false;
                 s.claim_retries = 0;
             } else {
@@ -182,6 +195,13 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             }
             Next::GaveUp => {
                 sessions.mark_claim(id, false);
+                continue;
+            }
+            Next::Wait(seconds) => {
+                std::thread::sleep(
+                    std::time::Duration::from_secs(seconds.clamp(0, 1) as u64)
+                        .max(std::time::Duration::from_millis(200)),
+                );
                 continue;
             }
             Next::Idle => return Ok(()),

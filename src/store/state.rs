@@ -73,6 +73,11 @@ pub struct SessionState {
     pub ended: bool,
     /// The subscription's quota, as the status line last reported it.
     pub quota: Option<Quota>,
+    /// Turns worth a save since the last request (`save_every_turns`).
+    pub turns_unsaved: u64,
+    /// Unix time at which a quiet session's unsaved turns are saved
+    /// (`idle_flush_seconds`); the worker waits for it.
+    pub flush_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,13 +128,28 @@ impl SessionState {
         self.person_spoke || self.tool_ran
     }
 
-    /// A save is requested, or a claimed one must go on.
+    /// A save is requested, a claimed one must go on, or an idle flush
+    /// waits.
     pub fn has_job(&self) -> bool {
-        self.save_pending || self.saving_since.is_some()
+        self.save_pending || self.saving_since.is_some() || self.flush_at.is_some()
+    }
+
+    /// A turn that is due a save (`save_due`) ended: with `save_every_turns`
+    /// it is saved when N have gathered, or when the session has been quiet
+    /// for `idle_flush_seconds`; else at once.
+    pub fn turn_saved_or_held(&mut self, limits: &SaveLimits) {
+        self.turns_unsaved += 1;
+        if limits.every_turns <= 1 || self.turns_unsaved >= limits.every_turns {
+            self.request_save();
+        } else {
+            self.flush_at = Some(now_unix() + limits.idle_flush.as_secs() as i64);
+        }
     }
 
     /// Turns the turn's flags into a save request.
     pub fn request_save(&mut self) {
+        self.turns_unsaved = 0;
+        self.flush_at = None;
         self.save_pending = true;
         self.person_spoke = false;
         self.tool_ran = false;
@@ -172,6 +192,9 @@ impl SessionState {
 pub struct SaveLimits {
     pub interval: Option<Duration>,
     pub pause_at_quota_percent: Option<f64>,
+    /// Save after this many turns (0 or 1: every turn).
+    pub every_turns: u64,
+    pub idle_flush: Duration,
 }
 
 impl SessionState {

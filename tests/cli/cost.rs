@@ -285,3 +285,32 @@ fn a_session_near_its_window_is_not_saved_until_it_compacts() {
     env.wait_saves(SID, 2);
     assert_eq!(env.call_count(), 1);
 }
+
+#[test]
+fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 3\nidle_flush_seconds = 1\n").unwrap();
+    env.script_hold(2);
+    // Three turns, one save; the first two wait for the third.
+    env.turn(SID);
+    env.turn(SID);
+    assert_eq!(env.call_count(), 0, "a save ran before three turns gathered");
+    assert_eq!(env.state(SID)["turns_unsaved"], 2);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+    // One more turn, then quiet: the worker started at Stop waits out the
+    // idle time itself and saves it.
+    env.turn(SID);
+    env.call(2);
+    assert!(env.state(SID)["flush_at"].is_null() && env.state(SID)["turns_unsaved"] == 0, "{}", env.state(SID));
+    env.release(2);
+    env.wait_saves(SID, 2);
+    // A gathered turn is saved when the session ends, not lost.
+    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 3\nidle_flush_seconds = 600\n").unwrap();
+    env.turn(SID);
+    assert_eq!(env.call_count(), 2);
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 3);
+    assert_eq!(env.call_count(), 3);
+}
