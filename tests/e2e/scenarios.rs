@@ -660,3 +660,60 @@ fn s11_plugin_install_runs_our_hooks() {
     assert!(text.contains("[PROJECT MEMORY: app]") && text.contains(BULLET), "no memory block: {text}");
     report("11 plugin install", "saved status / memory block next session", "+1 / yes");
 }
+
+/// Scenario 12: what `save_every_turns = 5` saves against every turn, on a
+/// 20-turn interactive session (a `-p` run ends its session each time, and
+/// SessionEnd saves what gathered): forks, and the tokens they sent by kind
+/// as the stand-in counted them.
+#[test]
+fn s12_save_every_five_turns_against_every_turn() {
+    let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
+        return;
+    };
+    let mut figures = Vec::new();
+    for every in [0u64, 5] {
+        let standin =
+            StandIn::start(
+                |req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") },
+            );
+        let app = App::new(claude.clone(), &standin);
+        app.add_logging_hook();
+        std::fs::create_dir_all(app.root()).unwrap();
+        let config = format!("save_every_turns = {every}\nidle_flush_seconds = 600\n");
+        std::fs::write(app.root().join("memory-save.toml"), config).unwrap();
+        let (tmux, sid) = start_interactive(&app);
+        std::thread::sleep(Duration::from_secs(2));
+        for n in 1..=20 {
+            let text = format!("cadence turn {n} of 20");
+            tmux.send_line(&text);
+            wait_for(LIMIT, &format!("a request with {text}"), || {
+                standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(&text))
+            });
+            // The turn's Stop has run once the state says it is closed.
+            wait_for(LIMIT, "the turn's Stop", || (app.session_state(&sid)["turn_open"] == false).then_some(()));
+        }
+        app.wait_saved(&sid, 1, SAVE_LIMIT);
+        let f = forks(&standin);
+        let sum =
+            |key: fn(&crate::standin::Usage) -> u64| f.iter().filter_map(|r| r.usage.as_ref()).map(key).sum::<u64>();
+        let label = if every == 0 { "every turn".to_string() } else { format!("every {every} turns") };
+        report(
+            "12 save cadence, 20 interactive turns",
+            &format!("{label}: forks / input / cache read / cache write / output tokens"),
+            format!(
+                "{} / {} / {} / {} / {}",
+                f.len(),
+                sum(|u| u.input_tokens),
+                sum(|u| u.cache_read_input_tokens),
+                sum(|u| u.cache_creation_input_tokens),
+                sum(|u| u.output_tokens)
+            ),
+        );
+        figures.push(f.len());
+        tmux.send_line("/exit");
+    }
+    // Every turn: one fork per turn, or fewer where turns that ended while
+    // a save ran folded into one more. Every five: after turns 5, 10, 15, 20.
+    assert!((10..=20).contains(&figures[0]), "every turn: {} forks", figures[0]);
+    assert_eq!(figures[1], 4, "every five turns");
+}
