@@ -119,11 +119,14 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    if let Some(model) = &req.model {
-        args.extend(["--model".into(), model.clone()]);
-    }
-    if let Some(effort) = &req.effort {
-        args.extend(["--effort".into(), effort.clone()]);
+    // One word each, `--model=<value>`: a value read from a transcript or a
+    // config can never be taken for a flag of its own, whatever it starts
+    // with; one that starts with `-` or holds a space is dropped outright.
+    let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
+    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort)] {
+        if let Some(value) = value.as_deref().filter(|v| plain(v)) {
+            args.push(format!("{flag}={value}"));
+        }
     }
     args
 }

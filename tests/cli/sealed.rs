@@ -305,3 +305,18 @@ fn a_state_root_that_is_a_link_is_refused_and_one_open_to_others_is_closed() {
     let out = env.cmd(&["doctor"]).in_dir(&env.proj).run();
     assert!(out.stdout.contains("is a symlink"), "{out:#?}");
 }
+
+#[test]
+fn a_model_name_that_looks_like_a_flag_never_becomes_one() {
+    let env = Env::new();
+    for (n, model) in ["--dangerously-skip-permissions", "opus --allowedTools Bash"].iter().enumerate() {
+        let line = serde_json::json!({"type": "assistant", "requestedModel": model, "message": {"role": "assistant", "model": model, "content": []}});
+        fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+        let session = format!("model-{n}");
+        env.turn(&session);
+        env.wait_saves(&session, 1);
+        let call = env.call(n + 1);
+        assert!(!call.args.iter().any(|a| a.contains("dangerously") || a.contains("allowedTools")), "{:?}", call.args);
+        assert_eq!(call.flag("--model"), None, "{:?}", call.args);
+    }
+}

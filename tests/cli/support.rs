@@ -484,7 +484,12 @@ pub struct Call {
 
 impl Call {
     /// The value after `flag`.
+    /// The value of `flag`: the word after it, or after `=` in one word.
     pub fn flag(&self, flag: &str) -> Option<&str> {
+        let joined = format!("{flag}=");
+        if let Some(value) = self.args.iter().find_map(|a| a.strip_prefix(&joined)) {
+            return Some(value);
+        }
         let at = self.args.iter().position(|a| a == flag)?;
         self.args.get(at + 1).map(String::as_str)
     }
