@@ -54,6 +54,8 @@ pub struct ForkRequest<'a> {
     pub cwd: &'a Path,
     pub model: Option<String>,
     pub effort: Option<String>,
+    /// `--resume-session-at`: the fork sees the session up to this message.
+    pub resume_at: Option<String>,
     pub message: &'a str,
     /// The `--settings` JSON; passed as a private file, never on the
     /// command line, where every local user could read its `env` values.
@@ -123,7 +125,7 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     // config can never be taken for a flag of its own, whatever it starts
     // with; one that starts with `-` or holds a space is dropped outright.
     let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
-    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort)] {
+    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", &req.resume_at)] {
         if let Some(value) = value.as_deref().filter(|v| plain(v)) {
             args.push(format!("{flag}={value}"));
         }

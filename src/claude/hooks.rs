@@ -43,7 +43,7 @@ pub struct Change {
 }
 
 impl Change {
-    /// "installed 10 hook commands …", or with `dry_run` "would install …".
+    /// "installed 11 hook commands …", or with `dry_run` "would install …".
     pub fn describe(&self, dry_run: bool) -> String {
         let verb = |base: &str| match (dry_run, base) {
             (true, _) => format!("would {base}"),
@@ -382,7 +382,7 @@ mod tests {
     fn hooks_json_has_every_event_and_six_session_start_parts() {
         let hooks = our_hooks(EXE);
         let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
-        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"]);
+        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]);
         let start: Vec<String> = hooks["SessionStart"][0]["hooks"]
             .as_array()
             .unwrap()
@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn fresh_install_adds_every_event() {
         let settings = installed(json!({}));
-        assert_eq!(all_commands(&settings).len(), 10);
+        assert_eq!(all_commands(&settings).len(), 11);
         assert!(all_commands(&settings).iter().all(|c| c.starts_with(EXE)));
         assert_eq!(settings["hooks"], Value::Object(our_hooks(EXE)));
         assert!(!settings.contains_key("statusLine"));
@@ -483,7 +483,10 @@ mod tests {
         let keys: Vec<&str> = settings.keys().map(String::as_str).collect();
         assert_eq!(keys, ["model", "hooks", "permissions"]);
         let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(events, ["PreToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"]);
+        assert_eq!(
+            events,
+            ["PreToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "SessionEnd"]
+        );
         assert_eq!(settings["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
         assert_eq!(settings["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
         assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], format!("{EXE} hook stop"));

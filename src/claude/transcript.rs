@@ -70,6 +70,28 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
     facts
 }
 
+/// The `uuid` of the transcript's last user or assistant message, read from
+/// its tail.
+pub fn last_message_uuid(transcript: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 1024 * 1024;
+    let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL).read_to_end(&mut tail).ok()?;
+    String::from_utf8_lossy(&tail).lines().rev().find_map(|line| {
+        let entry: Value = serde_json::from_str(line).ok()?;
+        let kind = entry.get("type")?.as_str()?;
+        if kind != "user" && kind != "assistant" {
+            return None;
+        }
+        let uuid = entry.get("uuid")?.as_str()?;
+        // A uuid names a message; anything else is not one to pass on.
+        uuid.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-').then(|| uuid.to_string())
+    })
+}
+
 /// `2026-11-30T02:30:25.407Z` as Unix time.
 fn unix_time(text: &str) -> Option<i64> {
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;

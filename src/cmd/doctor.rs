@@ -15,7 +15,7 @@ use crate::store::paths::Roots;
 /// Every hook command a full install registers.
 fn expected_hooks() -> Vec<String> {
     let mut hooks: Vec<String> = (1..=MAX_PARTS).map(|n| format!("hook session-start --part {n}")).collect();
-    for event in ["user-prompt-submit", "post-tool-use", "stop", "session-end"] {
+    for event in ["user-prompt-submit", "post-tool-use", "stop", "pre-compact", "session-end"] {
         hooks.push(format!("hook {event}"));
     }
     hooks

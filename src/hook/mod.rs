@@ -3,6 +3,7 @@
 
 pub mod deadline;
 mod post_tool_use;
+mod pre_compact;
 mod session_end;
 mod session_start;
 mod stop;
@@ -59,6 +60,7 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
         HookEvent::PostToolUse => post_tool_use::run(&ctx)?,
         HookEvent::Stop => stop::run(&ctx)?,
         HookEvent::SessionEnd => session_end::run(&ctx)?,
+        HookEvent::PreCompact => pre_compact::run(&ctx)?,
     };
     if let Some(output) = output {
         println!("{}", serde_json::to_string(&output)?);

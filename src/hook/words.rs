@@ -13,6 +13,7 @@ pub enum HookEvent {
     PostToolUse,
     Stop,
     SessionEnd,
+    PreCompact,
 }
 
 impl HookEvent {
@@ -23,6 +24,7 @@ impl HookEvent {
             "post-tool-use" => HookEvent::PostToolUse,
             "stop" => HookEvent::Stop,
             "session-end" => HookEvent::SessionEnd,
+            "pre-compact" => HookEvent::PreCompact,
             _ => return None,
         })
     }
@@ -32,7 +34,9 @@ impl HookEvent {
 pub fn hook_args(words: &[impl AsRef<str>]) -> Result<(HookEvent, usize)> {
     let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     let Some(event) = words.first().and_then(|e| HookEvent::from_arg(e)) else {
-        bail!("hook needs an event: session-start, user-prompt-submit, post-tool-use, stop or session-end");
+        bail!(
+            "hook needs an event: session-start, user-prompt-submit, post-tool-use, stop, pre-compact or session-end"
+        );
     };
     let part = match words.get(1..).unwrap_or_default() {
         [] => 1,
@@ -63,7 +67,7 @@ mod tests {
     fn hook_words_are_read_by_hand() {
         assert_eq!(hook_args(&["stop"]).unwrap(), (HookEvent::Stop, 1));
         assert_eq!(hook_args(&["session-start", "--part", "3"]).unwrap(), (HookEvent::SessionStart, 3));
-        for bad in [&["pre-compact"][..], &[], &["stop", "--part"], &["session-start", "--part", "0"], &["stop", "-x"]]
+        for bad in [&["post-compact"][..], &[], &["stop", "--part"], &["session-start", "--part", "0"], &["stop", "-x"]]
         {
             assert!(hook_args(bad).is_err(), "{bad:?}");
         }

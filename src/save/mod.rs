@@ -31,6 +31,8 @@ pub struct Job {
     pub cwd: String,
     /// The turn the save follows, for the history; never the prompt's text.
     pub prompt_id: Option<String>,
+    /// Resume the session at this message (a save asked for at PreCompact).
+    pub resume_at: Option<String>,
     pub transcript_path: String,
     pub effort: Option<String>,
 }
@@ -182,6 +184,7 @@ fn ask_fork(
         session_id: &job.session_id,
         cwd,
         model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
+        resume_at: job.resume_at.clone(),
         parent_cost_usd: facts.cost_usd,
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
         message,

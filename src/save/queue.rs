@@ -185,6 +185,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 cwd: s.project_folder().to_string(),
                 prompt_id: s.prompt_id.clone(),
                 transcript_path: s.transcript_path.clone(),
+                resume_at: s.resume_at.take(),
                 effort: s.effort.clone(),
             })
         })?;

@@ -78,6 +78,8 @@ pub struct SessionState {
     /// Unix time at which a quiet session's unsaved turns are saved
     /// (`idle_flush_seconds`); the worker waits for it.
     pub flush_at: Option<i64>,
+    /// The message a save asked for at PreCompact resumes at.
+    pub resume_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

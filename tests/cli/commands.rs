@@ -63,7 +63,7 @@ fn usage_errors_exit_2_with_a_hint_but_a_hook_never_does() {
     );
     // Under `hook`, an unknown event (a newer hooks.json), a bad flag or bad
     // input is logged and exits 0: exit 2 would block the prompt or stop.
-    for args in [&["hook", "pre-compact"][..], &["hook", "stop", "--bogus"], &["hook"]] {
+    for args in [&["hook", "post-compact"][..], &["hook", "stop", "--bogus"], &["hook"]] {
         let out = env.cmd(args).stdin("{}").run();
         assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
         assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""), "{args:?}");

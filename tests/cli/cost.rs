@@ -314,3 +314,24 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
     env.wait_saves(SID, 3);
     assert_eq!(env.call_count(), 3);
 }
+
+#[test]
+fn pre_compact_saves_the_held_turns_by_a_fork_resumed_before_the_summary() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
+    let lines = [
+        json!({"type": "user", "uuid": "0b4f1c2e-0000-4000-8000-000000000001", "message": {"role": "user", "content": "a"}}),
+        json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}}),
+        json!({"type": "system", "uuid": "not-a-message"}),
+    ];
+    fs::write(env.transcript_path(), lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    env.turn(SID);
+    assert_eq!(env.call_count(), 0, "one turn of five waits");
+    env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok().assert_silent();
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call(1).flag("--resume-session-at"), Some("0b4f1c2e-0000-4000-8000-000000000002"));
+    // Nothing held back: compaction asks for no save.
+    env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok();
+    env.assert_idle_with(SID, 1);
+    assert_eq!(env.call_count(), 1);
+}

@@ -67,7 +67,7 @@ fn doctor_reports_problems_and_passes_once_installed() {
     // Installed from this very binary, with a claude that answers --version.
     env.cmd(&["install"]).run().ok();
     let out = env.cmd(&["doctor"]).run();
-    assert!(out.stdout.contains("all 10 hook commands registered"), "{out:#?}");
+    assert!(out.stdout.contains("all 11 hook commands registered"), "{out:#?}");
     // The fake answers --version with no release: doctor warns, and passes.
     assert!(
         out.stdout.contains("WARNING  claude ") && out.stdout.contains("is not a release memory-save was tested with"),

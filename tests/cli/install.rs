@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Output};
 
-const EVENTS: [&str; 5] = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"];
+const EVENTS: [&str; 6] = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"];
 
 /// The shared bench's HOME, with the settings file install writes.
 struct Home {

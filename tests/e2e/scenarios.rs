@@ -717,3 +717,39 @@ fn s12_save_every_five_turns_against_every_turn() {
     assert!((10..=20).contains(&figures[0]), "every turn: {} forks", figures[0]);
     assert_eq!(figures[1], 4, "every five turns");
 }
+
+/// Scenario 13: turns held back by `save_every_turns` are saved at
+/// PreCompact by a fork resumed at the last message before the summary
+/// (`--resume-session-at`): its request holds those turns themselves.
+#[test]
+fn s13_pre_compact_saves_the_turns_before_the_summary() {
+    let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
+        return;
+    };
+    let standin =
+        StandIn::start(|req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") });
+    let app = App::new(claude, &standin);
+    app.add_logging_hook();
+    std::fs::create_dir_all(app.root()).unwrap();
+    std::fs::write(app.root().join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
+    let (tmux, sid) = start_interactive(&app);
+    std::thread::sleep(Duration::from_secs(2));
+    for text in ["HELD-ONE before compaction", "HELD-TWO before compaction"] {
+        tmux.send_line(text);
+        wait_for(LIMIT, text, || {
+            standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(text))
+        });
+        wait_for(LIMIT, "the turn's Stop", || (app.session_state(&sid)["turn_open"] == false).then_some(()));
+    }
+    assert!(forks(&standin).is_empty(), "two turns of five waited");
+    tmux.send_line("/compact");
+    let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
+    // The real CLI takes --resume-session-at beside --fork-session: the
+    // save succeeded (the cli suite checks the flag names the last message).
+    assert_eq!(state["status"]["text"], "no change", "{state}");
+    let fork = forks(&standin).into_iter().next().expect("a fork at PreCompact");
+    let text = fork.all_message_text();
+    assert!(text.contains("HELD-ONE") && text.contains("HELD-TWO"), "the fork saw the summary, not the turns");
+    report("13 PreCompact", "fork request holds the held turns", "yes");
+    tmux.send_line("/exit");
+}
