@@ -753,3 +753,30 @@ fn s13_pre_compact_saves_the_turns_before_the_summary() {
     report("13 PreCompact", "fork request holds the held turns", "yes");
     tmux.send_line("/exit");
 }
+
+/// Scenario 14: a fork whose request passes the window (the stand-in
+/// answers it with the API's 400 "prompt is too long") fails at once: one
+/// request, never a summarising one after it (the fork runs with
+/// DISABLE_COMPACT=1; without it the CLI compacts itself on every save).
+#[test]
+fn s14_an_over_window_fork_fails_at_once_and_never_compacts() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    let standin =
+        StandIn::start(script(|_| Reply::Error(400, "prompt is too long: 210000 tokens > 200000 maximum".into())));
+    let app = App::new(claude, &standin);
+    let sid = tool_turn(&app, "TOOL parent turn");
+    let parent_requests = standin.message_requests().len();
+    let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
+    let status = state["status"]["text"].as_str().unwrap_or_default().to_string();
+    assert!(
+        status.starts_with("error: fork failed") && status.to_lowercase().contains("prompt is too long"),
+        "{state}"
+    );
+    let after: Vec<_> = standin.message_requests().into_iter().skip(parent_requests).collect();
+    let sizes: Vec<usize> = after.iter().map(|r| r.body.to_string().len()).collect();
+    report("14 over-window fork", "requests after the parent (bytes each)", format!("{} ({sizes:?})", after.len()));
+    assert_eq!(after.len(), 1, "a fork past its window must not summarise: {sizes:?}");
+    assert!(is_fork(&after[0]));
+}
