@@ -780,3 +780,33 @@ fn s14_an_over_window_fork_fails_at_once_and_never_compacts() {
     assert_eq!(after.len(), 1, "a fork past its window must not summarise: {sizes:?}");
     assert!(is_fork(&after[0]));
 }
+
+/// Scenario 15: a session on the 1M-token window (`--model
+/// 'claude-sonnet-4-5[1m]'`). The transcript's `message.model` drops the
+/// `[1m]`, its `requestedModel` keeps it; the fork is given the latter, so
+/// its request asks for the same window as the parent's.
+#[test]
+fn s15_a_1m_window_session_forks_with_its_window() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    let standin = StandIn::start(script(|_| Reply::text(r#"{"ops":[],"topics":[]}"#)));
+    let app = App::new(claude, &standin);
+    let run =
+        app.bench.print("TOOL parent turn", &["--allowedTools", "Bash", "--model", "claude-sonnet-4-5[1m]"], LIMIT);
+    let sid = app::session_of(&run);
+    app.wait_saved(&sid, 1, SAVE_LIMIT);
+    let reqs = standin.message_requests();
+    let fork_at = reqs.iter().position(is_fork).expect("a fork request");
+    let parent = reqs[..fork_at].iter().rev().find(|r| !is_fork(r)).unwrap();
+    let fork = &reqs[fork_at];
+    let beta = |r: &RecordedRequest| r.header("anthropic-beta").unwrap_or_default().to_string();
+    report(
+        "15 1M window",
+        "parent / fork model and anthropic-beta",
+        format!("{} {} / {} {}", parent.model(), beta(parent), fork.model(), beta(fork)),
+    );
+    assert_eq!(fork.model(), parent.model());
+    assert!(beta(parent).contains("context-1m"), "the parent did not ask for the 1M window: {}", beta(parent));
+    assert_eq!(beta(fork), beta(parent), "the fork asked for another window");
+}
