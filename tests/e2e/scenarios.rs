@@ -810,3 +810,83 @@ fn s15_a_1m_window_session_forks_with_its_window() {
     assert!(beta(parent).contains("context-1m"), "the parent did not ask for the 1M window: {}", beta(parent));
     assert_eq!(beta(fork), beta(parent), "the fork asked for another window");
 }
+
+/// Scenario 16: the fork's own weight. Per save, as the parent's transcript
+/// grows (0.1, 1, 5 and 20 MB of assistant text): the fork's wall time, the
+/// time from the CLI's exit (its Stop) to the written save, and the fork's
+/// peak memory (a python3 wrapper reads the child's ru_maxrss). Then eight
+/// sessions stopping at once, which the two fork slots queue.
+#[test]
+fn s16_the_forks_weight() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    let wrapper_dir = tempfile::tempdir().unwrap();
+    let wrapper = wrapper_dir.path().join("claude-rss");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/usr/bin/env python3\nimport os, resource, subprocess, sys\ncode = subprocess.call([{:?}] + sys.argv[1:])\nkb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\nopen(os.path.join({:?}, 'rss-%d' % os.getpid()), 'w').write(str(kb))\nsys.exit(code)\n",
+            claude.display().to_string(),
+            wrapper_dir.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let rss_mb = || -> Vec<f64> {
+        std::fs::read_dir(wrapper_dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("rss-"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .collect()
+    };
+    for mb in [0.1f64, 1.0, 5.0, 20.0] {
+        let bytes = (mb * 1024.0 * 1024.0) as usize;
+        let standin = StandIn::start(move |req| {
+            if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("x".repeat(bytes)) }
+        });
+        let mut app = App::new(claude.clone(), &standin);
+        app.bench.extra_env.push(("MEMORY_SAVE_CLAUDE".into(), wrapper.display().to_string()));
+        for entry in std::fs::read_dir(wrapper_dir.path()).unwrap().flatten() {
+            if entry.file_name().to_string_lossy().starts_with("rss-") {
+                std::fs::remove_file(entry.path()).unwrap();
+            }
+        }
+        let run = app.bench.print("a turn with a long answer", &[], LIMIT);
+        let stopped = Instant::now();
+        let sid = app::session_of(&run);
+        let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
+        let to_written = stopped.elapsed();
+        assert_eq!(state["status"]["text"], "no change", "{mb} MB: {state}");
+        let transcript_mb = std::fs::metadata(app.transcript(&sid).unwrap()).unwrap().len() as f64 / 1048576.0;
+        let fork_ms = state["last_usage"]["duration_ms"].as_u64().unwrap_or(0);
+        let rss = rss_mb().into_iter().fold(0.0, f64::max);
+        report(
+            "16 fork weight",
+            &format!("{transcript_mb:.1} MB transcript: fork s / exit to written s / fork peak MB"),
+            format!("{:.2} / {:.2} / {rss:.0}", fork_ms as f64 / 1000.0, to_written.as_secs_f64()),
+        );
+        assert!(rss > 0.0, "{mb} MB: no memory figure");
+    }
+    // Eight sessions of one project stop at once.
+    let standin =
+        StandIn::start(|req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") });
+    let mut app = App::new(claude, &standin);
+    app.bench.extra_env.push(("MEMORY_SAVE_CLAUDE".into(), wrapper.display().to_string()));
+    let app = &app;
+    let sids: Vec<String> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..8).map(|n| s.spawn(move || tool_turn(app, &format!("TOOL session {n}")))).collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let started = Instant::now();
+    for sid in &sids {
+        app.wait_saved(sid, 1, SAVE_LIMIT);
+    }
+    report(
+        "16 fork weight",
+        "eight sessions at once: all saved after (s)",
+        format!("{:.2}", started.elapsed().as_secs_f64()),
+    );
+}
