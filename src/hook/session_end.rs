@@ -18,6 +18,9 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         s.ended = true;
         if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
             s.request_save();
+            if let Some(pause) = &mut s.paused {
+                pause.end_save_used = true;
+            }
         }
         s.turn_open = false;
     })?;

@@ -50,7 +50,7 @@ pub fn count(state: &mut SessionState, usage: Option<&Usage>, parent_last_reques
             let line = format!(
                 "memory-save: {text}; this session is saved once more when it ends. Resume with: memory-save resume"
             );
-            state.paused = Some(Pause { kind: PauseKind::CacheMiss, text, at: now_unix() });
+            state.paused = Some(Pause { kind: PauseKind::CacheMiss, text, at: now_unix(), end_save_used: false });
             Some(line)
         }
     }
@@ -87,6 +87,7 @@ pub fn over_save_budget(usage: &Usage, config: &Config) -> Option<Pause> {
         kind: PauseKind::Budget,
         text: format!("paused: a save cost ${:.2}, over max_cost_per_save_usd (${max:.2})", usage.total_cost_usd),
         at: now_unix(),
+        end_save_used: false,
     })
 }
 
@@ -99,6 +100,7 @@ pub fn over_day_budget(roots: &Roots, config: &Config) -> Option<Pause> {
         kind: PauseKind::Budget,
         text: format!("paused: today's saves cost ${spent:.2}, max_cost_per_day_usd is ${max:.2}"),
         at: now_unix(),
+        end_save_used: false,
     })
 }
 

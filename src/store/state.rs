@@ -89,6 +89,11 @@ pub struct Pause {
     pub text: String,
     /// Unix time.
     pub at: i64,
+    /// The one save at a session's end that a cache-miss pause allows has
+    /// been asked for: a `claude -p --resume` workflow ends its session every
+    /// run, and must not get a save from each.
+    #[serde(default)]
+    pub end_save_used: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +173,7 @@ impl SessionState {
         }
         match &self.paused {
             Some(pause) if pause.kind == PauseKind::Budget => return false,
-            Some(_) if !self.ended => return false,
+            Some(pause) if !self.ended || pause.end_save_used => return false,
             _ => {}
         }
         // Only a session that has both an interval or a quota to look at

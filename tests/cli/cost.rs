@@ -335,3 +335,24 @@ fn pre_compact_saves_the_held_turns_by_a_fork_resumed_before_the_summary() {
     env.assert_idle_with(SID, 1);
     assert_eq!(env.call_count(), 1);
 }
+
+#[test]
+fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
+    let env = Env::new();
+    fresh_transcript(&env);
+    miss(&env, 1);
+    miss(&env, 2);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+    assert!(env.state(SID)["paused"].is_object());
+    // `claude -p --resume` ends its session every run: the first end after
+    // the pause saves, the next ones do not.
+    for run in 0..3 {
+        env.turn(SID);
+        env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+        env.assert_idle_with(SID, 3);
+        assert_eq!(env.call_count(), 3, "run {run}");
+    }
+}

@@ -33,6 +33,9 @@ pub enum Reply {
     /// An HTTP error with the API's error body. Note the CLI retries 429/5xx
     /// with backoff; a 400 fails at once.
     Error(u16, String),
+    /// Answer as the inner reply does, but report the request as a prompt
+    /// cache miss: nothing read from the cache, all of it written.
+    Missed(Box<Reply>),
 }
 
 impl Reply {
@@ -297,19 +300,31 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
 
     // Usage first (needs the earlier requests), then record, then ask the
     // script, so a test that inspects requests() mid-reply sees this one.
-    let usage = usage_for(shared, &req);
+    let mut usage = usage_for(shared, &req);
+    let mut reply = (shared.script)(&req);
+    loop {
+        match reply {
+            Reply::Delayed(d, inner) => {
+                // Sleep in slices so dropping the stand-in does not wait for it.
+                let end = Instant::now() + d;
+                while Instant::now() < end && !shared.stop.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(50));
+                }
+                reply = *inner;
+            }
+            Reply::Missed(inner) => {
+                usage.cache_creation_input_tokens += usage.cache_read_input_tokens;
+                usage.cache_read_input_tokens = 0;
+                reply = *inner;
+            }
+            other => {
+                reply = other;
+                break;
+            }
+        }
+    }
     req.usage = Some(usage);
     record(shared, req.clone());
-    let mut reply = (shared.script)(&req);
-
-    while let Reply::Delayed(d, inner) = reply {
-        // Sleep in slices so dropping the stand-in does not wait for it.
-        let end = Instant::now() + d;
-        while Instant::now() < end && !shared.stop.load(Ordering::SeqCst) {
-            thread::sleep(Duration::from_millis(50));
-        }
-        reply = *inner;
-    }
     if let Reply::Error(status, message) = &reply {
         let err = json!({ "type": "error", "error": { "type": "api_error", "message": message } });
         return respond_json(&mut out, "POST", *status, &err);
@@ -325,7 +340,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             json!({ "type": "tool_use", "id": format!("toolu_standin_{n:06}"), "name": name, "input": input }),
             "tool_use",
         ),
-        Reply::Delayed(..) | Reply::Error(..) => unreachable!(),
+        Reply::Delayed(..) | Reply::Error(..) | Reply::Missed(..) => unreachable!(),
     };
     let model = req.model().to_string();
     let message = json!({
