@@ -177,7 +177,7 @@ pub fn visible(text: &str) -> String {
 
 /// JSON text (serde_json's output) as it may be printed: serde_json escapes
 /// only C0 controls, so every other unwanted character becomes a JSON
-/// `\uXXXX` escape (a surrogate pair past U+FFFF). Outside strings JSON has
+/// `\u` escape of four hex digits (a surrogate pair past U+FFFF). Outside strings JSON has
 /// none of them, so this keeps the JSON valid and its meaning.
 pub fn json_visible(json: &str) -> String {
     escape(json, |c, out| {

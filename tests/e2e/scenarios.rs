@@ -68,6 +68,16 @@ fn start_interactive(app: &App) -> (app::Tmux, String) {
     (tmux, sid)
 }
 
+/// One interactive turn: types `text`, waits for its request and for the
+/// turn's Stop (the session's state says the turn is closed).
+fn interactive_turn(tmux: &app::Tmux, standin: &StandIn, app: &App, sid: &str, text: &str) {
+    tmux.send_line(text);
+    wait_for(LIMIT, &format!("a request with {text}"), || {
+        standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(text))
+    });
+    wait_for(LIMIT, "the turn's Stop", || (app.session_state(sid)["turn_open"] == false).then_some(()));
+}
+
 /// Sends `prompt` (its reply is slow), presses Escape while the request is
 /// in flight, and clears the prompt the CLI puts back in the input box.
 fn interrupt(tmux: &app::Tmux, standin: &StandIn, prompt: &str) {
@@ -685,12 +695,7 @@ fn s12_save_every_five_turns_against_every_turn() {
         std::thread::sleep(Duration::from_secs(2));
         for n in 1..=20 {
             let text = format!("cadence turn {n} of 20");
-            tmux.send_line(&text);
-            wait_for(LIMIT, &format!("a request with {text}"), || {
-                standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(&text))
-            });
-            // The turn's Stop has run once the state says it is closed.
-            wait_for(LIMIT, "the turn's Stop", || (app.session_state(&sid)["turn_open"] == false).then_some(()));
+            interactive_turn(&tmux, &standin, &app, &sid, &text);
         }
         app.wait_saved(&sid, 1, SAVE_LIMIT);
         let f = forks(&standin);
@@ -758,11 +763,7 @@ fn s13_pre_compact_saves_the_held_turns() {
         let (tmux, sid) = start_interactive(&app);
         std::thread::sleep(Duration::from_secs(2));
         for text in ["HELD-ONE before compaction", "HELD-TWO before compaction"] {
-            tmux.send_line(text);
-            wait_for(LIMIT, text, || {
-                standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(text))
-            });
-            wait_for(LIMIT, "the turn's Stop", || (app.session_state(&sid)["turn_open"] == false).then_some(()));
+            interactive_turn(&tmux, &standin, &app, &sid, text);
         }
         assert!(forks(&standin).is_empty(), "two turns of five waited");
         let slots = app.state_dir().join("forks");
@@ -957,11 +958,7 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
     std::thread::sleep(Duration::from_secs(2));
     for n in 1..=3u64 {
         let text = format!("guard turn {n}");
-        tmux.send_line(&text);
-        wait_for(LIMIT, &text, || {
-            standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(&text))
-        });
-        wait_for(LIMIT, "the turn's Stop", || (app.session_state(&sid)["turn_open"] == false).then_some(()));
+        interactive_turn(&tmux, &standin, &app, &sid, &text);
         app.wait_saved(&sid, n.min(2), SAVE_LIMIT);
     }
     let state = app.session_state(&sid);
