@@ -301,6 +301,10 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     // Usage first (needs the earlier requests), then record, then ask the
     // script, so a test that inspects requests() mid-reply sees this one.
     let mut usage = usage_for(shared, &req);
+    // Recorded before the script runs: a script may wait for other requests
+    // (and a test for this one) before it answers.
+    req.usage = Some(usage);
+    record(shared, req.clone());
     let mut reply = (shared.script)(&req);
     loop {
         match reply {
@@ -315,6 +319,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             Reply::Missed(inner) => {
                 usage.cache_creation_input_tokens += usage.cache_read_input_tokens;
                 usage.cache_read_input_tokens = 0;
+                restate_usage(shared, &req, usage);
                 reply = *inner;
             }
             other => {
@@ -323,8 +328,6 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             }
         }
     }
-    req.usage = Some(usage);
-    record(shared, req.clone());
     if let Reply::Error(status, message) = &reply {
         let err = json!({ "type": "error", "error": { "type": "api_error", "message": message } });
         return respond_json(&mut out, "POST", *status, &err);
@@ -452,6 +455,14 @@ pub fn normalise(v: &Value) -> Value {
 
 fn approx_tokens(s: &str) -> u64 {
     (s.len() as u64).div_ceil(4) // about four bytes per token: plausible, not exact
+}
+
+/// Replaces the usage recorded for `req` (the newest record equal to it).
+fn restate_usage(shared: &Shared, req: &RecordedRequest, usage: Usage) {
+    let mut requests = shared.requests.lock().unwrap();
+    if let Some(recorded) = requests.iter_mut().rev().find(|r| r.at == req.at && r.path == req.path) {
+        recorded.usage = Some(usage);
+    }
 }
 
 /// Fake but plausible usage: the longest common prefix with any earlier
