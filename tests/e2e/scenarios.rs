@@ -12,6 +12,9 @@ const LIMIT: Duration = Duration::from_secs(120);
 const SAVE_LIMIT: Duration = Duration::from_secs(90);
 const BULLET: &str = "- E2E-FACT-1: the project builds with cargo";
 
+/// A fork reply with nothing to change.
+const NO_EDITS: &str = r#"{"ops":[],"topics":[]}"#;
+
 fn add_op(text: &str) -> String {
     json!({ "ops": [{ "op": "add", "section": "Architecture & Config Facts", "text": text }], "topics": [] })
         .to_string()
@@ -37,6 +40,21 @@ fn script(
 
 fn forks(standin: &StandIn) -> Vec<RecordedRequest> {
     standin.message_requests().into_iter().filter(is_fork).collect()
+}
+
+/// A stand-in whose parent says "ok" and whose forks change nothing.
+fn quiet_standin() -> StandIn {
+    StandIn::start(|req| if is_fork(req) { Reply::text(NO_EDITS) } else { Reply::text("ok") })
+}
+
+/// A bench for an interactive session (logging hook registered) with
+/// `config` as its memory-save.toml.
+fn app_configured(claude: std::path::PathBuf, standin: &StandIn, config: &str) -> App {
+    let app = App::new(claude, standin);
+    app.add_logging_hook();
+    std::fs::create_dir_all(app.root()).unwrap();
+    std::fs::write(app.root().join("memory-save.toml"), config).unwrap();
+    app
 }
 
 /// The CLI (`None`: skipped outside CI) with the suite's lock held, so one
@@ -426,7 +444,7 @@ fn s7_interrupted_turn_is_saved() {
         let last = req.last_user_text();
         if is_fork(req) {
             seen.store(true, Ordering::SeqCst);
-            Reply::text(r#"{"ops":[],"topics":[]}"#)
+            Reply::text(NO_EDITS)
         } else if last.contains("SLOW") {
             Reply::text("too late").after(Duration::from_secs(40))
         } else if last.contains("WAIT") {
@@ -506,8 +524,7 @@ fn s8_clear_and_compact_reload_the_memory() {
     let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
-    let standin =
-        StandIn::start(|req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") });
+    let standin = quiet_standin();
     let app = App::new(claude, &standin);
     app.add_logging_hook();
     let base = "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- FACT-START\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
@@ -605,7 +622,7 @@ fn s10_stop_hook_cost() {
     let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let standin = StandIn::start(script(|_| Reply::text(r#"{"ops":[],"topics":[]}"#)));
+    let standin = StandIn::start(script(|_| Reply::text(NO_EDITS)));
     let app = App::new(claude, &standin);
     let sid = tool_turn(&app, "TOOL first turn");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
@@ -682,15 +699,9 @@ fn s12_save_every_five_turns_against_every_turn() {
     };
     let mut figures = Vec::new();
     for every in [0u64, 5] {
-        let standin =
-            StandIn::start(
-                |req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") },
-            );
-        let app = App::new(claude.clone(), &standin);
-        app.add_logging_hook();
-        std::fs::create_dir_all(app.root()).unwrap();
+        let standin = quiet_standin();
         let config = format!("save_every_turns = {every}\nidle_flush_seconds = 600\n");
-        std::fs::write(app.root().join("memory-save.toml"), config).unwrap();
+        let app = app_configured(claude.clone(), &standin, &config);
         let (tmux, sid) = start_interactive(&app);
         std::thread::sleep(Duration::from_secs(2));
         for n in 1..=20 {
@@ -751,15 +762,8 @@ fn s13_pre_compact_saves_the_held_turns() {
         return;
     };
     for fork_after_summary in [false, true] {
-        let standin =
-            StandIn::start(
-                |req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") },
-            );
-        let app = App::new(claude.clone(), &standin);
-        app.add_logging_hook();
-        std::fs::create_dir_all(app.root()).unwrap();
-        std::fs::write(app.root().join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n")
-            .unwrap();
+        let standin = quiet_standin();
+        let app = app_configured(claude.clone(), &standin, "save_every_turns = 5\nidle_flush_seconds = 600\n");
         let (tmux, sid) = start_interactive(&app);
         std::thread::sleep(Duration::from_secs(2));
         for text in ["HELD-ONE before compaction", "HELD-TWO before compaction"] {
@@ -838,7 +842,7 @@ fn s15_a_1m_window_session_forks_with_its_window() {
     let Some((claude, _g)) = claude_alone() else {
         return;
     };
-    let standin = StandIn::start(script(|_| Reply::text(r#"{"ops":[],"topics":[]}"#)));
+    let standin = StandIn::start(script(|_| Reply::text(NO_EDITS)));
     let app = App::new(claude, &standin);
     let run =
         app.bench.print("TOOL parent turn", &["--allowedTools", "Bash", "--model", "claude-sonnet-4-5[1m]"], LIMIT);
@@ -892,9 +896,11 @@ fn s16_the_forks_weight() {
     };
     for mb in [0.1f64, 1.0, 5.0, 20.0] {
         let bytes = (mb * 1024.0 * 1024.0) as usize;
-        let standin = StandIn::start(move |req| {
-            if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("x".repeat(bytes)) }
-        });
+        let standin = StandIn::start(
+            move |req| {
+                if is_fork(req) { Reply::text(NO_EDITS) } else { Reply::text("x".repeat(bytes)) }
+            },
+        );
         let mut app = App::new(claude.clone(), &standin);
         app.bench.extra_env.push(("MEMORY_SAVE_CLAUDE".into(), wrapper.display().to_string()));
         for entry in std::fs::read_dir(wrapper_dir.path()).unwrap().flatten() {
@@ -919,8 +925,7 @@ fn s16_the_forks_weight() {
         assert!(rss > 0.0, "{mb} MB: no memory figure");
     }
     // Eight sessions of one project stop at once.
-    let standin =
-        StandIn::start(|req| if is_fork(req) { Reply::text(r#"{"ops":[],"topics":[]}"#) } else { Reply::text("ok") });
+    let standin = quiet_standin();
     let mut app = App::new(claude, &standin);
     app.bench.extra_env.push(("MEMORY_SAVE_CLAUDE".into(), wrapper.display().to_string()));
     let app = &app;
@@ -949,9 +954,12 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
     let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
-    let standin = StandIn::start(|req| {
-        if is_fork(req) { Reply::Missed(Box::new(Reply::text(r#"{"ops":[],"topics":[]}"#))) } else { Reply::text("ok") }
-    });
+    let standin =
+        StandIn::start(
+            |req| {
+                if is_fork(req) { Reply::Missed(Box::new(Reply::text(NO_EDITS))) } else { Reply::text("ok") }
+            },
+        );
     let app = App::new(claude, &standin);
     app.add_logging_hook();
     let (tmux, sid) = start_interactive(&app);
