@@ -51,8 +51,7 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
     miss(&env, 3);
     miss(&env, 4);
     for n in 1..=4 {
-        env.turn(SID);
-        env.wait_saves(SID, n);
+        env.saved_turn(SID, n);
         let paused = env.state(SID)["paused"].clone();
         assert_eq!(paused.is_null(), n < 4, "after save {n}: {paused}");
     }
@@ -100,8 +99,7 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
     );
     assert!(env.state(SID)["paused"].is_null());
     hit(&env, 6);
-    env.turn(SID);
-    env.wait_saves(SID, 6);
+    env.saved_turn(SID, 6);
 }
 
 #[test]
@@ -112,8 +110,7 @@ fn a_miss_after_the_cache_expired_does_not_count() {
     fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
     for n in 1..=3 {
         miss(&env, n);
-        env.turn(SID);
-        env.wait_saves(SID, n as u64);
+        env.saved_turn(SID, n as u64);
     }
     assert!(env.state(SID)["paused"].is_null(), "{}", env.state(SID));
     assert_eq!(env.state(SID)["cache_misses"], 0);
@@ -125,11 +122,9 @@ fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
     fs::write(env.mem.join("memory-save.toml"), "max_cost_per_save_usd = 0.05\n").unwrap();
     hit(&env, 1);
     env.script_output(2, &answer(&no_change(), 3, 40_000, 300, 0.07));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert!(env.state(SID)["paused"].is_null(), "the first save was under budget");
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     assert_eq!(env.state(SID)["paused"]["text"], "paused: a save cost $0.07, over max_cost_per_save_usd ($0.05)");
     assert_eq!(env.state(SID)["paused"]["kind"], "budget");
     env.turn(SID);
@@ -145,15 +140,12 @@ fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
     for n in 1..=2 {
         env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.15));
     }
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     // Another session of another project spends the rest of the day.
     let other = env.git_init("other");
-    env.turn_in(SID_OTHER, &other);
-    env.wait_saves(SID_OTHER, 1);
+    env.saved_turn_in(SID_OTHER, &other, 1);
     assert_eq!(env.call_count(), 2);
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "the fork ran past the daily budget");
     assert_eq!(env.status(SID), "paused: today's saves cost $0.30, max_cost_per_day_usd is $0.25");
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
@@ -175,12 +167,10 @@ fn saves_pause_while_the_quota_is_high_and_go_on_when_it_falls() {
     // The quota falls: the next turn saves, and the held-back turn with it.
     input["rate_limits"]["five_hour"]["used_percentage"] = json!(12.0);
     statusline(&env, input.clone());
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     // Without the status line (no reading), nothing changes.
     let plain = Env::new();
-    plain.turn(SID);
-    plain.wait_saves(SID, 1);
+    plain.saved_turn(SID, 1);
 }
 
 #[test]
@@ -188,8 +178,7 @@ fn status_shows_what_saves_cost_today_and_per_session_beside_the_sessions_own_co
     let env = Env::new();
     env.copy_transcript_fixture();
     env.script_output(1, &answer(&no_change(), 3, 40_000, 300, 0.0125));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
     let session = &status["sessions"][0];
     assert_eq!(session["session_id"], SID);
@@ -210,8 +199,7 @@ fn the_fork_gets_the_model_the_session_requested_and_never_compacts() {
     let env = Env::new();
     let line = json!({"type": "assistant", "requestedModel": "claude-sonnet-4-5[1m]", "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": []}});
     fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let call = env.call(1);
     assert_eq!(call.flag("--model"), Some("claude-sonnet-4-5[1m]"));
     assert!(call.session_env.contains("DISABLE_COMPACT=1"), "{}", call.session_env);
@@ -270,8 +258,7 @@ fn a_session_near_its_window_is_not_saved_until_it_compacts() {
         fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
     };
     transcript(197_000);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "a fork ran that could not fit the window");
     assert!(
         env.status(SID).starts_with("skipped: the session is near its context window (197010 of 200000 tokens)"),
@@ -281,8 +268,7 @@ fn a_session_near_its_window_is_not_saved_until_it_compacts() {
     // The session compacts: its next request is small again, and the
     // save goes on.
     transcript(30_000);
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 1);
 }
 
@@ -296,8 +282,7 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
     env.turn(SID);
     assert_eq!(env.call_count(), 0, "a save ran before three turns gathered");
     assert_eq!(env.state(SID)["turns_unsaved"], 2);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 1);
     // One more turn, then quiet: the worker started at Stop waits out the
     // idle time itself and saves it.
@@ -342,10 +327,8 @@ fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
     fresh_transcript(&env);
     miss(&env, 1);
     miss(&env, 2);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 1);
+    env.saved_turn(SID, 2);
     assert!(env.state(SID)["paused"].is_object());
     // `claude -p --resume` ends its session every run: the first end after
     // the pause saves, the next ones do not.

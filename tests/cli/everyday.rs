@@ -17,8 +17,7 @@ fn status_shows_size_topics_last_saves_and_cost() {
                 "usage":{"input_tokens":12,"cache_read_input_tokens":3400,"cache_creation_input_tokens":5,"output_tokens":56},
                 "total_cost_usd":0.0123}),
     );
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
 
     let out = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok();
     let status = out.json();
@@ -50,8 +49,7 @@ fn status_shows_size_topics_last_saves_and_cost() {
 fn status_names_the_last_failed_reply() {
     let env = Env::new();
     env.script_reply(1, "no json here");
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
     assert!(status["last_failed_reply"]["path"].as_str().unwrap().ends_with("memory-save.failed-reply.txt"));
     assert_eq!(status["last_failed_reply"]["bytes"], "no json here".len());
@@ -84,8 +82,7 @@ fn doctor_reports_problems_and_passes_once_installed() {
 fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     let env = Env::new();
     env.cmd(&["install"]).run().ok();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     fs::write(env.sessions_dir().join("broken.json"), "{not json").unwrap();
     let out = env.cmd(&["doctor"]).run();
     assert_eq!(out.code, Some(1));
@@ -106,11 +103,9 @@ fn every_save_is_in_the_history_and_undo_restores_the_state_before_it() {
         2,
         &reply(json!([{"op":"remove","line":"- First fact."}, add(ARCH, "- Second fact.")]), json!([])),
     );
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let after_first = env.memory().unwrap();
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     let after_second = env.memory().unwrap();
     assert!(!after_second.contains("First fact."));
 
@@ -138,8 +133,7 @@ fn every_save_is_in_the_history_and_undo_restores_the_state_before_it() {
 fn undoing_the_first_save_removes_the_files_it_created() {
     let env = Env::new();
     env.script_reply(1, &reply(json!([add(ARCH, "- Fact.")]), json!([{"file":"notes.md","append":"- n"}])));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert!(env.memory().is_some() && env.memory_file("notes.md").is_some());
     env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
     assert_eq!((env.memory(), env.memory_file("notes.md")), (None, None));
@@ -206,8 +200,7 @@ fn the_environment_turns_everything_off() {
 fn save_every_minutes_holds_back_turns_until_the_session_ends() {
     let env = Env::new();
     fs::write(env.mem.join("memory-save.toml"), "save_every_minutes = 10\n").unwrap();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     env.turn(SID);
     env.turn(SID);
     assert_eq!(env.state(SID)["save_pending"], json!(false));
@@ -243,8 +236,7 @@ fn the_config_sets_the_forks_model_effort_and_time_bound() {
 fn a_broken_config_is_reported_and_the_defaults_apply() {
     let env = Env::new();
     fs::write(env.mem.join("memory-save.toml"), "save_every = [\n").unwrap();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 1);
     assert!(env.log().contains("is not valid memory-save configuration"), "{}", env.log());
     let out = env.cmd(&["doctor"]).run();
@@ -262,8 +254,7 @@ fn an_append_is_undone_and_redone_without_copying_the_topic_file() {
     ));
     fs::write(env.memory_dir("proj").join("history.md"), &old_history).unwrap();
     env.script_reply(1, &reply(json!([]), json!([{"file":"history.md","append":"- new event"}])));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let appended = env.memory_file("history.md").unwrap();
     assert!(appended.starts_with(&old_history) && appended.ends_with("- new event\n"));
 
@@ -288,8 +279,7 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
         1,
         &reply(json!([add(ARCH, "- Second fact.")]), json!([{"file":"history.md","append":"- three"}])),
     );
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     fs::write(env.memory_dir("proj").join("history.md"), "- one\n").unwrap();
     let memory = env.memory().unwrap();
     assert!(memory.contains("- Second fact."));

@@ -183,8 +183,7 @@ fn corrupt_state_and_lock_files_are_recovered_from() {
     }
     fs::write(projects.join("proj.json"), "not json").unwrap();
     env.script_reply(1, &adds("- Saved despite the debris."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- Saved despite the debris."]);
     assert_eq!(env.status(SID), "+1");
 }
@@ -231,8 +230,7 @@ fn assert_fork_failure(env: &Env, status: &str, report: &str, evidence: Option<&
         tree.sort();
         tree.dedup();
     }
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.status(SID), status);
     assert_eq!(env.memory().unwrap(), before, "MEMORY.md changed");
     assert_eq!(files(env), tree, "files written");
@@ -360,8 +358,7 @@ fn disk_full(file: &str) {
     env.write_memory(&memory);
     fs::write(env.memory_dir("proj").join("history.md"), "# history\n").unwrap();
     env.script_reply(1, &save_reply("- Lost to the full disk.", "- Lost too."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
 
     let status = env.status(SID);
     let target = env.memory_dir("proj").join(format!(".{file}."));
@@ -390,8 +387,7 @@ fn disk_full(file: &str) {
     // The disk is back.
     let env = env.without_var("MEMORY_SAVE_FAULT_WRITE");
     env.script_reply(3, &save_reply("- Saved once the disk was back.", "- Back."));
-    env.turn(SID);
-    env.wait_saves(SID, 3);
+    env.saved_turn(SID, 3);
     assert_eq!(env.status(SID), "+1 topic: history");
     let now = env.memory().unwrap();
     assert!(now.contains("- Saved once the disk was back.") && !now.contains("- Lost"), "{now}");
@@ -473,8 +469,7 @@ fn a_read_only_memory_folder() {
     let memory = template_with("proj", &["- Kept."]);
     env.write_memory(&memory);
     env.script_reply(1, &adds("- Not writable now."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let status = env.status(SID);
     assert!(
         status.starts_with("error: cannot create ") && status.ends_with("Read-only file system (os error 30)"),
@@ -491,8 +486,7 @@ fn a_read_only_memory_folder() {
 
     let env = env.without_var("MEMORY_SAVE_FAULT_READ_ONLY");
     env.script_reply(3, &adds("- Writable again."));
-    env.turn(SID);
-    env.wait_saves(SID, 3);
+    env.saved_turn(SID, 3);
     assert!(env.memory().unwrap().contains("- Writable again."));
     assert!(!files(&env).iter().any(|f| f.ends_with(".tmp")));
 }

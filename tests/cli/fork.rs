@@ -69,16 +69,14 @@ fn stop_after_prompt_runs_one_fork_with_exactly_the_measured_flags() {
 fn the_fork_uses_the_sessions_last_model() {
     let env = Env::new();
     env.write_transcript("claude-haiku-9-1");
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call(1).flag("--model"), Some("claude-haiku-9-1"));
 }
 
 #[test]
 fn no_transcript_no_model_flag_and_no_memory_gives_the_template() {
     let env = Env::new();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
 
     let call = env.call(1);
     assert!(!call.args.iter().any(|a| a.starts_with("--model")), "args: {:?}", call.args);

@@ -27,8 +27,7 @@ fn modes(dir: &Path, out: &mut Vec<(String, u32, bool)>) {
 fn memory_and_state_folders_are_0700_and_files_0600() {
     let env = Env::new();
     env.script_reply(1, &save_reply("- A fact.", "- An event."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     assert!(env.memory().is_some() && env.memory_file("history.md").is_some());
 
@@ -63,8 +62,7 @@ fn a_symlink_planted_as_memory_md_is_not_followed() {
     assert!(!out.stdout.contains("secret"), "{out:#?}");
     // Not sent to the fork, not written through.
     env.script_reply(1, &adds("- A fact."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "the fork ran with the linked file");
     assert_eq!(fs::read_to_string(&outside).unwrap(), secret);
     assert!(fs::symlink_metadata(env.memory_path()).unwrap().file_type().is_symlink());
@@ -91,8 +89,7 @@ fn a_symlink_planted_as_a_topic_file_is_not_followed() {
     let link = env.memory_dir("proj").join("history.md");
     symlink(&outside, &link).unwrap();
     env.script_reply(1, &save_reply("- A fact.", "- An event."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(fs::read_to_string(&outside).unwrap(), "# someone else's notes\n");
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(env.memory().unwrap(), before, "MEMORY.md was written without its topic file");
@@ -114,8 +111,7 @@ fn a_symlink_planted_as_the_memory_folder_is_not_followed() {
     let out = env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
     assert!(!out.stdout.contains("secret"), "{out:#?}");
     env.script_reply(1, &save_reply("- A fact.", "- An event."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "the fork ran with the linked folder's file");
     let names: Vec<_> = fs::read_dir(&outside).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(names, ["MEMORY.md"]);

@@ -25,8 +25,7 @@ fn a_subfolder_of_a_repository_saves_into_the_repository() {
     let sub = env.proj.join("src/deep");
     std::fs::create_dir_all(&sub).unwrap();
     env.script_default(&adds("- Saved from a subfolder."));
-    env.turn_in(SID, &sub);
-    env.wait_saves(SID, 1);
+    env.saved_turn_in(SID, &sub, 1);
     assert!(env.memory().expect("memory/proj/MEMORY.md").contains("- Saved from a subfolder."));
 }
 
@@ -35,8 +34,7 @@ fn a_plain_folder_saves_under_its_own_name() {
     let env = Env::new();
     let plain = env.folder("plainfolder");
     env.script_default(&adds("- Saved from a plain folder."));
-    env.turn_in(SID, &plain);
-    env.wait_saves(SID, 1);
+    env.saved_turn_in(SID, &plain, 1);
     assert!(
         env.memory_of("plainfolder").expect("memory/plainfolder/MEMORY.md").contains("- Saved from a plain folder.")
     );
@@ -49,8 +47,7 @@ fn folder_names_in_any_script_and_with_spaces_work() {
         let dir = env.git_init(name);
         let session = format!("script-{n}");
         env.script_reply(n + 1, &adds(&format!("- Saved in {name}.")));
-        env.turn_in(&session, &dir);
-        env.wait_saves(&session, 1);
+        env.saved_turn_in(&session, &dir, 1);
         let memory = env.memory_of(name).unwrap_or_else(|| panic!("memory/{name}/MEMORY.md: {}", env.status(&session)));
         assert!(
             memory.starts_with(&format!("# {name}\n")) && memory.contains(&format!("- Saved in {name}.")),
@@ -66,8 +63,7 @@ fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
     let env = Env::new();
     let bad = env.folder("bad\u{1b}name");
     env.script_default(&adds("- Must not be written."));
-    env.turn_in(SID, &bad);
-    env.wait_saves(SID, 1);
+    env.saved_turn_in(SID, &bad, 1);
     let status = env.status(SID);
     assert!(
         status.starts_with("error: ") && status.contains("control, bidirectional or invisible character"),
@@ -92,10 +88,8 @@ fn two_repositories_with_one_name_never_share_a_memory() {
     env.git(&a, &["remote", "add", "origin", "git@github.com:client-a/app.git"]);
     env.script_reply(1, &adds("- Client A's rule."));
     env.script_reply(2, &adds("- Client B's rule."));
-    env.turn_in("sess-a", &a);
-    env.wait_saves("sess-a", 1);
-    env.turn_in("sess-b", &b);
-    env.wait_saves("sess-b", 1);
+    env.saved_turn_in("sess-a", &a, 1);
+    env.saved_turn_in("sess-b", &b, 1);
 
     let record = std::fs::read_to_string(env.memory_dir("app").join(".identity")).unwrap();
     assert_eq!(record.trim(), r#"{"identity":"github.com/client-a/app"}"#);
@@ -130,10 +124,8 @@ fn clones_over_ssh_and_https_and_worktrees_share_one_memory_and_credentials_are_
     env.git(&https, &["remote", "add", "origin", "https://me:hunter2-token@github.com/me/app"]);
     env.script_reply(1, &adds("- One."));
     env.script_reply(2, &adds("- Two."));
-    env.turn_in("s1", &ssh);
-    env.wait_saves("s1", 1);
-    env.turn_in("s2", &https);
-    env.wait_saves("s2", 1);
+    env.saved_turn_in("s1", &ssh, 1);
+    env.saved_turn_in("s2", &https, 1);
     let memory = env.memory_of("app").unwrap();
     assert!(memory.contains("- One.") && memory.contains("- Two."), "{memory}");
     for file in env.memory_tree() {
@@ -162,7 +154,6 @@ fn a_name_set_in_the_config_wins() {
     env.git(&env.proj, &["remote", "add", "origin", "git@github.com:me/proj.git"]);
     std::fs::write(env.mem.join("memory-save.toml"), "[names]\n\"github.com/me/proj\" = \"work notes\"\n").unwrap();
     env.script_default(&adds("- Named by hand."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert!(env.memory_of("work notes").unwrap().contains("- Named by hand."));
 }

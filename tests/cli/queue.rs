@@ -32,8 +32,7 @@ fn overlapping_saves_of_two_sessions_keep_both_bullets() {
 
     env.turn(SID);
     assert_eq!(env.call(1).flag("--resume"), Some(SID));
-    env.turn(SID_OTHER);
-    env.wait_saves(SID_OTHER, 1);
+    env.saved_turn(SID_OTHER, 1);
     assert_eq!(env.call(2).flag("--resume"), Some(SID_OTHER));
     assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- Already there.", "- From session B."]);
 

@@ -18,8 +18,7 @@ fn the_reply_is_applied_and_reported_once() {
             )
         ),
     );
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
 
     let memory = env.memory().expect("MEMORY.md written");
     assert!(memory.starts_with("# proj\n"), "{memory}");
@@ -51,10 +50,8 @@ fn the_second_save_sees_the_first_ones_bullet() {
     let env = Env::new();
     env.script_reply(1, &adds("- First fact."));
     env.script_reply(2, &adds("- Second fact."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 1);
+    env.saved_turn(SID, 2);
 
     assert!(env.call(2).stdin.contains("- First fact."));
     assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- First fact.", "- Second fact."]);
@@ -80,8 +77,7 @@ fn claude_missing() {
     };
     let before = template_with("proj", &["- Kept."]);
     env.write_memory(&before);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_failed(&env, &before, "claude not found");
 }
 
@@ -91,8 +87,7 @@ fn fork_reports_is_error() {
     let before = template_with("proj", &["- Kept."]);
     env.write_memory(&before);
     env.script_is_error(1, "API Error: 529 overloaded");
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_failed(&env, &before, "API Error: 529 overloaded");
     assert_eq!(env.state(SID)["last_usage"]["output_tokens"], 3, "usage of a failed fork is kept");
 }
@@ -104,8 +99,7 @@ fn fork_exits_non_zero_without_output() {
     env.write_memory(&before);
     env.script_no_output(1);
     env.script_exit(1, 3);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_failed(&env, &before, "code 3");
 }
 
@@ -135,8 +129,7 @@ fn a_reply_without_json_is_kept_and_nothing_else_is_written() {
     env.write_memory(&before);
     let text = "I have nothing to add to the memory this time.";
     env.script_reply(1, text);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_failed(&env, &before, "no JSON object");
     assert_eq!(env.memory_file("memory-save.failed-reply.txt").as_deref(), Some(text));
     let mut files = env.memory_tree();
@@ -149,8 +142,7 @@ fn a_secret_in_an_unreadable_reply_is_not_kept() {
     let env = Env::new();
     let key = format!("sk-ant-api03-{}", "Ab3dEf9hIj".repeat(8));
     env.script_reply(1, &format!("I would add:\n- The key is {key}\nand more {{broken"));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let kept = env.memory_file("memory-save.failed-reply.txt").expect("evidence kept");
     assert!(!kept.contains(&key), "{kept}");
     assert!(kept.contains("I would add:") && kept.contains("[not shown: it looks like it holds"), "{kept}");

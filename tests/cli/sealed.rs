@@ -208,8 +208,7 @@ fn a_fifo_planted_anywhere_we_read_blocks_nothing() {
     // As a topic file: refused with a reason, the lock given back.
     mkfifo(&env.memory_dir("proj").join("history.md"));
     env.script_default(&reply(json!([]), json!([{"file": "history.md", "append": "- x"}])));
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     assert!(env.status(SID).contains("is not a regular file"), "{}", env.status(SID));
     let start = env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
     assert!(start.elapsed < Duration::from_secs(1) && start.stdout.contains("Saved past the FIFOs"), "{start:#?}");
@@ -290,8 +289,7 @@ fn a_state_root_that_is_a_link_is_refused_and_one_open_to_others_is_closed() {
     let state = env.mem.join("state/memory-save");
     fs::create_dir_all(&state).unwrap();
     fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert_eq!(fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o700);
 
     let env = Env::new();
@@ -313,8 +311,7 @@ fn a_model_name_that_looks_like_a_flag_never_becomes_one() {
         let line = serde_json::json!({"type": "assistant", "requestedModel": model, "message": {"role": "assistant", "model": model, "content": []}});
         fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
         let session = format!("model-{n}");
-        env.turn(&session);
-        env.wait_saves(&session, 1);
+        env.saved_turn(&session, 1);
         let call = env.call(n + 1);
         assert!(!call.args.iter().any(|a| a.contains("dangerously") || a.contains("allowedTools")), "{:?}", call.args);
         assert_eq!(call.flag("--model"), None, "{:?}", call.args);

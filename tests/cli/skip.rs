@@ -40,8 +40,7 @@ fn a_main_loop_tool_call_is_worth_a_save() {
 #[test]
 fn a_saved_turn_is_not_saved_again() {
     let env = Env::new();
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     env.hook("stop").fixture("Stop.json").run().ok().assert_silent();
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok().assert_silent();
     // A worker would flip one of these under the lock; none moved.

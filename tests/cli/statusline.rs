@@ -53,8 +53,7 @@ fn shows_saving_then_the_result() {
 fn wraps_the_users_own_status_command() {
     let env = Env::new();
     env.script_reply(1, &adds("- A fact."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let out = statusline(&env, &["sh", "-c", "echo theirs"]);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{out:#?}");

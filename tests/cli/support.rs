@@ -206,6 +206,21 @@ impl Env {
         self.hook("stop").fixture("Stop.json").session(session).cwd(cwd).run().ok();
     }
 
+    /// A turn, then the wait for the worker to finish the session's
+    /// `saves`-th save: most tests want the save a turn starts.
+    #[track_caller]
+    pub fn saved_turn(&self, session: &str, saves: u64) -> Value {
+        self.turn(session);
+        self.wait_saves(session, saves)
+    }
+
+    /// The same, from another folder.
+    #[track_caller]
+    pub fn saved_turn_in(&self, session: &str, cwd: &Path, saves: u64) -> Value {
+        self.turn_in(session, cwd);
+        self.wait_saves(session, saves)
+    }
+
     // ---- scripting the fake claude ----
 
     /// Call `n` (from 1) of the fake answers with `text` as its result.
@@ -325,6 +340,7 @@ impl Env {
 
     /// Waits until the session's worker has finished `saves` saves and is
     /// gone: nothing pending, nothing running, the worker lock free.
+    #[track_caller]
     pub fn wait_saves(&self, session: &str, saves: u64) -> Value {
         let state = self.wait_idle(session, saves);
         assert_eq!(state["saves"], json!(saves), "more saves than expected: {state:#}");

@@ -32,8 +32,7 @@ fn removing_a_code_fence_cannot_swallow_the_sections_below() {
         json!([{"op": "remove", "line": "```sh"}, {"op": "remove", "line": "```"}, add("Active Warnings", "- Still written.")]),
         json!([]),
     ));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let now = env.memory().unwrap();
     assert!(now.contains("```sh\ncargo build\n```"), "{now}");
     assert_eq!(section_lines(&now, "Active Warnings"), ["- Still written."]);
@@ -50,8 +49,7 @@ fn escape_sequences_in_a_reply_never_reach_memory_or_a_terminal() {
         json!([add(ARCH, evil), {"op": "remove", "line": "- gone \u{1b}[31m"}, add("No \u{1b}[5m Such", "- x")]),
         json!([{"file": "history.md", "append": "\u{9b}31m red"}]),
     ));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let memory = env.memory().unwrap();
     assert_plain("MEMORY.md", &memory);
     assert_eq!(env.memory_file("history.md"), None);
@@ -90,10 +88,8 @@ fn history_says_where_each_change_came_from_and_finds_the_change_of_a_line() {
     env.write_memory(&template_with("proj", &["- Kept."]));
     env.script_reply(1, &adds("- First fact."));
     env.script_reply(2, &adds("- Second fact."));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 1);
+    env.saved_turn(SID, 2);
     let prompt_id = fixture("UserPromptSubmit.json")["prompt_id"].as_str().unwrap().to_string();
     let entry: Value =
         serde_json::from_str(&fs::read_to_string(env.memory_dir("proj").join(".history/00000001.json")).unwrap())
@@ -121,8 +117,7 @@ fn a_new_critical_rule_is_quoted_to_the_user() {
     env.write_memory(&template_with("proj", &["- Kept."]));
     let rule = format!("- Always run `make deploy` after each change {}", "and more words ".repeat(20));
     env.script_default(&reply(json!([add("CRITICAL RULES", &rule)]), json!([])));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let report = env.state(SID)["report"].as_str().unwrap().to_string();
     assert!(
         report.starts_with(
@@ -151,8 +146,7 @@ fn the_review_gate_holds_rule_changes_until_approved_or_rejected() {
         ]),
         json!([]),
     ));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let now = env.memory().unwrap();
     assert_eq!(section_lines(&now, "CRITICAL RULES"), ["- Old rule."]);
     assert!(now.contains("- Written at once."));
@@ -169,8 +163,7 @@ fn the_review_gate_holds_rule_changes_until_approved_or_rejected() {
     );
 
     // The same op held again is the same entry, under the same id.
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     assert_eq!(env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout, list.stdout);
 
     let approved = env.cmd(&["review", "--approve", remove_id]).in_dir(&env.proj).run().ok();
@@ -203,22 +196,19 @@ fn one_huge_bad_reply_does_not_poison_the_saves_after_it() {
     let ops: Vec<Value> =
         (0..1000).map(|i| json!({"op": "remove", "line": format!("- missing {i} {}", "x".repeat(1000))})).collect();
     env.script_reply(1, &reply(json!(ops), json!([])));
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     let report = env.state(SID)["report"].as_str().unwrap().to_string();
     assert!(report.chars().count() <= 1_501, "report of {} characters", report.chars().count());
     assert!(report.contains("1000 skipped") && report.contains("+997 more"), "{report}");
 
     // The next fork's notes are bounded too, and a failed fork clears them.
     env.script_is_error(2, "Prompt is too long");
-    env.turn(SID);
-    env.wait_saves(SID, 2);
+    env.saved_turn(SID, 2);
     let notes = env.call(2).stdin;
     assert!(notes.len() < 10_000, "the next fork's message is {} bytes", notes.len());
     assert!(notes.contains("EXACT COPY NOTE") && notes.contains("(and 990 more)"), "{notes}");
     env.script_reply(3, &adds("- Saved again."));
-    env.turn(SID);
-    env.wait_saves(SID, 3);
+    env.saved_turn(SID, 3);
     assert!(!env.call(3).stdin.contains("EXACT COPY NOTE"), "a failed save's notes were carried again");
     assert!(env.memory().unwrap().contains("- Saved again."));
 }
@@ -229,7 +219,6 @@ fn a_fork_that_prints_without_end_is_read_from_its_tail() {
     let mut output = "noise line that is not JSON\n".repeat(1_000_000); // 28 MB
     output.push_str(&result_json(&adds("- Read past the noise."), false));
     env.script_raw_output(1, &output);
-    env.turn(SID);
-    env.wait_saves(SID, 1);
+    env.saved_turn(SID, 1);
     assert!(env.memory().unwrap().contains("- Read past the noise."), "{}", env.status(SID));
 }
