@@ -56,6 +56,10 @@ pub struct ForkRequest<'a> {
     pub effort: Option<String>,
     /// `--resume-session-at`: the fork sees the session up to this message.
     pub resume_at: Option<String>,
+    /// A copy of the transcript to resume instead of the session: `claude
+    /// --resume` takes a path ending in `.jsonl` as a transcript file
+    /// **[measured: 2.1.328, 2.1.332]**.
+    pub resume_from: Option<&'a Path>,
     pub message: &'a str,
     /// The `--settings` JSON; passed as a private file, never on the
     /// command line, where every local user could read its `env` values.
@@ -101,10 +105,14 @@ pub fn find_claude() -> Result<PathBuf, ForkError> {
 /// fires, and no transcript is left behind.
 pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     let settings_file = settings_file.display().to_string();
+    // The copy ends where the session did, so no message to resume at; a
+    // path that is not plain text (never one of ours) resumes the session.
+    let copy = req.resume_from.and_then(Path::to_str).filter(|p| p.starts_with('/') && p.ends_with(".jsonl"));
+    let resume_at = if copy.is_some() { &None } else { &req.resume_at };
     let mut args: Vec<String> = [
         "-p",
         "--resume",
-        req.session_id,
+        copy.unwrap_or(req.session_id),
         "--fork-session",
         "--no-session-persistence",
         "--setting-sources",
@@ -125,7 +133,7 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     // config can never be taken for a flag of its own, whatever it starts
     // with; one that starts with `-` or holds a space is dropped outright.
     let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
-    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", &req.resume_at)] {
+    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", resume_at)] {
         if let Some(value) = value.as_deref().filter(|v| plain(v)) {
             args.push(format!("{flag}={value}"));
         }

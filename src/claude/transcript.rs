@@ -92,6 +92,36 @@ pub fn last_message_uuid(transcript: &Path) -> Option<String> {
     })
 }
 
+/// A transcript larger than this is not copied at PreCompact: the hook
+/// must stay quick, and the save falls back to `--resume-session-at`.
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Copies the transcript to `to` (a new private file) as it is now, before
+/// compaction writes its boundary: Claude Code resumes a session from its
+/// last boundary on, so only a copy taken now still holds the turns that
+/// the summary replaces **[measured: 2.1.328, 2.1.332]**. `false` when
+/// there is nothing to copy or it is over `max` bytes.
+pub fn snapshot(transcript: &Path, to: &Path, max: u64) -> anyhow::Result<bool> {
+    use anyhow::Context;
+    let Some(file) = crate::store::fsutil::open_regular(transcript)? else {
+        return Ok(false);
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    if len > max {
+        return Ok(false);
+    }
+    let mut out =
+        crate::store::fsutil::create_new_private(to).with_context(|| format!("cannot create {}", to.display()))?;
+    // The transcript may grow while it is copied: the copy stops at the
+    // length it had, so it ends on a whole line.
+    let copied = std::io::copy(&mut std::io::Read::take(file, len), &mut out);
+    if let Err(e) = copied {
+        let _ = std::fs::remove_file(to);
+        return Err(e).with_context(|| format!("cannot copy {} to {}", transcript.display(), to.display()));
+    }
+    Ok(true)
+}
+
 /// `2026-11-30T02:30:25.407Z` as Unix time.
 fn unix_time(text: &str) -> Option<i64> {
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
@@ -113,5 +143,27 @@ mod tests {
         assert!(facts.last_request_at.is_some_and(|at| at > 1_700_000_000), "{facts:?}");
         assert!(facts.last_request_tokens > 0, "{facts:?}");
         assert_eq!(transcript_facts(Path::new("/nonexistent")), TranscriptFacts::default());
+    }
+
+    #[test]
+    fn a_snapshot_is_a_private_whole_copy_or_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let to = dir.path().join("s.transcript.jsonl");
+        assert!(snapshot(Path::new(SAMPLE), &to, MAX_SNAPSHOT_BYTES).unwrap());
+        assert_eq!(std::fs::read(&to).unwrap(), std::fs::read(SAMPLE).unwrap());
+        assert_eq!(std::fs::metadata(&to).unwrap().permissions().mode() & 0o777, 0o600);
+        // Taken again, the copy is replaced, never appended to.
+        assert!(snapshot(Path::new(SAMPLE), &to, MAX_SNAPSHOT_BYTES).unwrap());
+        assert_eq!(std::fs::read(&to).unwrap(), std::fs::read(SAMPLE).unwrap());
+
+        let small = dir.path().join("small.transcript.jsonl");
+        assert!(!snapshot(Path::new(SAMPLE), &small, 10).unwrap(), "over the bound");
+        assert!(!small.exists());
+        assert!(!snapshot(Path::new("/nonexistent"), &small, MAX_SNAPSHOT_BYTES).unwrap());
+
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(SAMPLE, &link).unwrap();
+        assert!(snapshot(&link, &small, MAX_SNAPSHOT_BYTES).is_err(), "a transcript that is a link is not followed");
     }
 }

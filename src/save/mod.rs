@@ -33,6 +33,9 @@ pub struct Job {
     pub prompt_id: Option<String>,
     /// Resume the session at this message (a save asked for at PreCompact).
     pub resume_at: Option<String>,
+    /// Resume this copy of the transcript instead of the session (taken at
+    /// PreCompact, see `hook::pre_compact`).
+    pub resume_from: Option<std::path::PathBuf>,
     pub transcript_path: String,
     pub effort: Option<String>,
 }
@@ -185,6 +188,7 @@ fn ask_fork(
         cwd,
         model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
         resume_at: job.resume_at.clone(),
+        resume_from: job.resume_from.as_deref(),
         parent_cost_usd: facts.cost_usd,
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
         message,

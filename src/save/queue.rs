@@ -157,6 +157,10 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                     s.status =
                         Some(Status { text: "error: a save was lost (its worker was stopped twice)".into(), at: now });
                     s.report = Some(LOST_REPORT.into());
+                    s.resume_at = None;
+                    if let Some(copy) = s.snapshot.take().and_then(|name| sessions.snapshot_path(&name)) {
+                        let _ = std::fs::remove_file(copy);
+                    }
                     return Next::GaveUp;
                 } else {
                     s.claim_retries += 1;
@@ -185,7 +189,10 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 cwd: s.project_folder().to_string(),
                 prompt_id: s.prompt_id.clone(),
                 transcript_path: s.transcript_path.clone(),
-                resume_at: s.resume_at.take(),
+                // Kept in the state until the save is done, so a job taken
+                // over from a dead worker resumes from the same copy.
+                resume_from: s.snapshot.as_deref().and_then(|name| sessions.snapshot_path(name)),
+                resume_at: s.resume_at.clone(),
                 effort: s.effort.clone(),
             })
         })?;
@@ -208,8 +215,17 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             Next::Idle => return Ok(()),
         };
         let result = run_save(roots, &job);
+        if let Some(copy) = &job.resume_from {
+            let _ = std::fs::remove_file(copy);
+        }
         sessions.update(id, |s| {
             s.saving_since = None;
+            // Unless a new PreCompact asked again meanwhile.
+            let same = s.snapshot.as_deref().and_then(|name| sessions.snapshot_path(name)) == job.resume_from;
+            if same && s.resume_at == job.resume_at {
+                s.snapshot = None;
+                s.resume_at = None;
+            }
             s.claim_retries = 0;
             s.saves += 1;
             s.status = Some(Status { text: result.status.clone(), at: now_unix() });

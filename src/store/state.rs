@@ -80,6 +80,9 @@ pub struct SessionState {
     pub flush_at: Option<i64>,
     /// The message a save asked for at PreCompact resumes at.
     pub resume_at: Option<String>,
+    /// The copy of the transcript that save resumes from, when one was
+    /// taken (`SessionStore::snapshot_path`); its worker removes it.
+    pub snapshot: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -232,6 +235,8 @@ pub struct Usage {
 }
 
 /// Session ids name files, so only a plain id is accepted.
+const SNAPSHOT_EXT: &str = "transcript.jsonl";
+
 pub fn check_session_id(id: &str) -> Result<()> {
     if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
         bail!("session id {id:?} is not a plain id (letters, digits, '-', '_'); ignoring this hook call");
@@ -254,6 +259,22 @@ impl SessionStore {
 
     pub fn worker_lock_path(&self, id: &str) -> PathBuf {
         self.path(id, "worker.lock")
+    }
+
+    /// A new name for a copy of a session's transcript taken at PreCompact
+    /// (see `hook::pre_compact`): one per copy, so a save still reading an
+    /// earlier copy keeps it. It ends in `.jsonl`: that is how `claude
+    /// --resume` tells a file from a session id.
+    pub fn new_snapshot_name(&self, id: &str) -> String {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        format!("{id}.{nanos}.{SNAPSHOT_EXT}")
+    }
+
+    /// Where a copy named by `new_snapshot_name` lives; `None` for any
+    /// other name, so a state file cannot point the fork elsewhere.
+    pub fn snapshot_path(&self, name: &str) -> Option<PathBuf> {
+        let plain = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+        (plain && !name.starts_with('.') && name.ends_with(SNAPSHOT_EXT)).then(|| self.dir.join(name))
     }
 
     /// Marks that a session has a claimed job (see `save::queue`): an empty
@@ -363,6 +384,11 @@ impl SessionStore {
                 let _ = std::fs::remove_file(path.with_extension("lock"));
                 let _ = std::fs::remove_file(path.with_extension("worker.lock"));
                 let _ = std::fs::remove_file(path.with_extension("claim"));
+            }
+            // A copy a killed worker never removed.
+            let snapshot = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SNAPSHOT_EXT));
+            if stale && snapshot {
+                let _ = std::fs::remove_file(&path);
             }
         }
     }

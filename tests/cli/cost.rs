@@ -3,6 +3,8 @@
 //! reports whatever usage a test scripts, as the stand-in does.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -301,7 +303,7 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
 }
 
 #[test]
-fn pre_compact_saves_the_held_turns_by_a_fork_resumed_before_the_summary() {
+fn pre_compact_saves_the_held_turns_from_a_copy_taken_before_the_summary() {
     let env = Env::new();
     fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
     let lines = [
@@ -309,16 +311,54 @@ fn pre_compact_saves_the_held_turns_by_a_fork_resumed_before_the_summary() {
         json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}}),
         json!({"type": "system", "uuid": "not-a-message"}),
     ];
-    fs::write(env.transcript_path(), lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let before: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(env.transcript_path(), &before).unwrap();
     env.turn(SID);
     assert_eq!(env.call_count(), 0, "one turn of five waits");
+    env.script_hold(1);
     env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok().assert_silent();
+    // The summary lands while the fork starts: the copy still holds the turns.
+    let boundary = json!({"type": "system", "subtype": "compact_boundary", "uuid": "b"});
+    fs::write(env.transcript_path(), format!("{before}{boundary}\n")).unwrap();
+    let call = env.call(1);
+    let copy = call.flag("--resume").unwrap().to_string();
+    assert!(copy.starts_with(env.mem.to_str().unwrap()) && copy.ends_with(".transcript.jsonl"), "{copy}");
+    assert_eq!(call.resumed, before, "the fork resumes the transcript as it was at PreCompact");
+    assert_eq!(call.flag("--resume-session-at"), None, "the copy ends where the session did");
+    assert_eq!(fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o600);
+    env.release(1);
     env.wait_saves(SID, 1);
-    assert_eq!(env.call(1).flag("--resume-session-at"), Some("0b4f1c2e-0000-4000-8000-000000000002"));
-    // Nothing held back: compaction asks for no save.
+    assert!(!Path::new(&copy).exists(), "the copy is removed after its save");
+    assert!(env.state(SID)["snapshot"].is_null(), "{}", env.state(SID));
+    // Nothing held back: compaction asks for no save, and takes no copy.
     env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok();
     env.assert_idle_with(SID, 1);
     assert_eq!(env.call_count(), 1);
+    assert!(env.state(SID)["snapshot"].is_null());
+}
+
+#[test]
+fn pre_compact_never_copies_a_transcript_that_is_a_link() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
+    let message = json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}});
+    fs::write(env.transcript_path(), format!("{message}\n")).unwrap();
+    env.turn(SID);
+    let real = env.transcript_path().with_extension("real");
+    fs::rename(env.transcript_path(), &real).unwrap();
+    std::os::unix::fs::symlink(&real, env.transcript_path()).unwrap();
+    env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok().assert_silent();
+    env.wait_saves(SID, 1);
+    let call = env.call(1);
+    assert_eq!(call.flag("--resume"), Some(SID));
+    assert_eq!(call.resumed, "");
+    let sessions = env.mem.join("state/memory-save/sessions");
+    let copies: Vec<_> = fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .collect();
+    assert!(copies.is_empty(), "{copies:?}");
 }
 
 #[test]

@@ -49,6 +49,7 @@ for a in "$@"; do
     cat "$a" > "$c/settings"
     stat -c %a "$a" > "$c/settings.mode" 2>/dev/null || stat -f %Lp "$a" > "$c/settings.mode"
   fi
+  if [ "$prev" = "--resume" ] && [ -f "$a" ]; then cat "$a" > "$c/resumed"; fi
   prev=$a
 done
 env | grep -E '^(CLAUDE|ENABLE_IDE|ANTHROPIC|HTTPS?_PROXY|NODE_EXTRA_CA|DISABLE_COMPACT)' | sort > "$c/session-env"
@@ -301,6 +302,7 @@ impl Env {
             args,
             settings: read("settings"),
             settings_mode: read("settings.mode").trim().to_string(),
+            resumed: read("resumed"),
             session_env: read("session-env"),
             stdin: read("stdin"),
             env: read("env"),
@@ -486,6 +488,9 @@ pub struct Call {
     /// The file `--settings` named, as the fork found it, and its mode.
     pub settings: String,
     pub settings_mode: String,
+    /// The transcript file `--resume` named, as the fork found it (empty
+    /// when it named a session id).
+    pub resumed: String,
     /// The fork's CLAUDE*, ENABLE_IDE*, ANTHROPIC*, proxy and CA variables.
     pub session_env: String,
     pub stdin: String,

@@ -747,15 +747,13 @@ fn s12_save_every_five_turns_against_every_turn() {
 }
 
 /// Scenario 13: turns held back by `save_every_turns` are saved at
-/// PreCompact. The save starts at once, with `--resume-session-at` the
-/// transcript's last message; the real CLI accepts the flag beside
-/// `--fork-session`. Measured here: when the fork starts only after the
-/// summary is written (both fork slots held until then), it sees the
-/// summary, not the held turns: resuming at a message before the compaction
-/// boundary does not bring them back (2.1.328, 2.1.332). So the held turns
-/// reach the fork only when it reads the transcript before the summary
-/// lands, which is usual (the summary is a model round trip) but not
-/// guaranteed; both orders are run and reported.
+/// PreCompact. The hook copies the transcript before compaction writes its
+/// boundary, and the fork resumes that copy (`--resume <file>.jsonl`):
+/// Claude Code loads a session from its last boundary on, so resuming the
+/// live session, even `--resume-session-at` a message before the boundary,
+/// gives the summary instead of the turns once it is written (measured on
+/// 2.1.328 and 2.1.332). Both orders are run: the fork at once, and the
+/// fork only after the summary is written (both fork slots held until then).
 #[test]
 fn s13_pre_compact_saves_the_held_turns() {
     let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
@@ -799,9 +797,18 @@ fn s13_pre_compact_saves_the_held_turns() {
         let held_turns = text.contains("HELD-ONE") && text.contains("HELD-TWO");
         let order = if fork_after_summary { "fork started after the summary" } else { "fork started at once" };
         report("13 PreCompact", &format!("{order}: fork request holds the held turns"), held_turns);
-        if fork_after_summary {
-            assert!(!held_turns, "resuming before the boundary now works: say so in the README");
-        }
+        assert!(held_turns, "{order}: the fork saw the summary, not the turns");
+        let messages = f[0].body["messages"].as_array().map_or(0, Vec::len);
+        assert!(messages > 2, "the fork resumed the whole copy: {messages} messages");
+        // Resumed from a copy, the fork still repeats the parent's last turn.
+        let reqs = standin.message_requests();
+        let parent = reqs.iter().rev().find(|r| !is_fork(r) && r.last_user_text().contains("HELD-TWO")).unwrap();
+        let (raw, without_header) = app::interactive_shares(parent, &f[0]);
+        report(
+            "13 PreCompact",
+            &format!("{order}: cacheable share raw / without billing header"),
+            format!("{raw:.4} / {without_header:.4}"),
+        );
         tmux.send_line("/exit");
     }
 }
