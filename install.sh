@@ -3,7 +3,8 @@
 # ~/.claude/settings.json. Arguments go to `memory-save install`:
 #   ./install.sh                 user settings (~/.claude/settings.json)
 #   ./install.sh --statusline    also show the save state in the status line
-#   ./install.sh --project       ./.claude/settings.json of the current folder
+#   ./install.sh --project       this project's .claude/settings.local.json (this machine)
+#   ./install.sh --shared        this project's .claude/settings.json (the team, committed)
 #   ./install.sh --dry-run       show what would change in settings, write nothing there
 # Safe to run again: it rebuilds and rewrites our entries in place.
 set -euo pipefail
@@ -43,7 +44,7 @@ fi
 
 uninstall="$memory_save uninstall"
 for arg in "$@"; do
-    if [ "$arg" = --project ]; then
+    if [ "$arg" = --project ] || [ "$arg" = --shared ]; then
         uninstall="cd $(printf %q "$caller_dir") && $uninstall --project"
     fi
 done
@@ -51,7 +52,6 @@ done
 cat <<EOF
 
 Next:
-  - Restart Claude Code so it loads the new hooks.
   - Memory lives in ~/.cli-tweaks/memory/<project>/MEMORY.md; it fills itself after your turns.
   - Remove the hooks again with: $uninstall
 EOF

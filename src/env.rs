@@ -37,6 +37,12 @@ pub fn claude_override() -> Option<PathBuf> {
     var("MEMORY_SAVE_CLAUDE").map(PathBuf::from)
 }
 
+/// `CLAUDE_CODE_DISABLE_AUTO_MEMORY`: Claude Code's switch for its own
+/// auto memory.
+pub fn disable_auto_memory() -> Option<String> {
+    var("CLAUDE_CODE_DISABLE_AUTO_MEMORY").map(|v| v.to_string_lossy().into_owned())
+}
+
 /// `MEMORY_SAVE_FORK_TIMEOUT`: seconds, for a one-off run.
 pub fn fork_timeout_override() -> Option<u64> {
     var("MEMORY_SAVE_FORK_TIMEOUT")?.to_str()?.parse().ok()

@@ -73,8 +73,49 @@ impl Change {
     }
 }
 
-/// Our hook block with `exe` in place of the leading `memory-save`.
-fn our_hooks(exe: &str) -> Map<String, Value> {
+/// How a shared install (`.claude/settings.json`, committed) runs us: by
+/// name from PATH, and for a teammate who has no memory-save, nothing at
+/// all, silently, with exit 0.
+const SHARED_GUARD: &str = "command -v memory-save >/dev/null 2>&1 && ";
+const SHARED_TAIL: &str = " || true";
+
+/// How our commands are written: with the binary's path, or guarded by
+/// name for a settings file a team shares.
+#[derive(Debug, Clone)]
+pub enum Program {
+    Path(String),
+    Shared,
+}
+
+impl Program {
+    fn command(&self, rest: &str) -> String {
+        match self {
+            Program::Path(exe) => format!("{exe}{rest}"),
+            Program::Shared => format!("{SHARED_GUARD}{BINARY_NAME}{rest}{SHARED_TAIL}"),
+        }
+    }
+}
+
+/// The words of a command, without the guard a shared install adds.
+fn unguarded(mut words: Vec<String>) -> Vec<String> {
+    let guard: Vec<String> = shell_words(SHARED_GUARD.trim_end()).unwrap_or_default();
+    let tail: Vec<String> = shell_words(SHARED_TAIL.trim()).unwrap_or_default();
+    if words.len() > guard.len() + tail.len() && words.starts_with(&guard) && words.ends_with(&tail) {
+        words.truncate(words.len() - tail.len());
+        words.drain(..guard.len());
+    }
+    words
+}
+
+/// The hook block a user adds by hand where install cannot write.
+pub fn hand_block(program: &Program) -> String {
+    let mut block = Map::new();
+    block.insert("hooks".into(), Value::Object(our_hooks(program)));
+    settings::render(&block)
+}
+
+/// Our hook block with `program` in place of the leading `memory-save`.
+fn our_hooks(program: &Program) -> Map<String, Value> {
     let mut block: Value = serde_json::from_str(HOOKS_JSON).expect("hooks.json is valid JSON");
     let Some(Value::Object(hooks)) = block.get_mut("hooks").map(Value::take) else {
         panic!("hooks.json has no hooks object");
@@ -86,7 +127,7 @@ fn our_hooks(exe: &str) -> Map<String, Value> {
                 if let Some(Value::String(command)) = entry.get_mut("command") {
                     let rest =
                         command.strip_prefix(BINARY_NAME).expect("every hooks.json command starts with memory-save");
-                    *command = format!("{exe}{rest}");
+                    *command = program.command(rest);
                 }
             }
         }
@@ -94,8 +135,8 @@ fn our_hooks(exe: &str) -> Map<String, Value> {
     hooks
 }
 
-pub fn install_into(settings: &mut Map<String, Value>, exe: &str, statusline: bool) -> Result<Change> {
-    let ours = our_hooks(exe);
+pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<Change> {
+    let ours = our_hooks(program);
     let mut change = Change { added_commands: ours.values().map(count_commands).sum(), ..Change::default() };
     let hooks = settings
         .entry("hooks")
@@ -103,7 +144,13 @@ pub fn install_into(settings: &mut Map<String, Value>, exe: &str, statusline: bo
         .as_object_mut()
         .context("\"hooks\" is not a JSON object")?;
     change.removed_commands = replace_our_hooks(hooks, &ours)?;
-    change.statusline = install_statusline(settings, exe, statusline)?;
+    change.statusline = match program {
+        Program::Path(exe) => install_statusline(settings, exe, statusline)?,
+        Program::Shared if statusline => {
+            bail!("a status line is personal: install it into your own settings (memory-save install --statusline)")
+        }
+        Program::Shared => None,
+    };
     Ok(change)
 }
 
@@ -191,7 +238,7 @@ fn entry_is_ours(entry: &Value) -> bool {
 /// The words after our binary when `command` runs memory-save's `hook` or
 /// `statusline`; `None` for anybody else's command.
 fn our_subcommand(command: &str) -> Option<Vec<String>> {
-    let mut words = shell_words(command)?;
+    let mut words = unguarded(shell_words(command)?);
     let program = words.first()?;
     let name = Path::new(program).file_name()?;
     if name != BINARY_NAME {
@@ -317,7 +364,7 @@ pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
         for group in groups.as_array().into_iter().flatten() {
             for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
                 let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command))
+                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command).map(unguarded))
                     && words.first().map(String::as_str) == Some("hook")
                 {
                     found.push((all.remove(0), words));
@@ -339,6 +386,73 @@ pub fn enabled_plugin(path: &Path) -> Option<String> {
         .map(|(id, _)| id.clone())
 }
 
+/// Where memory-save is registered for a session in some folder: one
+/// settings file's hook commands of ours, and the plugin if it enables it.
+#[derive(Debug, serde::Serialize)]
+pub struct Registration {
+    pub scope: &'static str,
+    pub path: String,
+    /// How many of our hook commands it holds.
+    pub commands: usize,
+    /// The programs those commands run (by path, or `memory-save` by name).
+    #[serde(skip)]
+    pub programs: Vec<String>,
+    #[serde(skip)]
+    pub words: Vec<String>,
+    /// The plugin id (`memory-save@…`) this file enables.
+    pub plugin: Option<String>,
+    /// Why the file could not be read.
+    pub error: Option<String>,
+}
+
+/// Every settings file a session in `cwd` reads, with what of ours it holds;
+/// only the files that hold something (or cannot be read).
+pub fn registrations(cwd: &Path) -> Vec<Registration> {
+    let mut found = Vec::new();
+    for scope in settings::SCOPES {
+        let Ok(path) = scope.path(cwd) else { continue };
+        let (hooks, error) = match registered_hooks(&path) {
+            Ok(hooks) => (hooks, None),
+            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+        };
+        let plugin = enabled_plugin(&path);
+        if hooks.is_empty() && plugin.is_none() && error.is_none() {
+            continue;
+        }
+        found.push(Registration {
+            scope: scope.label(),
+            path: path.display().to_string(),
+            commands: hooks.len(),
+            programs: hooks.iter().map(|(program, _)| program.clone()).collect(),
+            words: hooks.iter().map(|(_, words)| words.join(" ")).collect(),
+            plugin,
+            error,
+        });
+    }
+    found
+}
+
+/// One line for `status`: where the hooks are registered, or that they are not.
+pub fn describe_registrations(found: &[Registration]) -> String {
+    let mut places: Vec<String> = Vec::new();
+    for r in found {
+        if r.commands > 0 {
+            places.push(format!("{} ({})", r.scope, r.path));
+        }
+        if let Some(plugin) = &r.plugin {
+            places.push(format!("plugin {plugin} (enabled in {})", r.scope));
+        }
+    }
+    match places.len() {
+        0 => "not registered: run memory-save install".to_string(),
+        1 => places.remove(0),
+        _ => format!(
+            "{}: registered more than once, every hook runs twice (see memory-save doctor)",
+            places.join(" and ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,6 +460,10 @@ mod tests {
     use serde_json::json;
 
     const EXE: &str = "/opt/bin/memory-save";
+
+    fn program() -> Program {
+        Program::Path(EXE.into())
+    }
 
     fn obj(value: Value) -> Map<String, Value> {
         match value {
@@ -356,7 +474,7 @@ mod tests {
 
     fn installed(settings: Value) -> Map<String, Value> {
         let mut settings = obj(settings);
-        install_into(&mut settings, EXE, false).unwrap();
+        install_into(&mut settings, &program(), false).unwrap();
         settings
     }
 
@@ -380,7 +498,7 @@ mod tests {
 
     #[test]
     fn hooks_json_has_every_event_and_six_session_start_parts() {
-        let hooks = our_hooks(EXE);
+        let hooks = our_hooks(&program());
         let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
         assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]);
         let start: Vec<String> = hooks["SessionStart"][0]["hooks"]
@@ -465,7 +583,7 @@ mod tests {
         let settings = installed(json!({}));
         assert_eq!(all_commands(&settings).len(), 11);
         assert!(all_commands(&settings).iter().all(|c| c.starts_with(EXE)));
-        assert_eq!(settings["hooks"], Value::Object(our_hooks(EXE)));
+        assert_eq!(settings["hooks"], Value::Object(our_hooks(&program())));
         assert!(!settings.contains_key("statusLine"));
     }
 
@@ -566,7 +684,7 @@ mod tests {
     #[test]
     fn install_refuses_a_non_list_event_of_ours() {
         let mut settings = obj(json!({"hooks": {"Stop": {"oops": true}}}));
-        assert!(install_into(&mut settings, EXE, false).is_err());
+        assert!(install_into(&mut settings, &program(), false).is_err());
     }
 
     #[test]
@@ -649,10 +767,10 @@ mod tests {
             "statusLine": {"type": "command", "command": "~/.claude/line.sh", "padding": 1}
         })));
         let mut settings = parse_settings(Path::new("s"), Some(&original)).unwrap();
-        install_into(&mut settings, EXE, true).unwrap();
+        install_into(&mut settings, &program(), true).unwrap();
         let once = render(&settings);
         let mut again = parse_settings(Path::new("s"), Some(&once)).unwrap();
-        install_into(&mut again, EXE, true).unwrap();
+        install_into(&mut again, &program(), true).unwrap();
         assert_eq!(render(&again), once);
         uninstall_from(&mut again).unwrap();
         assert_eq!(render(&again), original);
@@ -675,6 +793,24 @@ mod tests {
         assert_eq!(change.describe(false), "removed 10 hook commands, restored your status line");
         let change = Change { removed_commands: 0, added_commands: 0, statusline: Some(("set", "the status line")) };
         assert_eq!(change.describe(false), "set the status line");
+    }
+
+    #[test]
+    fn a_shared_install_runs_us_by_name_and_is_found_again() {
+        let mut settings = Map::new();
+        install_into(&mut settings, &Program::Shared, false).unwrap();
+        let commands = all_commands(&settings);
+        assert!(commands.iter().all(|c| c.starts_with(SHARED_GUARD) && c.ends_with(SHARED_TAIL)), "{commands:?}");
+        assert!(commands.contains(&format!("{SHARED_GUARD}memory-save hook stop{SHARED_TAIL}")));
+        // Installing again replaces, and uninstall finds every one of them.
+        install_into(&mut settings, &Program::Shared, false).unwrap();
+        assert_eq!(all_commands(&settings), commands);
+        let change = uninstall_from(&mut settings).unwrap();
+        assert_eq!(change.removed_commands, commands.len());
+        assert!(settings.is_empty(), "{settings:?}");
+        assert!(install_into(&mut Map::new(), &Program::Shared, true).is_err(), "no shared status line");
+        // A command that only looks like the guard is not ours.
+        assert_eq!(our_subcommand("command -v memory-save >/dev/null 2>&1 && rm -rf x || true"), None);
     }
 }
 #[cfg(test)]

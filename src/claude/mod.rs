@@ -4,5 +4,6 @@
 mod child;
 pub mod fork;
 pub mod hooks;
+pub mod jsonedit;
 pub mod settings;
 pub mod transcript;

@@ -69,7 +69,10 @@ pub fn read_settings(path: &Path) -> Result<Option<String>> {
 /// A missing or blank file is an empty settings object; anything else must be
 /// a JSON object, and we refuse to touch it otherwise.
 pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Value>> {
+    // A byte-order mark (Windows editors write one) is read past, and an
+    // edit keeps it (`jsonedit`).
     let text = text.unwrap_or("");
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
@@ -92,6 +95,66 @@ pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Val
         );
     }
     Ok(settings)
+}
+
+/// The settings files memory-save can be registered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
+    User,
+    /// `<project>/.claude/settings.json`: committed, shared with the team.
+    Shared,
+    /// `<project>/.claude/settings.local.json`: this machine only.
+    Local,
+}
+
+impl Scope {
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::User => "user settings",
+            Scope::Shared => "project settings",
+            Scope::Local => "project-local settings",
+        }
+    }
+
+    /// The file of this scope for a session or command in `cwd`: project
+    /// files are at the top of its working tree, wherever below it one is.
+    pub fn path(self, cwd: &Path) -> Result<PathBuf> {
+        Ok(match self {
+            Scope::User => crate::env::claude_config_dir()?.join("settings.json"),
+            Scope::Shared => crate::project::work_tree_top(cwd).join(".claude").join("settings.json"),
+            Scope::Local => crate::project::work_tree_top(cwd).join(".claude").join("settings.local.json"),
+        })
+    }
+}
+
+pub const SCOPES: [Scope; 3] = [Scope::User, Scope::Shared, Scope::Local];
+
+/// The settings of `path`, or `None` when it is missing or not JSON: for
+/// reports that must not fail on a broken file.
+pub fn read_map(path: &Path) -> Option<Map<String, Value>> {
+    parse_settings(path, read_settings(path).ok()?.as_deref()).ok()
+}
+
+/// Whether Claude Code's own auto memory is on for a session in `cwd`, and
+/// what decides it: `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, else the last of the
+/// user, project and project-local settings that sets `autoMemoryEnabled`,
+/// else on (measured in the 2.1.332 binary).
+pub fn auto_memory(cwd: &Path) -> (bool, String) {
+    if let Some(value) = crate::env::disable_auto_memory() {
+        let off = matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
+        if off {
+            return (false, format!("CLAUDE_CODE_DISABLE_AUTO_MEMORY={value}"));
+        }
+    }
+    let mut decided = (true, "Claude Code's default".to_string());
+    for scope in SCOPES {
+        let Ok(path) = scope.path(cwd) else { continue };
+        if let Some(Value::Bool(on)) = read_map(&path).and_then(|mut s| s.remove("autoMemoryEnabled")) {
+            decided = (on, format!("autoMemoryEnabled: {on} in {}", path.display()));
+        }
+    }
+    decided
 }
 
 /// Claude Code's own formatting: two-space indent and a final newline, so a

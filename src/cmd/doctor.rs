@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 
+use crate::claude::hooks::BINARY_NAME;
+use crate::claude::settings::Scope;
 use crate::memory::block::MAX_PARTS;
 use crate::memory::text::visible;
 use crate::store::paths::Roots;
@@ -134,52 +136,96 @@ fn version_of(claude: &Path) -> Option<String> {
     Some(out.trim().to_string()).filter(|v| !v.is_empty())
 }
 
+/// The flag that installs into the settings file of `scope`, so advice to
+/// install names the file that already holds the hooks, never a second one.
+fn install_flag(scope: &str) -> &'static str {
+    match scope {
+        s if s == Scope::Local.label() => " --project",
+        s if s == Scope::Shared.label() => " --shared",
+        _ => "",
+    }
+}
+
+fn uninstall_command(scope: &str) -> &'static str {
+    if scope == Scope::User.label() { "memory-save uninstall" } else { "memory-save uninstall --project" }
+}
+
 fn check_hooks(report: &mut Report) -> Result<()> {
-    let settings = crate::env::home()?.join(".claude").join("settings.json");
-    let found = match crate::claude::hooks::registered_hooks(&settings) {
-        Ok(found) => found,
-        Err(e) => {
-            report.problem(&format!("{e:#}"), "fix the settings file, then run memory-save install");
+    let cwd = std::env::current_dir()?;
+    let found = crate::claude::hooks::registrations(&cwd);
+    for r in found.iter().filter(|r| r.error.is_some()) {
+        let error = r.error.as_deref().unwrap_or_default();
+        report.problem(error, &format!("fix {} by hand; Claude Code cannot read it either", r.path));
+    }
+    let with_hooks: Vec<_> = found.iter().filter(|r| r.commands > 0).collect();
+    let plugin = found.iter().find_map(|r| r.plugin.clone().map(|p| (p, r.scope)));
+    match (with_hooks.as_slice(), &plugin) {
+        ([], None) => {
+            report.problem(
+                "memory-save's hooks are registered nowhere (user, project or project-local settings, or the plugin)",
+                "run memory-save install (or ./install.sh)",
+            );
             return Ok(());
         }
-    };
-    if found.is_empty()
-        && let Some(plugin) = crate::claude::hooks::enabled_plugin(&settings)
-    {
-        // The plugin's hooks run `memory-save` from PATH.
-        match which::which("memory-save") {
-            Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
-            Err(_) => report.problem(
-                &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
-                "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
-            ),
+        ([], Some((plugin, _))) => {
+            // The plugin's hooks run `memory-save` from PATH.
+            match which::which("memory-save") {
+                Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
+                Err(_) => report.problem(
+                    &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
+                    "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
+                ),
+            }
+            return Ok(());
         }
-        return Ok(());
+        ([one, ..], Some((plugin, scope))) => report.problem(
+            &format!("registered twice: the plugin {plugin} (enabled in {scope}) and hooks in {}", one.path),
+            &format!("keep one: {} removes the settings hooks, or disable the plugin", uninstall_command(one.scope)),
+        ),
+        ([first, second, ..], None) => report.problem(
+            &format!("hooks registered twice: in {} and in {}; every hook runs twice", first.path, second.path),
+            &format!("keep one: {} removes the second", uninstall_command(second.scope)),
+        ),
+        _ => {}
     }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
-    let missing: Vec<String> =
-        expected_hooks().into_iter().filter(|want| !found.iter().any(|(_, words)| words.join(" ") == *want)).collect();
-    if missing.is_empty() {
-        report.ok(&format!("all {} hook commands registered in {}", expected_hooks().len(), settings.display()));
-    } else {
-        report.problem(
-            &format!("{} lacks: {}", settings.display(), missing.join(", ")),
-            "run memory-save install (or ./install.sh)",
-        );
+    for r in &with_hooks {
+        let missing: Vec<String> = expected_hooks().into_iter().filter(|want| !r.words.contains(want)).collect();
+        if missing.is_empty() {
+            report.ok(&format!("all {} hook commands registered in {} ({})", expected_hooks().len(), r.path, r.scope));
+        } else {
+            report.problem(
+                &format!("{} lacks: {}", r.path, missing.join(", ")),
+                &format!("run memory-save install{} (it replaces what is there)", install_flag(r.scope)),
+            );
+        }
+        // A shared install runs memory-save by name, from PATH.
+        let programs = r.programs.iter().map(|p| {
+            if p == BINARY_NAME {
+                which::which(p).ok().and_then(|p| std::fs::canonicalize(p).ok())
+            } else {
+                std::fs::canonicalize(p).ok()
+            }
+        });
+        if let Some(program) = r.programs.iter().zip(programs).find(|(_, real)| *real != this).map(|(p, _)| p) {
+            report.problem(
+                &format!(
+                    "hooks in {} run {program}, not this binary ({})",
+                    r.path,
+                    this.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+                &format!("run memory-save install{} from the binary you want the hooks to use", install_flag(r.scope)),
+            );
+        }
     }
-    let elsewhere: Vec<&str> = found
-        .iter()
-        .map(|(program, _)| program.as_str())
-        .filter(|program| std::fs::canonicalize(program).ok() != this)
-        .collect();
-    if let Some(program) = elsewhere.first() {
-        report.problem(
-            &format!(
-                "hooks run {program}, not this binary ({})",
-                this.map(|p| p.display().to_string()).unwrap_or_default()
-            ),
-            "run memory-save install from the binary you want the hooks to use",
+    let (on, why) = crate::claude::settings::auto_memory(&cwd);
+    if on {
+        report.warn(
+            &format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"),
+            "memory-save install --disable-auto-memory turns it off (uninstall puts it back)",
         );
+    } else {
+        report.ok(&format!("Claude Code's own auto memory is off ({why})"));
     }
     Ok(())
 }

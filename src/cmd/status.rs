@@ -34,6 +34,9 @@ struct Status {
     topic_files: Vec<String>,
     /// `None` when on; else why it is off.
     off: Option<String>,
+    /// The settings files (and plugin) that register our hooks.
+    hooks: Vec<crate::claude::hooks::Registration>,
+    hooks_summary: String,
     config_file: String,
     config_error: Option<String>,
     saving: usize,
@@ -154,7 +157,10 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .map_or(0, |d| d.as_secs() as i64),
         bytes: m.len(),
     });
+    let hooks = crate::claude::hooks::registrations(cwd);
     Ok(Status {
+        hooks_summary: crate::claude::hooks::describe_registrations(&hooks),
+        hooks,
         memory_dir: folder.dir.display().to_string(),
         memory_exists: memory.is_some(),
         lines: size.lines,
@@ -227,6 +233,7 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)>
 fn render(s: &Status) -> String {
     let mut out = format!("memory-save · project {}\n", s.project);
     out.push_str(&format!("  state     {}\n", s.off.as_deref().unwrap_or("on")));
+    out.push_str(&format!("  hooks     {}\n", s.hooks_summary));
     let memory = if s.memory_exists { "MEMORY.md" } else { "MEMORY.md (not written yet)" };
     out.push_str(&format!("  memory    {}/{memory}\n", s.memory_dir));
     out.push_str(&format!("  identity  {} (folder: {})\n", s.identity, s.folder_reason));
@@ -238,7 +245,13 @@ fn render(s: &Status) -> String {
     out.push_str(&format!("  topics    {topics}\n"));
     out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
     if let Some(error) = &s.config_error {
-        out.push_str(&format!("  config    {error}\n"));
+        // A TOML error spans lines (the line, a caret under it): each on
+        // its own line, indented under the label.
+        let mut lines = error.lines();
+        out.push_str(&format!("  config    {}\n", lines.next().unwrap_or_default()));
+        for line in lines {
+            out.push_str(&format!("            {line}\n"));
+        }
     }
     if let Some(failed) = &s.last_failed_reply {
         out.push_str(&format!("  failed    {} ({}, {} bytes)\n", failed.path, timestamp(failed.at), failed.bytes));

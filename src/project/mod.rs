@@ -125,6 +125,12 @@ pub fn check_name(name: &str) -> Result<()> {
     )
 }
 
+/// The top of the working tree `cwd` is in (`cwd` itself outside git):
+/// where a project's `.claude/` settings live.
+pub fn work_tree_top(cwd: &Path) -> PathBuf {
+    project_folders(cwd).top
+}
+
 struct Found {
     top: PathBuf,
     primary: PathBuf,

@@ -64,6 +64,16 @@ fn check_regular(file: &File, path: &Path) -> Result<()> {
 /// skip it, because losing the last flag flip on power loss is harmless and the
 /// hot paths must stay fast.
 pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
+    write_atomic_inner(path, contents, durable, None)
+}
+
+/// `write_atomic`, durable, of a user's file that keeps its mode (a 0644
+/// settings file must not come back 0600).
+pub fn write_atomic_keeping_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+    write_atomic_inner(path, contents, true, Some(mode))
+}
+
+fn write_atomic_inner(path: &Path, contents: &[u8], durable: bool, mode: Option<u32>) -> Result<()> {
     let dir = path.parent().with_context(|| format!("{} has no parent folder", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
@@ -73,6 +83,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
         let file = create_new_private(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         // fs-err names the file in every error from here on.
         let mut file = fs_err::File::from_parts(file, &tmp);
+        if let Some(mode) = mode {
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        }
         #[cfg(debug_assertions)]
         // Worded as fs-err words a real write error.
         fault::inject(&name, &mut file, contents)

@@ -6,6 +6,7 @@
 pub mod folder;
 pub mod fsutil;
 pub mod history;
+pub mod installs;
 pub mod log;
 pub mod notes;
 pub mod paths;

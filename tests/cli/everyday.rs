@@ -79,6 +79,44 @@ fn doctor_reports_problems_and_passes_once_installed() {
 }
 
 #[test]
+fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
+    let env = Env::new();
+    let hooks_line = |env: &Env| {
+        let out = env.cmd(&["status"]).run().ok();
+        out.stdout.lines().find(|l| l.trim_start().starts_with("hooks")).unwrap_or_default().to_string()
+    };
+    assert!(hooks_line(&env).contains("not registered"), "{}", hooks_line(&env));
+    env.cmd(&["install", "--project"]).run().ok();
+    let line = hooks_line(&env);
+    assert!(line.contains("project-local settings") && line.contains("settings.local.json"), "{line}");
+    // Only in the project: doctor is content, and never advises a second install.
+    let out = env.cmd(&["doctor"]).run();
+    assert!(out.stdout.contains("all 11 hook commands registered"), "{out:#?}");
+    assert!(!out.stdout.contains("run memory-save install"), "{out:#?}");
+
+    env.cmd(&["install"]).run().ok();
+    assert!(hooks_line(&env).contains("registered more than once"), "{}", hooks_line(&env));
+    let out = env.cmd(&["doctor"]).run();
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(
+        out.stdout.contains("registered twice") && out.stdout.contains("memory-save uninstall --project"),
+        "{out:#?}"
+    );
+    env.cmd(&["uninstall", "--project"]).run().ok();
+
+    // The plugin enabled as well as the settings hooks.
+    let settings = env.home.join(".claude/settings.json");
+    let mut value: serde_json::Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
+    value["enabledPlugins"] = serde_json::json!({"memory-save@memory-save": true});
+    fs::write(&settings, value.to_string()).unwrap();
+    let out = env.cmd(&["doctor"]).run();
+    assert!(out.stdout.contains("registered twice: the plugin memory-save@memory-save"), "{out:#?}");
+    env.cmd(&["uninstall"]).run().ok();
+    let line = hooks_line(&env);
+    assert!(line.contains("plugin memory-save@memory-save") && !line.contains("more than once"), "{line}");
+}
+
+#[test]
 fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     let env = Env::new();
     env.cmd(&["install"]).run().ok();
@@ -292,4 +330,15 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
         Some(memory.as_str()),
         "MEMORY.md, undone first, is put back as the save left it"
     );
+}
+
+#[test]
+fn status_puts_each_line_of_a_config_error_on_its_own_line() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = \"five\"\n").unwrap();
+    let out = env.cmd(&["status"]).run().ok();
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("  config ")).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(lines[at].contains("memory-save.toml"), "{}", out.stdout);
+    assert!(lines.len() > at + 1 && lines[at + 1].starts_with("            "), "continued, indented: {}", out.stdout);
 }

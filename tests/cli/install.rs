@@ -142,28 +142,85 @@ fn second_install_leaves_the_file_byte_identical() {
 }
 
 #[test]
-fn uninstall_restores_the_original_file() {
-    // Written in Claude Code's layout: back byte for byte.
+fn uninstall_gives_back_every_byte_and_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let layouts = [
+        pretty(&user_settings()),
+        serde_json::to_string_pretty(&user_settings()).unwrap().replace("  ", "    "),
+        serde_json::to_string(&user_settings()).unwrap(),
+        format!("\u{feff}{}", pretty(&user_settings()).replace('\n', "\r\n")),
+    ];
+    for original in layouts {
+        let home = Home::new();
+        home.write_settings(&original);
+        std::fs::set_permissions(home.settings(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let out = home.ok(&["install", "--statusline"]);
+        assert!(out.contains("Restart Claude Code"), "{out}");
+        assert_eq!(std::fs::metadata(home.settings()).unwrap().permissions().mode() & 0o777, 0o644);
+        let installed = home.read_settings();
+        assert_eq!(installed.starts_with('\u{feff}'), original.starts_with('\u{feff}'), "the mark stays");
+        assert_eq!(commands(&parse(installed.trim_start_matches('\u{feff}')), "Stop").len(), 2);
+        home.ok(&["uninstall"]);
+        assert_eq!(home.read_settings(), original, "back byte for byte");
+        assert_eq!(std::fs::metadata(home.settings()).unwrap().permissions().mode() & 0o777, 0o644);
+        assert!(!home.backup().exists(), "nothing of ours is left beside it");
+    }
+}
+
+#[test]
+fn a_file_changed_since_install_loses_exactly_our_entries() {
+    let home = Home::new();
+    let original = serde_json::to_string_pretty(&user_settings()).unwrap().replace("  ", "    ") + "\n";
+    home.write_settings(&original);
+    home.ok(&["install"]);
+    // The user adds a setting of their own after our install.
+    let edited = home.read_settings().replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1);
+    std::fs::write(home.settings(), &edited).unwrap();
+    home.ok(&["uninstall"]);
+    assert_eq!(home.read_settings(), original.replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1));
+    assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), original, "the backup is kept, unchanged");
+}
+
+#[test]
+fn a_file_install_created_is_gone_after_uninstall() {
+    let home = Home::new();
+    home.ok(&["install", "--statusline"]);
+    home.ok(&["uninstall"]);
+    assert!(!home.settings().exists());
+    assert!(!home.path().join(".claude").exists(), "nor the folder install created");
+
+    // Created by us, then given a setting of the user's: the file stays.
+    let home = Home::new();
+    home.ok(&["install"]);
+    let text = home.read_settings().replacen('{', "{\n  \"model\": \"opus\",", 1);
+    std::fs::write(home.settings(), text).unwrap();
+    home.ok(&["uninstall"]);
+    assert_eq!(parse(&home.read_settings()), json!({"model": "opus"}));
+}
+
+#[test]
+fn the_first_backup_is_never_overwritten() {
     let home = Home::new();
     let original = pretty(&user_settings());
     home.write_settings(&original);
     home.ok(&["install"]);
-    home.ok(&["uninstall"]);
-    assert_eq!(home.read_settings(), original);
-
-    // Any other layout: back as equal JSON.
-    let home = Home::new();
-    let compact = serde_json::to_string(&user_settings()).unwrap();
-    home.write_settings(&compact);
-    home.ok(&["install"]);
-    home.ok(&["uninstall"]);
-    assert_eq!(parse(&home.read_settings()), user_settings());
-
-    // A file install created loses the hooks key again.
-    let home = Home::new();
     home.ok(&["install", "--statusline"]);
+    let edited = home.read_settings().replacen("opus", "haiku", 1);
+    std::fs::write(home.settings(), &edited).unwrap();
     home.ok(&["uninstall"]);
-    assert_eq!(parse(&home.read_settings()), json!({}));
+    home.ok(&["install"]);
+    assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), original);
+}
+
+#[test]
+fn restart_is_asked_for_only_when_something_changed() {
+    let home = Home::new();
+    assert!(home.ok(&["install"]).contains("Restart Claude Code"));
+    let again = home.ok(&["install"]);
+    assert!(again.contains("nothing changed") && !again.contains("Restart"), "{again}");
+    assert!(home.ok(&["uninstall"]).contains("Restart Claude Code"));
+    let again = home.ok(&["uninstall"]);
+    assert!(again.contains("nothing changed") && !again.contains("Restart"), "{again}");
 }
 
 #[test]
@@ -217,20 +274,137 @@ fn dry_run_writes_nothing() {
 }
 
 #[test]
-fn project_install_writes_the_current_folders_settings() {
+fn project_install_writes_the_local_file_at_the_projects_root() {
     let home = Home::new();
-    let project = home.path().join("app");
-    std::fs::create_dir(&project).unwrap();
-    let out = home.run_in(&project, &["install", "--project"]);
+    let project = home.env.proj.clone();
+    let sub = project.join("src").join("deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = home.run_in(&sub, &["install", "--project"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let written = project.join(".claude").join("settings.json");
+    let written = project.join(".claude").join("settings.local.json");
     let settings = parse(&std::fs::read_to_string(&written).unwrap());
     assert_eq!(commands(&settings, "Stop"), [format!("{} hook stop", exe())]);
     assert!(!home.settings().exists(), "the user settings stay untouched");
+    assert!(!project.join(".claude").join("settings.json").exists());
+    assert!(!sub.join(".claude").exists());
 
+    let out = home.run_in(&sub, &["uninstall", "--project"]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(!project.join(".claude").exists(), "the folder install created goes too");
+}
+
+#[test]
+fn a_shared_install_runs_memory_save_by_name_and_is_silent_without_it() {
+    let home = Home::new();
+    let project = home.env.proj.clone();
+    let shared = project.join(".claude").join("settings.json");
+    let out = home.run_in(&project, &["install", "--shared"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let text = std::fs::read_to_string(&shared).unwrap();
+    assert!(!text.contains(&exe()), "no machine's path in a shared file: {text}");
+    let settings = parse(&text);
+    let stop = &commands(&settings, "Stop")[0];
+    // A teammate without memory-save: the command does nothing, says nothing, exits 0.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(stop)
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!((out.status.code(), out.stdout.as_slice(), out.stderr.as_slice()), (Some(0), &b""[..], &b""[..]));
+    assert_eq!(
+        home.run_in(&project, &["install", "--shared", "--statusline"]).code,
+        Some(1),
+        "a status line is personal"
+    );
+    let out = home.run_in(&project, &["uninstall", "--shared"]);
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(!shared.exists());
+}
+
+#[test]
+fn uninstall_project_finds_hooks_an_earlier_version_put_in_settings_json() {
+    let home = Home::new();
+    let project = home.env.proj.clone();
+    let old = project.join(".claude").join("settings.json");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    let mut settings = user_settings();
+    settings["hooks"]["Stop"][0]["hooks"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "command", "command": format!("{} hook stop", exe())}));
+    std::fs::write(&old, pretty(&settings)).unwrap();
     let out = home.run_in(&project, &["uninstall", "--project"]);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    assert_eq!(parse(&std::fs::read_to_string(&written).unwrap()), json!({}));
+    assert_eq!(parse(&std::fs::read_to_string(&old).unwrap()), user_settings());
+}
+
+#[test]
+fn a_settings_file_nobody_may_write_is_refused_with_the_block_to_add() {
+    use std::os::unix::fs::PermissionsExt;
+    // Mode 0444, and a link into a read-only store as home-manager lays it out.
+    let home = Home::new();
+    home.write_settings(&pretty(&user_settings()));
+    std::fs::set_permissions(home.settings(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let linked = Home::new();
+    let store = linked.path().join("nix-store");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("settings.json"), pretty(&user_settings())).unwrap();
+    std::fs::set_permissions(store.join("settings.json"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::create_dir_all(linked.path().join(".claude")).unwrap();
+    std::os::unix::fs::symlink(store.join("settings.json"), linked.settings()).unwrap();
+    for home in [&home, &linked] {
+        let before = home.read_settings();
+        let out = home.run(&["install"]);
+        assert_eq!(out.code, Some(1), "{out:#?}");
+        assert!(out.stderr.contains("nothing was changed") && out.stderr.contains("by hand"), "{}", out.stderr);
+        assert!(out.stderr.contains(&format!("{} hook stop", exe())), "the block to add: {}", out.stderr);
+        assert_eq!(home.read_settings(), before);
+        let left: Vec<_> =
+            std::fs::read_dir(home.path().join(".claude")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, ["settings.json"], "no backup, no temp file");
+    }
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn an_ordinary_user_is_refused_a_file_they_cannot_write() {
+    // Root ignores mode bits; run as nobody where we can (setpriv), to see
+    // the check an ordinary user meets.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !is_root || !setpriv {
+        eprintln!("skipping: needs root and setpriv to run as another user");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true") || !is_root,
+            "CI runs as root with setpriv: install util-linux"
+        );
+        return;
+    }
+    let home = Home::new();
+    home.write_settings(&pretty(&user_settings()));
+    use std::os::unix::fs::PermissionsExt;
+    // Readable by nobody, not writable; the folders above open to pass through.
+    for dir in home.path().ancestors().filter(|d| d.starts_with(std::env::temp_dir())) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(home.settings(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_memory-save"))
+        .arg("install")
+        .env("HOME", home.path())
+        .env("MEMORY_SAVE_HOME", "/nonexistent-memory-save-home")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nothing was changed") && stderr.contains("by hand"), "{stderr}");
+    assert_eq!(home.read_settings(), pretty(&user_settings()));
 }
 
 #[test]
@@ -268,7 +442,7 @@ fn statusline_alone_when_there_was_none() {
     let settings = parse(&home.read_settings());
     assert_eq!(settings["statusLine"], json!({"type": "command", "command": format!("{} statusline", exe())}));
     home.ok(&["uninstall"]);
-    assert!(parse(&home.read_settings()).get("statusLine").is_none());
+    assert!(!home.settings().exists(), "install created it");
 }
 
 #[test]
@@ -296,4 +470,36 @@ fn unknown_flags_are_refused() {
         assert!(stderr.contains("unexpected argument") && stderr.contains("try '--help'"), "{stderr}");
         assert!(!home.settings().exists());
     }
+}
+
+#[test]
+fn auto_memory_is_named_and_can_be_turned_off_and_back() {
+    let home = Home::new();
+    let original = pretty(&user_settings());
+    home.write_settings(&original);
+    let out = home.ok(&["install"]);
+    assert!(out.contains("auto memory is on") && out.contains("--disable-auto-memory"), "{out}");
+    let out = home.ok(&["install", "--disable-auto-memory"]);
+    assert!(out.contains("auto memory turned off") && !out.contains("auto memory is on"), "{out}");
+    assert_eq!(parse(&home.read_settings())["autoMemoryEnabled"], false);
+    home.ok(&["uninstall"]);
+    assert_eq!(home.read_settings(), original, "uninstall puts it back");
+
+    // Set by the user to true before: true again after, even with the file changed since.
+    let home = Home::new();
+    let mut theirs = user_settings();
+    theirs["autoMemoryEnabled"] = json!(true);
+    home.write_settings(&pretty(&theirs));
+    home.ok(&["install", "--disable-auto-memory"]);
+    let edited = home.read_settings().replacen("opus", "haiku", 1);
+    std::fs::write(home.settings(), edited).unwrap();
+    home.ok(&["uninstall"]);
+    let after = parse(&home.read_settings());
+    assert_eq!(after["autoMemoryEnabled"], true);
+    assert_eq!(after["model"], "haiku");
+
+    // Off by Claude Code's own switch: nothing to say.
+    let home = Home::new();
+    let out = home.env.cmd(&["install"]).var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1").in_dir(home.path()).run().ok();
+    assert!(!out.stdout.contains("auto memory is on"), "{}", out.stdout);
 }

@@ -1,0 +1,60 @@
+//! What each install wrote, so that uninstall can give a settings file back
+//! exactly as it was: `state/memory-save/installs.json`, one record per
+//! settings file. The file's bytes before the first install are its backup
+//! (`<file>.memory-save.bak`, beside it, never overwritten).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::fsutil;
+use super::paths::Roots;
+
+const INSTALLS_FILE: &str = "installs.json";
+const MAX_INSTALLS_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InstallRecord {
+    /// The settings file, as install named it.
+    pub path: String,
+    /// The file's text as our last install or uninstall left it: when it
+    /// still reads so, nobody else changed it since.
+    pub written: String,
+    /// The file existed before the first install.
+    pub existed: bool,
+    /// The folder the first install created for it (`.claude/`).
+    pub created_dir: Option<String>,
+    /// `--disable-auto-memory` set `autoMemoryEnabled`; this was its value
+    /// before (`None`: the key was absent).
+    pub auto_memory_set: bool,
+    pub auto_memory_before: Option<Value>,
+}
+
+fn records_path(roots: &Roots) -> std::path::PathBuf {
+    roots.state.join(INSTALLS_FILE)
+}
+
+pub fn all(roots: &Roots) -> Vec<InstallRecord> {
+    let Ok(Some(bytes)) = fsutil::read_regular(&records_path(roots), MAX_INSTALLS_BYTES) else {
+        return Vec::new();
+    };
+    serde_json::from_slice(&bytes).unwrap_or_default()
+}
+
+pub fn find(roots: &Roots, settings: &Path) -> Option<InstallRecord> {
+    let key = settings.display().to_string();
+    all(roots).into_iter().find(|r| r.path == key)
+}
+
+/// Stores `record` for its file, or forgets the file with `None`.
+pub fn put(roots: &Roots, settings: &Path, record: Option<InstallRecord>) -> Result<()> {
+    let key = settings.display().to_string();
+    let mut records: Vec<InstallRecord> = all(roots).into_iter().filter(|r| r.path != key).collect();
+    records.extend(record);
+    fsutil::create_private_dir(&roots.state)?;
+    let text = serde_json::to_vec_pretty(&records).context("cannot encode the install records")?;
+    fsutil::write_atomic(&records_path(roots), &text, true)
+}
