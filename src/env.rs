@@ -43,6 +43,12 @@ pub fn disable_auto_memory() -> Option<String> {
     var("CLAUDE_CODE_DISABLE_AUTO_MEMORY").map(|v| v.to_string_lossy().into_owned())
 }
 
+/// Colour is allowed unless `NO_COLOR` is set (to anything) or
+/// `CLICOLOR=0` (no-color.org, bixense.com/clicolors).
+pub fn colour_allowed() -> bool {
+    var("NO_COLOR").is_none() && var("CLICOLOR").is_none_or(|v| v != "0")
+}
+
 /// `MEMORY_SAVE_FORK_TIMEOUT`: seconds, for a one-off run.
 pub fn fork_timeout_override() -> Option<u64> {
     var("MEMORY_SAVE_FORK_TIMEOUT")?.to_str()?.parse().ok()

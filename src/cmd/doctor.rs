@@ -23,40 +23,72 @@ fn expected_hooks() -> Vec<String> {
     hooks
 }
 
+/// Doctor's findings, printed as they come (a slow check shows what was
+/// found before it), or gathered for `--json`.
 struct Report {
     problems: usize,
+    json: bool,
+    colour: super::colour::Colour,
+    findings: Vec<Finding>,
+}
+
+#[derive(serde::Serialize)]
+struct Finding {
+    level: &'static str,
+    what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
 }
 
 impl Report {
+    fn add(&mut self, level: &'static str, what: &str, fix: Option<&str>) {
+        if self.json {
+            self.findings.push(Finding { level, what: what.to_string(), fix: fix.map(str::to_string) });
+            return;
+        }
+        let c = self.colour;
+        let label = match level {
+            "ok" => c.good("ok      "),
+            "warning" => c.warn("WARNING "),
+            _ => c.bad("PROBLEM "),
+        };
+        let fix = fix.map(|f| format!("\n         {}", c.plain(&format!("→ {f}")))).unwrap_or_default();
+        let _ = super::print_painted(&format!("{label} {}{fix}\n", visible(what)));
+    }
+
     fn ok(&mut self, what: &str) {
-        let _ = super::println(&format!("ok       {}", visible(what)));
+        self.add("ok", what, None);
     }
 
     /// Worth knowing, not wrong: does not fail doctor.
     fn warn(&mut self, what: &str, fix: &str) {
-        let _ = super::println(&format!("WARNING  {what}\n         → {fix}"));
+        self.add("warning", what, Some(fix));
     }
 
     fn problem(&mut self, what: &str, fix: &str) {
         self.problems += 1;
-        let _ = super::println(&format!("PROBLEM  {}\n         → {}", visible(what), visible(fix)));
+        self.add("problem", what, Some(fix));
     }
 }
 
 /// Check the setup and say what to do about each problem; exit 1 when
 /// something is wrong.
 #[derive(Debug, clap::Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// Print the findings as JSON, for scripts (exit 1 still means a problem).
+    #[arg(long)]
+    json: bool,
+}
 
 impl super::Run for DoctorArgs {
     fn run(&self) -> Result<()> {
-        run()
+        run(self.json)
     }
 }
 
-fn run() -> Result<()> {
+fn run(json: bool) -> Result<()> {
     let roots = crate::config::roots()?;
-    let mut report = Report { problems: 0 };
+    let mut report = Report { problems: 0, json, colour: super::colour::Colour::for_stdout(), findings: Vec::new() };
     check_claude(&mut report);
     check_hooks(&mut report)?;
     for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
@@ -70,10 +102,16 @@ fn run() -> Result<()> {
             .ok(&format!("configuration {} readable (or absent: defaults)", crate::config::file(&roots).display())),
         Err(e) => report.problem(&format!("{e:#}"), "fix the file; the README's Settings section lists every key"),
     }
+    if json {
+        let out = serde_json::json!({"problems": report.problems, "findings": report.findings});
+        super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&out)?))?;
+    }
     if report.problems > 0 {
         bail!("{} problem(s) found", report.problems);
     }
-    super::println("all good")?;
+    if !json {
+        super::println("all good")?;
+    }
     Ok(())
 }
 

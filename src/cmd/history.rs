@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 
 use crate::store::folder::Folder;
-use crate::store::history::{Entry, list, undo};
+use crate::store::history::{After, Before, Entry, apply_undo, list, plan_undo};
 
 fn current_folder() -> Result<Folder> {
     let roots = crate::config::roots()?;
@@ -15,40 +15,76 @@ fn current_folder() -> Result<Folder> {
 /// The recorded changes of this project's memory files, newest first, each
 /// with the session, turn and cost of the save that made it.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
+    #[command(subcommand)]
+    action: Option<HistoryAction>,
     /// Show the change that added this MEMORY.md line (exactly, without its
     /// list marker, or containing the text).
     #[arg(long, value_name = "TEXT")]
     line: Option<String>,
+    /// Print it as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum HistoryAction {
+    /// Show change N as a diff of the files it changed.
+    Show {
+        /// The change's number (`#N` in `memory-save history`).
+        number: u64,
+        /// Print it as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 impl super::Run for HistoryArgs {
     fn run(&self) -> Result<()> {
-        run_list(self.line.as_deref())
+        match &self.action {
+            Some(HistoryAction::Show { number, json }) => run_show(*number, *json),
+            None => run_list(self.line.as_deref(), self.json),
+        }
     }
 }
 
 /// Put the files back as they were before the newest change (recorded too,
-/// so a second undo redoes).
+/// so a second undo redoes), or before change N with every later one.
 #[derive(Debug, clap::Args)]
-pub struct UndoArgs {}
+pub struct UndoArgs {
+    /// Go back to before this change (`#N` in `memory-save history`),
+    /// undoing every later change with it.
+    number: Option<u64>,
+    /// Undo even though MEMORY.md or a topic file was edited after the last
+    /// recorded change (that edit is lost).
+    #[arg(long)]
+    force: bool,
+}
 
 impl super::Run for UndoArgs {
     fn run(&self) -> Result<()> {
-        run_undo()
+        run_undo(self.number, self.force)
     }
 }
 
-fn run_list(wanted: Option<&str>) -> Result<()> {
+fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     let folder = current_folder()?;
     let entries = list(&folder)?;
+    if json {
+        let entries: Vec<_> = entries.iter().map(|(number, entry)| entry_json(*number, entry, false)).collect();
+        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&entries)?));
+    }
     if entries.is_empty() {
         super::println(&format!("no history for project {} yet", folder.project))?;
         return Ok(());
     }
     let Some(wanted) = wanted else {
+        let colour = super::colour::Colour::for_stdout();
         for (number, entry) in &entries {
-            super::println(&crate::memory::text::visible(&describe(*number, entry)))?;
+            let line = describe(*number, entry);
+            let (head, rest) = line.split_at(line.find(' ').unwrap_or(line.len()));
+            super::print_painted(&format!("{}{}\n", colour.number(head), colour.plain(rest)))?;
         }
         return Ok(());
     };
@@ -101,13 +137,113 @@ fn describe(number: u64, entry: &Entry) -> String {
     line
 }
 
-/// `memory-save undo`.
-fn run_undo() -> Result<()> {
+/// One entry for `--json`, with its files' text when `full`.
+fn entry_json(number: u64, entry: &Entry, full: bool) -> serde_json::Value {
+    let mut value = serde_json::json!({
+        "number": number,
+        "at": entry.at,
+        "message": entry.message,
+        "files": entry.files.keys().collect::<Vec<_>>(),
+        "origin": entry.origin,
+        "added": entry.added,
+    });
+    if full {
+        value["before"] = serde_json::to_value(&entry.files).unwrap_or_default();
+        value["after"] = serde_json::to_value(&entry.after).unwrap_or_default();
+    }
+    value
+}
+
+/// The text of each file of change `number` before and after it. Entries
+/// of earlier versions did not record the after: it is the next entry's
+/// before of that file, or the file now when no later change touched it.
+fn before_and_after(folder: &Folder, number: u64, entries: &[(u64, Entry)]) -> Result<Vec<(String, String, String)>> {
+    let Some((_, entry)) = entries.iter().find(|(n, _)| *n == number) else {
+        bail!("project {} has no history entry #{number} (see memory-save history)", folder.project);
+    };
+    let mut files = Vec::new();
+    for (name, before) in &entry.files {
+        let recorded = entry.after.get(name);
+        let later = entries.iter().rev().filter(|(n, _)| *n > number).find_map(|(_, e)| e.files.get(name));
+        let now = || crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten().unwrap_or_default();
+        let (old, new) = match (before, recorded) {
+            (_, Some(After::Appended { text, .. })) => (String::new(), text.clone()),
+            (Before::Length(_), None) => {
+                (String::new(), String::from("(appended text not recorded by this version)\n"))
+            }
+            (before, after) => {
+                let old = match before {
+                    Before::Text(text) => text.clone(),
+                    _ => String::new(),
+                };
+                let new = match (after, later) {
+                    (Some(After::Text(text)), _) => text.clone(),
+                    (Some(_), _) => String::new(),
+                    (None, Some(Before::Text(text))) => text.clone(),
+                    (None, Some(_)) => String::new(),
+                    (None, None) => now(),
+                };
+                (old, new)
+            }
+        };
+        files.push((name.clone(), old, new));
+    }
+    Ok(files)
+}
+
+/// `memory-save history show N`.
+fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    let message = undo(&folder)?;
-    super::println(&format!(
-        "memory-save: undid \"{message}\" in {}; run undo again to redo it",
-        folder.dir.display()
-    ))?;
+    let entries = list(&folder)?;
+    let files = before_and_after(&folder, number, &entries)?;
+    let entry = &entries.iter().find(|(n, _)| *n == number).expect("found above").1;
+    if json {
+        let mut value = entry_json(number, entry, false);
+        value["diff"] = files
+            .iter()
+            .map(|(name, old, new)| (name.clone(), diff(name, old, new).into()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
+    }
+    let colour = super::colour::Colour::for_stdout();
+    super::print_painted(&format!("{}\n", colour.plain(&describe(number, entry))))?;
+    for (name, old, new) in &files {
+        super::print_painted(&colour.diff(&diff(name, old, new)))?;
+    }
+    Ok(())
+}
+
+/// A unified diff of one file, `a/<name>` to `b/<name>`.
+pub fn diff(name: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string()
+}
+
+/// `memory-save undo [N] [--force]`.
+fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
+    let folder = current_folder()?;
+    let _lock = folder.lock()?;
+    let plan = plan_undo(&folder, number)?;
+    if !plan.hand_edited.is_empty() && !force {
+        bail!(
+            "{} changed after the last recorded change (#{}), by hand or another tool; undo would throw that away. \
+             See it with: memory-save history show {}; keep it and undo anyway with: memory-save undo{} --force",
+            plan.hand_edited.join(", "),
+            plan.newest,
+            plan.newest,
+            number.map(|n| format!(" {n}")).unwrap_or_default()
+        );
+    }
+    let colour = super::colour::Colour::for_stdout();
+    for (name, (now, target)) in &plan.files {
+        let text = diff(name, now.as_deref().unwrap_or(""), target.as_deref().unwrap_or(""));
+        super::print_painted(&colour.diff(&text))?;
+    }
+    let label = apply_undo(&folder, &plan)?;
+    super::println(&format!("memory-save: {label} in {}; run undo again to redo it", folder.dir.display()))?;
     Ok(())
 }

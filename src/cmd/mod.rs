@@ -2,6 +2,7 @@
 //! trait (as zoxide's `src/cmd/`). clap parses every command but `hook`,
 //! whose words `main` hands to `hook::words` first.
 
+pub mod colour;
 pub mod completions;
 pub mod doctor;
 pub mod history;
@@ -29,6 +30,13 @@ pub fn print(text: &str) -> Result<()> {
     // a reply's words or a folder's name, passes no escape sequence, bidi
     // or invisible character (they come out as visible `\u{…}`).
     let text = crate::memory::text::visible(text);
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
+}
+
+/// Writes text made by `colour::Colour`, whose every piece already passed
+/// `visible`: the colour codes it added are the only escapes in it.
+pub fn print_painted(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
 }

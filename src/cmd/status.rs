@@ -133,7 +133,7 @@ fn run(json: bool) -> Result<()> {
     if json {
         super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&status)?))?;
     } else {
-        super::print(&crate::memory::text::visible(&render(&status)))?;
+        super::print_painted(&painted(&render(&status), super::colour::Colour::for_stdout()))?;
     }
     Ok(())
 }
@@ -228,6 +228,24 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)>
         }
     }
     sessions
+}
+
+/// Colour by line: the heading bold, what needs the user red or yellow.
+fn painted(text: &str, colour: super::colour::Colour) -> String {
+    let mut out = String::new();
+    for (n, line) in text.lines().enumerate() {
+        let word = line.split_whitespace().next().unwrap_or_default();
+        let line = match word {
+            _ if n == 0 => colour.bold(line),
+            "paused" | "failed" | "config" => colour.bad(line),
+            "state" if !line.trim_end().ends_with(" on") => colour.warn(line),
+            "hooks" if line.contains("not registered") || line.contains("more than once") => colour.warn(line),
+            _ => colour.plain(line),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 fn render(s: &Status) -> String {

@@ -266,7 +266,7 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         }
         return Err(e);
     }
-    Ok(())
+    recorded.seal(folder)
 }
 
 /// One record per save in `saves.jsonl`.

@@ -19,7 +19,8 @@ pub fn read_repaired(folder: &Folder) -> Result<Option<(String, bool)>> {
     let Some(repaired) = template::repair(&text, &folder.project) else { return Ok(Some((text, false))) };
     folder.write_file(BACKUP_FILE, &text)?;
     let origin = Origin { by: Some("repair".into()), ..Default::default() };
-    history::record(folder, REPAIR_REPORT, &[Change::Rewrite(MEMORY_FILE)], &origin, Vec::new())?;
+    let recorded = history::record(folder, REPAIR_REPORT, &[Change::Rewrite(MEMORY_FILE)], &origin, Vec::new())?;
     folder.write_file(MEMORY_FILE, &repaired)?;
+    recorded.seal(folder)?;
     Ok(Some((repaired, true)))
 }

@@ -34,6 +34,39 @@ pub struct Entry {
     /// the change that wrote it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<String>,
+    /// Each changed file as the change left it, for `history show` and to
+    /// tell a hand edit made since (absent in entries of earlier versions).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub after: BTreeMap<String, After>,
+}
+
+/// A file as a change left it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum After {
+    Text(String),
+    Absent,
+    /// A topic file grew to this length by this text (its whole text at
+    /// every save would grow the history with the square of its size).
+    Appended {
+        length: u64,
+        text: String,
+    },
+}
+
+impl After {
+    /// Whether `now` (the file's text, `None` when missing) is still what
+    /// the change left.
+    pub fn holds(&self, now: Option<&str>) -> bool {
+        match (self, now) {
+            (After::Text(text), Some(now)) => text == now,
+            (After::Absent, None) => true,
+            (After::Appended { length, text }, Some(now)) => {
+                now.len() as u64 == *length && now.ends_with(text.as_str())
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Where a change came from: the session and the turn it followed (its
@@ -106,6 +139,13 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// Records how the change left each of its files, once it is written.
+    pub fn seal(mut self, folder: &Folder) -> Result<()> {
+        self.entry.after = state_after(folder, &self.entry.files)?;
+        let path = dir(folder).join(format!("{:08}.json", self.number));
+        fsutil::write_atomic(&path, serde_json::to_string(&self.entry)?.as_bytes(), true)
+    }
+
     /// Puts the files back as recorded and drops the entry: the change it
     /// announced did not happen.
     pub fn roll_back(self, folder: &Folder) -> Result<()> {
@@ -139,8 +179,36 @@ pub fn record(
     }
     write_entry(
         folder,
-        Entry { at: crate::env::now_unix(), message: message.to_string(), files, origin: origin.clone(), added },
+        Entry {
+            at: crate::env::now_unix(),
+            message: message.to_string(),
+            files,
+            origin: origin.clone(),
+            added,
+            after: BTreeMap::new(),
+        },
     )
+}
+
+/// The files of a change as they are now, in `After` form.
+fn state_after(folder: &Folder, files: &BTreeMap<String, Before>) -> Result<BTreeMap<String, After>> {
+    let mut after = BTreeMap::new();
+    for (name, before) in files {
+        let now = read_if_exists(&folder.dir.join(name))?;
+        let state = match (before, now) {
+            (_, None) => After::Absent,
+            (Before::Length(len), Some(now)) if name != MEMORY_FILE => After::Appended {
+                length: now.len() as u64,
+                text: now.get(*len as usize..).unwrap_or_default().to_string(),
+            },
+            (Before::Absent, Some(now)) if name != MEMORY_FILE => {
+                After::Appended { length: now.len() as u64, text: now }
+            }
+            (_, Some(now)) => After::Text(now),
+        };
+        after.insert(name.clone(), state);
+    }
+    Ok(after)
 }
 
 fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
@@ -181,43 +249,120 @@ pub fn list(folder: &Folder) -> Result<Vec<(u64, Entry)>> {
     numbers(folder).into_iter().rev().map(|n| read(folder, n).map(|e| (n, e))).collect()
 }
 
-/// Puts back the files of the newest entry, recording the undo first (as
-/// the inverse of each file's change, so a second undo redoes). Returns
-/// the undone entry's message.
-pub fn undo(folder: &Folder) -> Result<String> {
-    let _lock = folder.lock()?;
-    let Some(&newest) = numbers(folder).last() else {
+/// What `undo` would do: the entry it goes back before, the newest, and
+/// each file as it is now and as it will be (`None`: removed).
+pub struct UndoPlan {
+    pub from: u64,
+    pub newest: u64,
+    /// The message of the first change undone, without undo labels.
+    pub message: String,
+    pub files: BTreeMap<String, (Option<String>, Option<String>)>,
+    /// A file changed since the newest entry, by hand or another tool.
+    pub hand_edited: Vec<String>,
+}
+
+/// Plans putting the files back as they were before change `from` (the
+/// newest when `None`), undoing every later change with it. Call with the
+/// project lock held.
+pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
+    let numbers = numbers(folder);
+    let Some(&newest) = numbers.last() else {
         bail!("no history for project {} yet: nothing to undo", folder.project);
     };
-    let entry = read(folder, newest)?;
-    let mut inverse = BTreeMap::new();
-    for (name, before) in &entry.files {
-        check_name(newest, name)?;
-        let now = read_if_exists(&folder.dir.join(name))?;
-        let undone = match (before, now) {
-            (Before::Length(len), Some(text)) => {
-                Before::Tail(text.get(*len as usize..).unwrap_or_default().to_string())
-            }
-            (Before::Tail(_), Some(text)) => Before::Length(text.len() as u64),
-            (_, Some(text)) => Before::Text(text),
-            (_, None) => Before::Absent,
-        };
-        inverse.insert(name.clone(), undone);
+    let from = from.unwrap_or(newest);
+    if !numbers.contains(&from) {
+        bail!("project {} has no history entry #{from} (see memory-save history)", folder.project);
     }
-    let message = format!("undo of #{newest}: {}", entry.message);
+    let mut files: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
+    let mut hand_edited = Vec::new();
+    let mut message = String::new();
+    for number in numbers.iter().rev().take_while(|n| **n >= from) {
+        let entry = read(folder, *number)?;
+        for (name, before) in &entry.files {
+            check_name(*number, name)?;
+            if !files.contains_key(name) {
+                let now = read_if_exists(&folder.dir.join(name))?;
+                if *number == newest && entry.after.get(name).is_some_and(|after| !after.holds(now.as_deref())) {
+                    hand_edited.push(name.clone());
+                }
+                files.insert(name.clone(), (now.clone(), now));
+            }
+            let target = &mut files.get_mut(name).expect("inserted above").1;
+            *target = match before {
+                Before::Text(text) => Some(text.clone()),
+                Before::Absent => None,
+                Before::Length(len) => match target.as_deref().and_then(|t| t.get(..*len as usize)) {
+                    Some(kept) => Some(kept.to_string()),
+                    None => bail!(
+                        "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
+                        folder.dir.join(name).display()
+                    ),
+                },
+                Before::Tail(tail) => Some(format!("{}{tail}", target.as_deref().unwrap_or_default())),
+            };
+        }
+        message = unlabelled(&entry.message).to_string();
+    }
+    Ok(UndoPlan { from, newest, message, files, hand_edited })
+}
+
+/// A message without the undo labels before it, so labels never nest.
+fn unlabelled(message: &str) -> &str {
+    let mut rest = message;
+    while let Some(after) = rest.strip_prefix("undo of #").or_else(|| rest.strip_prefix("redo of #")) {
+        match after.split_once(": ") {
+            Some((number, tail)) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+                rest = tail
+            }
+            _ => break,
+        }
+    }
+    rest
+}
+
+/// The label of an undo: `undo of #3: …`, `undo of #3-#5: …`, and an undo
+/// of an undo says `redo of`.
+fn undo_label(folder: &Folder, plan: &UndoPlan) -> Result<String> {
+    let first = read(folder, plan.from)?;
+    let redo = plan.from == plan.newest && first.message.starts_with("undo of #");
+    let numbers =
+        if plan.from == plan.newest { format!("#{}", plan.from) } else { format!("#{}-#{}", plan.from, plan.newest) };
+    Ok(format!("{} of {numbers}: {}", if redo { "redo" } else { "undo" }, plan.message))
+}
+
+/// Carries out `plan`, recording it first (as one entry, whose undo
+/// redoes). Call with the project lock held.
+pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
+    let mut inverse = BTreeMap::new();
+    for (name, (now, _)) in &plan.files {
+        inverse.insert(name.clone(), now.clone().map_or(Before::Absent, Before::Text));
+    }
+    let label = undo_label(folder, plan)?;
     let entry_of_undo = Entry {
         at: crate::env::now_unix(),
-        message,
+        message: label.clone(),
         files: inverse,
         origin: Origin { by: Some("memory-save undo".into()), ..Origin::default() },
         added: Vec::new(),
+        after: BTreeMap::new(),
     };
     let undo = write_entry(folder, entry_of_undo)?;
-    if let Err(e) = put_back(folder, newest, &entry) {
+    let written = (|| -> Result<()> {
+        for (name, (now, target)) in &plan.files {
+            match target {
+                Some(text) if now.as_deref() != Some(text) => folder.write_file(name, text)?,
+                None if now.is_some() => fs_err::remove_file(folder.dir.join(name))?,
+                _ => {}
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
         let _ = undo.roll_back(folder);
         return Err(e);
     }
-    Ok(entry.message)
+    undo.seal(folder)?;
+    Ok(label)
 }
 
 /// The entry is a file on disk: its names must still be ours.

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -157,14 +157,56 @@ fn every_save_is_in_the_history_and_undo_restores_the_state_before_it() {
     assert!(lines[1].starts_with("#1") && lines[1].contains("1 added"), "{list}");
 
     // What the fork removed comes back.
+    // Change #2 as a diff.
+    let show = env.cmd(&["history", "show", "2"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(show.contains("--- a/MEMORY.md") && show.contains("+++ b/MEMORY.md"), "{show}");
+    assert!(show.contains("\n-- First fact.\n") && show.contains("\n+- Second fact.\n"), "{show}");
+    let json: Value =
+        serde_json::from_str(&env.cmd(&["history", "--json"]).in_dir(&env.proj).run().ok().stdout).unwrap();
+    assert_eq!((json[0]["number"].as_u64(), json[1]["number"].as_u64()), (Some(2), Some(1)), "{json}");
+    assert_eq!(json[0]["added"], json!(["- Second fact."]));
+    let json: Value =
+        serde_json::from_str(&env.cmd(&["history", "show", "2", "--json"]).in_dir(&env.proj).run().ok().stdout)
+            .unwrap();
+    assert!(json["diff"]["MEMORY.md"].as_str().unwrap().contains("+- Second fact."), "{json}");
+
+    // What the fork removed comes back; undo says what it changes.
     let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
-    assert!(out.stdout.contains("undid"), "{out:#?}");
+    assert!(out.stdout.contains("+- First fact.") && out.stdout.contains("-- Second fact."), "{out:#?}");
+    assert!(out.stdout.contains("undo of #2: memory-save: MEMORY.md: 1 added, 1 removed"), "{out:#?}");
     assert_eq!(env.memory().unwrap(), after_first);
-    // The undo is itself recorded: a second undo redoes.
+    // The undo is itself recorded: a second undo redoes, and labels do not nest.
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
+    assert!(out.stdout.contains("redo of #3: memory-save: MEMORY.md: 1 added, 1 removed"), "{out:#?}");
+    assert_eq!(env.memory().unwrap(), after_second);
     let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(list.lines().next().unwrap().contains("undo of #2"), "{list}");
+    assert!(!list.contains("undo of #3: undo"), "{list}");
+
+    // Back to before #1, every later change with it: one entry.
+    let out = env.cmd(&["undo", "1"]).in_dir(&env.proj).run().ok();
+    assert!(out.stdout.contains("undo of #1-#4"), "{out:#?}");
+    assert_eq!(env.memory(), None, "there was no MEMORY.md before #1");
     env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
     assert_eq!(env.memory().unwrap(), after_second);
+    let out = env.cmd(&["undo", "99"]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("no history entry #99"), "{out:#?}");
+}
+
+#[test]
+fn undo_keeps_a_hand_edit_unless_forced() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(ARCH, "- First fact.")]), json!([])));
+    env.saved_turn(SID, 1);
+    let edited = env.memory().unwrap().replace("- First fact.", "- First fact, corrected by hand.");
+    env.write_memory(&edited);
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stderr.contains("MEMORY.md changed after the last recorded change (#1)"), "{}", out.stderr);
+    assert!(out.stderr.contains("memory-save undo --force"), "{}", out.stderr);
+    assert_eq!(env.memory().unwrap(), edited, "nothing changed");
+    env.cmd(&["undo", "--force"]).in_dir(&env.proj).run().ok();
+    assert_eq!(env.memory(), None);
 }
 
 #[test]
@@ -341,4 +383,43 @@ fn status_puts_each_line_of_a_config_error_on_its_own_line() {
     let at = lines.iter().position(|l| l.starts_with("  config ")).unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(lines[at].contains("memory-save.toml"), "{}", out.stdout);
     assert!(lines.len() > at + 1 && lines[at + 1].starts_with("            "), "continued, indented: {}", out.stdout);
+}
+
+/// Colour on a terminal only: `script` (util-linux) gives the command a
+/// pseudo-terminal; piped, or with `NO_COLOR` or `CLICOLOR=0`, none.
+#[cfg(target_os = "linux")]
+#[test]
+fn colour_on_a_terminal_and_never_when_piped_or_refused() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(ARCH, "- First fact.")]), json!([])));
+    env.saved_turn(SID, 1);
+    let exe = env!("CARGO_BIN_EXE_memory-save");
+    for command in ["history", "doctor", "status", "history show 1"] {
+        let on_terminal = |vars: &[(&str, &str)]| {
+            let mut cmd = std::process::Command::new("script");
+            cmd.args(["-qec", &format!("{exe} {command}"), "/dev/null"]).current_dir(&env.proj);
+            cmd.env("HOME", &env.home).env("MEMORY_SAVE_HOME", &env.mem).env_remove("NO_COLOR").env_remove("CLICOLOR");
+            for (k, v) in vars {
+                cmd.env(k, v);
+            }
+            String::from_utf8_lossy(&cmd.output().expect("script (util-linux) runs").stdout).into_owned()
+        };
+        assert!(on_terminal(&[]).contains("\x1b["), "{command} on a terminal: {:?}", on_terminal(&[]));
+        assert!(!on_terminal(&[("NO_COLOR", "1")]).contains("\x1b["), "{command} with NO_COLOR");
+        assert!(!on_terminal(&[("CLICOLOR", "0")]).contains("\x1b["), "{command} with CLICOLOR=0");
+        let args: Vec<&str> = command.split(' ').collect();
+        assert!(!env.cmd(&args).in_dir(&env.proj).run().stdout.contains('\x1b'), "{command} piped");
+    }
+}
+
+#[test]
+fn doctor_speaks_json_for_scripts() {
+    let env = Env::new();
+    let out = env.cmd(&["doctor", "--json"]).run();
+    assert_eq!(out.code, Some(1), "not installed yet: {out:#?}");
+    let report: Value = serde_json::from_str(&out.stdout).expect("one JSON document");
+    assert!(report["problems"].as_u64() >= Some(1), "{report}");
+    let findings = report["findings"].as_array().unwrap();
+    assert!(findings.iter().any(|f| f["level"] == "problem" && f["fix"].as_str().unwrap().contains("install")));
+    assert!(findings.iter().any(|f| f["level"] == "ok"), "{report}");
 }
