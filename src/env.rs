@@ -43,6 +43,11 @@ pub fn disable_auto_memory() -> Option<String> {
     var("CLAUDE_CODE_DISABLE_AUTO_MEMORY").map(|v| v.to_string_lossy().into_owned())
 }
 
+/// `VISUAL`, else `EDITOR`: the command `memory-save edit` opens.
+pub fn editor() -> Option<String> {
+    var("VISUAL").or_else(|| var("EDITOR")).map(|v| v.to_string_lossy().into_owned())
+}
+
 /// Colour is allowed unless `NO_COLOR` is set (to anything) or
 /// `CLICOLOR=0` (no-color.org, bixense.com/clicolors).
 pub fn colour_allowed() -> bool {

@@ -5,10 +5,13 @@
 pub mod colour;
 pub mod completions;
 pub mod doctor;
+pub mod edit;
 pub mod history;
+pub mod import;
 pub mod install;
 pub mod resume;
 pub mod review;
+pub mod show;
 pub mod status;
 pub mod statusline;
 pub mod worker;
@@ -71,6 +74,9 @@ pub enum Command {
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Status(status::StatusArgs),
+    Show(show::ShowArgs),
+    Edit(edit::EditArgs),
+    Import(import::ImportArgs),
     Doctor(doctor::DoctorArgs),
     History(history::HistoryArgs),
     Undo(history::UndoArgs),
@@ -93,6 +99,9 @@ impl Run for Command {
             Command::Install(c) => c.run(),
             Command::Uninstall(c) => c.run(),
             Command::Status(c) => c.run(),
+            Command::Show(c) => c.run(),
+            Command::Edit(c) => c.run(),
+            Command::Import(c) => c.run(),
             Command::Doctor(c) => c.run(),
             Command::History(c) => c.run(),
             Command::Undo(c) => c.run(),

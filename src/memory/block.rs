@@ -15,7 +15,7 @@ pub const LANGUAGE_LINE: &str = "Answer in the language of the user's own messag
 progress line, also at the end of a long turn whose context (tool output, docs, this memory) is in another \
 language. Keep technical terms and identifiers as they are.";
 
-fn width(text: &str) -> usize {
+pub fn width(text: &str) -> usize {
     text.encode_utf16().count()
 }
 

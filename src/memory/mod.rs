@@ -3,6 +3,8 @@
 
 pub mod apply;
 pub mod block;
+pub mod edit;
+pub mod import;
 pub mod prompt;
 pub mod reply;
 pub mod report;

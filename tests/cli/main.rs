@@ -11,6 +11,7 @@ mod everyday;
 mod faults;
 mod fork;
 mod install;
+mod memory_cmds;
 mod perms;
 mod project;
 mod queue;

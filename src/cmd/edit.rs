@@ -1,0 +1,142 @@
+//! `memory-save edit`: MEMORY.md in your editor, checked as a save's result
+//! is before it is written. The editor works on a private copy and no lock
+//! is held meanwhile, so saves and SessionStart never wait on it; the check
+//! and the write happen under the lock, merging by line with a save that
+//! changed the file in between.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::memory::apply::{self, Outcome};
+use crate::memory::edit::check_edit;
+use crate::memory::reply::Reply;
+use crate::store::folder::Folder;
+use crate::store::history::Origin;
+
+/// Open this project's MEMORY.md in $VISUAL or $EDITOR; what you change is
+/// checked as a save's result is (template, caps, secrets) and recorded in
+/// the history.
+#[derive(Debug, clap::Args)]
+pub struct EditArgs {}
+
+impl super::Run for EditArgs {
+    fn run(&self) -> Result<()> {
+        let roots = crate::config::roots()?;
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+        let folder = project.folder(&roots);
+        let base = {
+            let _lock = folder.lock()?;
+            crate::save::current_under_lock(&folder)?
+        };
+        crate::store::fsutil::create_private_dir(&roots.state)?;
+        let copy = roots.state.join(format!("edit-{}.{}.md", project.name, std::process::id()));
+        crate::store::fsutil::create_new_private(&copy)
+            .and_then(|mut f| f.write_all(base.as_bytes()))
+            .with_context(|| format!("cannot write the copy to edit, {}", copy.display()))?;
+        let result = edit_loop(&folder, &base, &copy);
+        match &result {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&copy);
+            }
+            Err(_) => eprintln!("memory-save: your text is kept in {}", copy.display()),
+        }
+        result
+    }
+}
+
+fn edit_loop(folder: &Folder, base: &str, copy: &Path) -> Result<()> {
+    loop {
+        run_editor(copy)?;
+        let edited = crate::store::fsutil::read_regular(copy, 4 * 1024 * 1024)?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        if edited == base {
+            return super::println("memory-save: no change; nothing written");
+        }
+        let reasons = match check_edit(base, &edited) {
+            Ok(ops) => match write(folder, base, &edited, ops)? {
+                Ok(message) => return super::println(&format!("memory-save: {message}")),
+                Err(reasons) => reasons,
+            },
+            Err(reasons) => reasons,
+        };
+        let listed: String = reasons.iter().map(|r| format!("\n  - {r}")).collect();
+        if !ask_to_reopen(&listed)? {
+            bail!("the edit was refused; MEMORY.md is unchanged:{listed}");
+        }
+    }
+}
+
+/// `$VISUAL`, `$EDITOR` (split as a shell would), else `vi`.
+fn run_editor(copy: &Path) -> Result<()> {
+    let line = crate::env::editor().unwrap_or_else(|| "vi".to_string());
+    let words = shlex::split(&line)
+        .filter(|w| !w.is_empty())
+        .with_context(|| format!("cannot read the editor command {line:?} (VISUAL or EDITOR): fix its quoting"))?;
+    let status = Command::new(&words[0])
+        .args(&words[1..])
+        .arg(copy)
+        .status()
+        .with_context(|| format!("cannot start the editor {:?} (set VISUAL or EDITOR)", words[0]))?;
+    if !status.success() {
+        bail!("the editor {:?} exited with {status}; MEMORY.md is unchanged", words[0]);
+    }
+    Ok(())
+}
+
+/// On a terminal, asks whether to open the editor again on the refused text.
+fn ask_to_reopen(reasons: &str) -> Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Ok(false);
+    }
+    eprint!(
+        "memory-save: the edit was refused:{}\nopen the editor again to fix it? [Y/n] ",
+        crate::memory::text::visible(reasons)
+    );
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(!answer.trim().eq_ignore_ascii_case("n"))
+}
+
+/// Writes the edit under the lock: as it stands when nothing changed the
+/// file meanwhile, else merged by line; `Err` with the reasons when the
+/// merge cannot take all of it.
+fn write(
+    folder: &Folder,
+    base: &str,
+    edited: &str,
+    ops: Vec<crate::memory::reply::Op>,
+) -> Result<Result<String, Vec<String>>> {
+    let _lock = folder.lock()?;
+    let current = crate::save::current_under_lock(folder)?;
+    let memory = if current == base {
+        edited.to_string()
+    } else {
+        let reply = Reply { ops, ..Reply::default() };
+        let outcome = apply::apply(&current, &reply, &folder.project, &folder.topic_files());
+        let mut reasons: Vec<String> = outcome
+            .skipped
+            .iter()
+            .map(|line| format!("a save changed MEMORY.md meanwhile, and {line:?} is no longer there"))
+            .collect();
+        reasons.extend(outcome.refused.iter().map(|r| format!("{}: {}", r.entry, r.why)));
+        if !reasons.is_empty() {
+            return Ok(Err(reasons));
+        }
+        outcome.memory
+    };
+    let added = crate::store::history::added_lines(&current, &memory).len();
+    let message = format!(
+        "edit by hand: {added} line(s) added or changed{}",
+        if current == base { "" } else { " (merged with a save made meanwhile)" }
+    );
+    let outcome = Outcome { memory, ..Outcome::default() };
+    let origin = Origin { by: Some("memory-save edit".into()), ..Origin::default() };
+    crate::save::commit(folder, &current, &outcome, &message, &origin)?;
+    Ok(Ok(format!("{message}; written to {}", folder.memory_path().display())))
+}

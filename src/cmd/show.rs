@@ -1,0 +1,71 @@
+//! `memory-save show [--path]`: exactly what the next session of this
+//! project loads, part by part, each against its 10,000-character budget.
+
+use anyhow::{Context, Result};
+
+use crate::memory::block::{self, PART_LIMIT};
+
+/// Print what the next session of this project loads, every part labelled
+/// with its size against the 10,000-character budget.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// Print only the path of this project's MEMORY.md.
+    #[arg(long)]
+    path: bool,
+}
+
+impl super::Run for ShowArgs {
+    fn run(&self) -> Result<()> {
+        let roots = crate::config::roots()?;
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let config = crate::config::of(&roots);
+        let project = crate::project::locate(&cwd, &roots.memory, &config)?;
+        let folder = project.folder(&roots);
+        if self.path {
+            return super::println(&folder.memory_path().display().to_string());
+        }
+        if let Some(off) = project.off_reason(&config) {
+            return super::println(&format!(
+                "memory-save is {off} for project {}: a session loads nothing",
+                project.name
+            ));
+        }
+        let Some(text) = folder.read_memory()? else {
+            return super::println(&format!(
+                "no MEMORY.md yet at {}: a session of project {} loads nothing",
+                folder.memory_path().display(),
+                project.name
+            ));
+        };
+        // What SessionStart would do first, without writing it here.
+        let repaired = crate::memory::template::repair(&text, &folder.project);
+        let memory = repaired.as_deref().unwrap_or(&text);
+        let topics = folder.topic_files();
+        let topic_line =
+            (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
+        let parts = block::context_parts(&project.name, memory, topic_line.as_deref());
+        let mut out = format!(
+            "memory-save show: the next session of project {} loads {} part(s) from {}\n",
+            project.name,
+            parts.len(),
+            folder.memory_path().display()
+        );
+        if repaired.is_some() {
+            out.push_str(
+                "(the file is out of the template: the session first puts it into the four sections, as shown)\n",
+            );
+        }
+        for (n, part) in parts.iter().enumerate() {
+            out.push_str(&format!(
+                "\n── part {} of {} · {} of {PART_LIMIT} characters ──\n{part}\n",
+                n + 1,
+                parts.len(),
+                block::width(part)
+            ));
+        }
+        if let Some((line, why)) = crate::memory::text::first_unwanted_line(memory) {
+            out.push_str(&format!("\nthe session is also told: MEMORY.md line {line}: {why}\n"));
+        }
+        super::print(&out)
+    }
+}

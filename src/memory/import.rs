@@ -1,0 +1,278 @@
+//! Bringing an existing memory in (`memory-save import`): a markdown file
+//! repaired into the template and merged into ours by section, and topic
+//! files copied, with every line that cannot come in accounted for in the
+//! report. Text in, text out.
+
+use super::apply::check_topic_name;
+use super::reply::TopicAppend;
+use super::template::{self, ARCHITECTURE, LineKind, PLACEHOLDER, SECTIONS, TOPIC_FILES};
+use super::{MAX_BULLET_CHARS, secrets, text};
+
+/// Where a bullet too long for MEMORY.md goes.
+pub const LONG_BULLETS_FILE: &str = "imported.md";
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Imported {
+    pub memory: String,
+    pub topics: Vec<TopicAppend>,
+    /// One line per thing that did not come in as it was.
+    pub report: Vec<String>,
+}
+
+/// The lines between the title and the first section, and the body lines
+/// of each of the four sections, of a text in the template.
+fn sections(text: &str) -> (Vec<String>, [Vec<String>; 4]) {
+    let kinds = template::classify(text);
+    let mut preamble = Vec::new();
+    let mut bodies: [Vec<String>; 4] = Default::default();
+    let mut current = None;
+    let mut seen_section = false;
+    for (line, kind) in text.lines().zip(kinds) {
+        if kind == LineKind::Section {
+            current = SECTIONS.iter().position(|s| line.trim_start_matches('#').trim() == *s);
+            seen_section = true;
+            continue;
+        }
+        if kind == LineKind::Title && !seen_section {
+            continue;
+        }
+        match current {
+            Some(s) => bodies[s].push(line.to_string()),
+            None if !seen_section => preamble.push(line.to_string()),
+            None => {}
+        }
+    }
+    (preamble, bodies)
+}
+
+/// `ours` with the lines of `theirs` it lacks added at the end of their
+/// section, in their order (lines of theirs above its first section go to
+/// Architecture & Config Facts); a placeholder goes once the section holds
+/// anything else. Both must be in the template; so is the result.
+pub fn merge_sections(ours: &str, theirs: &str, project: &str) -> String {
+    let title = ours.lines().find(|l| !l.trim().is_empty()).map_or_else(|| format!("# {project}"), str::to_string);
+    let ((preamble, mut bodies), (their_preamble, mut theirs)) = (sections(ours), sections(theirs));
+    let mut loose = their_preamble;
+    loose.append(&mut theirs[ARCHITECTURE]);
+    theirs[ARCHITECTURE] = loose;
+    for (body, new) in bodies.iter_mut().zip(theirs) {
+        for line in new {
+            let fresh = !line.trim().is_empty()
+                && line.trim() != PLACEHOLDER
+                && !body.iter().chain(&preamble).any(|l| l.trim() == line.trim());
+            if fresh {
+                while body.last().is_some_and(|l| l.trim().is_empty()) {
+                    body.pop();
+                }
+                body.push(line);
+            }
+        }
+    }
+    render(&title, &preamble, bodies)
+}
+
+fn render(title: &str, preamble: &[String], mut bodies: [Vec<String>; 4]) -> String {
+    let mut out = format!("{title}\n");
+    let preamble: Vec<&String> = preamble.iter().skip_while(|l| l.trim().is_empty()).collect();
+    let end = preamble.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    if end > 0 {
+        out.push('\n');
+        for line in &preamble[..end] {
+            out.push_str(&format!("{line}\n"));
+        }
+    }
+    for (name, body) in SECTIONS.iter().zip(bodies.iter_mut()) {
+        if body.iter().any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER) {
+            body.retain(|l| l.trim() != PLACEHOLDER);
+        }
+        while body.last().is_some_and(|l| l.trim().is_empty()) {
+            body.pop();
+        }
+        while body.first().is_some_and(|l| l.trim().is_empty()) {
+            body.remove(0);
+        }
+        if body.is_empty() {
+            body.push(PLACEHOLDER.to_string());
+        }
+        out.push_str(&format!("\n## {name}\n{}\n", body.join("\n")));
+    }
+    out
+}
+
+/// A topic file name that passes the rule, made from `name`.
+pub fn valid_topic_name(name: &str) -> String {
+    let stem = name.strip_suffix(".md").or_else(|| name.strip_suffix(".MD")).unwrap_or(name);
+    let mut out: String = stem
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' { c } else { '-' })
+        .collect();
+    out = out.trim_start_matches(['-', '_']).chars().take(60).collect();
+    if out.is_empty() || out == "memory" {
+        out = format!("imported-{}", super::stable_id(name));
+    }
+    format!("{out}.md")
+}
+
+/// Why a line may not come in, if it may not.
+fn refused(line: &str) -> Option<String> {
+    if let Some(kind) = secrets::find_secret(line) {
+        return Some(secrets::refusal(kind));
+    }
+    text::check(line).err()
+}
+
+/// `current`: our MEMORY.md (`None` when there is none yet). `memory`: the
+/// text to bring in, `topics` its topic files by name. `existing`: the
+/// topic files we have.
+pub fn import(
+    current: Option<&str>,
+    memory: Option<(&str, &str)>,
+    topics: &[(String, String)],
+    existing: &[String],
+    project: &str,
+) -> Imported {
+    let mut out = Imported::default();
+    let mut long = Vec::new();
+    let base = current.map_or_else(|| template::skeleton(project), str::to_string);
+    let mut merged = base.clone();
+    if let Some((source, text)) = memory {
+        let repaired = template::repair(text, project).unwrap_or_else(|| text.to_string());
+        if repaired != text {
+            out.report.push(format!("{source}: put into the four sections"));
+        }
+        let kinds = template::classify(&repaired);
+        let mut kept = Vec::new();
+        for (n, (line, kind)) in repaired.lines().zip(kinds).enumerate() {
+            let content = matches!(kind, LineKind::Text) && !line.trim().is_empty();
+            if let Some(why) = refused(line).filter(|_| content) {
+                out.report.push(format!("{source}: line {} refused: {why}", n + 1));
+                continue;
+            }
+            if content && line.chars().count() > MAX_BULLET_CHARS {
+                out.report.push(format!(
+                    "{source}: line {} has over {MAX_BULLET_CHARS} characters: moved to {LONG_BULLETS_FILE}",
+                    n + 1
+                ));
+                long.push(line.to_string());
+                continue;
+            }
+            kept.push(line);
+        }
+        merged = merge_sections(&merged, &(kept.join("\n") + "\n"), project);
+    }
+    let mut files: Vec<(String, String, String)> =
+        topics.iter().map(|(n, t)| (n.clone(), n.clone(), t.clone())).collect();
+    if !long.is_empty() {
+        files.push((LONG_BULLETS_FILE.into(), LONG_BULLETS_FILE.into(), long.join("\n") + "\n"));
+    }
+    let mut listed = Vec::new();
+    for (source, name, content) in files {
+        let name = if check_topic_name(&name).is_ok() {
+            name
+        } else {
+            let valid = valid_topic_name(&name);
+            out.report.push(format!("{source}: copied as {valid} (topic file names are lowercase, ending in .md)"));
+            valid
+        };
+        let mut lines = Vec::new();
+        for (n, line) in content.lines().enumerate() {
+            match refused(line) {
+                Some(why) => out.report.push(format!("{source}: line {} refused: {why}", n + 1)),
+                None => lines.push(line),
+            }
+        }
+        if lines.iter().all(|l| l.trim().is_empty()) {
+            continue;
+        }
+        if existing.contains(&name) || out.topics.iter().any(|t| t.file == name) {
+            out.report.push(format!("{source}: appended to the existing {name}"));
+        }
+        out.topics.push(TopicAppend { file: name.clone(), append: lines.join("\n") + "\n" });
+        listed.push(name);
+    }
+    // Every topic file named under Topic Files, once.
+    let (preamble, mut bodies) = sections(&merged);
+    for name in listed {
+        if !bodies[TOPIC_FILES].iter().any(|l| l.contains(&name)) {
+            bodies[TOPIC_FILES].push(format!("- {name}"));
+        }
+    }
+    let title = merged.lines().next().unwrap_or_default().to_string();
+    out.memory = render(&title, &preamble, bodies);
+    if current.is_some_and(|c| c == out.memory) || (current.is_none() && out.memory == template::skeleton(project)) {
+        out.memory = base;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn with(rules: &[&str], facts: &[&str]) -> String {
+        let body = |lines: &[&str]| if lines.is_empty() { PLACEHOLDER.to_string() } else { lines.join("\n") };
+        format!(
+            "# p\n\n## CRITICAL RULES\n{}\n\n## Architecture & Config Facts\n{}\n\n## Active Warnings\n{PLACEHOLDER}\n\n## Topic Files\n{PLACEHOLDER}\n",
+            body(rules),
+            body(facts)
+        )
+    }
+
+    #[test]
+    fn lines_land_in_their_section_once() {
+        let ours = with(&["- a"], &[]);
+        let theirs = with(&["- a", "- b"], &["- f"]);
+        assert_eq!(merge_sections(&ours, &theirs, "p"), with(&["- a", "- b"], &["- f"]));
+    }
+
+    #[test]
+    fn a_loose_file_is_repaired_and_nothing_goes_silently() {
+        // Built from parts, so no scanner takes this file for a leak.
+        let secret = ["- token ", "ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+        let long = format!("- {}", "x".repeat(700));
+        let source =
+            format!("# Notes\n\n## CRITICAL RULES\n- never push to main\n{secret}\n\n## Misc\n{long}\n- kept\n");
+        let topics = vec![("Deploy Notes.md".to_string(), "step one\n".to_string())];
+        let out = import(None, Some(("MEMORY.md", &source)), &topics, &[], "p");
+        assert!(template::is_in_template(&out.memory), "{}", out.memory);
+        assert!(out.memory.contains("- never push to main") && out.memory.contains("- kept"), "{}", out.memory);
+        assert!(!out.memory.contains("ghp_"), "{}", out.memory);
+        assert!(!out.memory.contains(&long), "{}", out.memory);
+        let report = out.report.join("\n");
+        assert!(report.contains("refused") && report.contains("moved to imported.md"), "{report}");
+        assert!(report.contains("copied as deploy-notes.md"), "{report}");
+        let files: Vec<&str> = out.topics.iter().map(|t| t.file.as_str()).collect();
+        assert_eq!(files, ["deploy-notes.md", "imported.md"]);
+        assert!(out.memory.contains("- deploy-notes.md") && out.memory.contains("- imported.md"));
+    }
+
+    #[test]
+    fn topic_names_are_made_valid() {
+        for (name, valid) in
+            [("Notes.md", "notes.md"), ("a b.MD", "a-b.md"), ("MEMORY.md", "imported-"), ("ok.md", "ok.md")]
+        {
+            let made = valid_topic_name(name);
+            assert!(
+                made.starts_with(valid.trim_end_matches(".md")) && check_topic_name(&made).is_ok(),
+                "{name} → {made}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Merging never loses a line of either side, and stays in the template.
+        #[test]
+        fn merging_keeps_every_line(ours in proptest::collection::vec("- [a-d]{1,3}", 0..6), theirs in proptest::collection::vec("- [a-d]{1,3}", 0..6)) {
+            let a: Vec<&str> = ours.iter().map(String::as_str).collect();
+            let b: Vec<&str> = theirs.iter().map(String::as_str).collect();
+            let merged = merge_sections(&with(&a, &[]), &with(&[], &b), "p");
+            prop_assert!(template::is_in_template(&merged));
+            for line in a.iter().chain(&b) {
+                prop_assert!(merged.lines().any(|l| l == *line), "{} lost in {}", line, merged);
+            }
+            prop_assert_eq!(merge_sections(&merged, &merged, "p"), merged.clone());
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! `show`, `edit` and `import`: seeing and changing memory by hand.
+
+use std::fs;
+use std::path::Path;
+
+use crate::support::*;
+
+/// An editor that replaces the file it is given with `text`, and runs
+/// `also` first (a save landing while the editor is open).
+fn editor(env: &Env, text: &str, also: &str) -> String {
+    let dir = env.fake_dir.join("editor");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("text"), text).unwrap();
+    let script = dir.join("edit.sh");
+    fs::write(&script, format!("#!/bin/sh\n{also}\ncat '{}' > \"$1\"\n", dir.join("text").display())).unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut fs::metadata(&script).unwrap().permissions(), 0o755);
+    fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script.display().to_string()
+}
+
+#[test]
+fn show_prints_every_part_the_next_session_loads() {
+    let env = Env::new();
+    let out = env.cmd(&["show"]).in_dir(&env.proj).run().ok();
+    assert!(out.stdout.contains("no MEMORY.md yet"), "{}", out.stdout);
+    let long: Vec<String> = (0..120).map(|n| format!("- fact {n} {}", "x".repeat(300))).collect();
+    let facts: Vec<&str> = long.iter().map(String::as_str).collect();
+    env.write_memory(&template_with("proj", &facts));
+    let out = env.cmd(&["show"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("loads 4 part(s)"), "{out}");
+    for n in 1..=4 {
+        assert!(out.contains(&format!("── part {n} of 4 · ")), "{out}");
+    }
+    // The very parts SessionStart prints, in order.
+    for n in 1..=4 {
+        let hook =
+            env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg(&n.to_string()).run().ok();
+        let value: serde_json::Value = serde_json::from_str(&hook.stdout).unwrap();
+        let part = value["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+        assert!(out.contains(part), "part {n} differs");
+        assert!(out.contains(&format!("{} of 10000 characters", part.encode_utf16().count())));
+    }
+    let path = env.cmd(&["show", "--path"]).in_dir(&env.proj).run().ok().stdout;
+    assert_eq!(Path::new(path.trim()), env.memory_dir("proj").join("MEMORY.md"));
+}
+
+#[test]
+fn edit_writes_a_checked_change_with_a_history_entry() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- First fact."]));
+    let edited = template_with("proj", &["- First fact, sharper.", "- Second fact."]);
+    let out = env.cmd(&["edit"]).var("EDITOR", &editor(&env, &edited, "")).in_dir(&env.proj).run().ok();
+    assert!(out.stdout.contains("edit by hand"), "{out:#?}");
+    assert_eq!(env.memory().unwrap(), edited, "written as the person wrote it");
+    let history = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(history.contains("edit by hand") && history.contains("by memory-save edit"), "{history}");
+    env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
+    assert_eq!(env.memory().unwrap(), template_with("proj", &["- First fact."]));
+    let left: Vec<_> =
+        fs::read_dir(env.mem.join("state/memory-save")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with("edit-")), "the private copy is removed: {left:?}");
+}
+
+#[test]
+fn edit_merges_with_a_save_made_while_the_editor_was_open() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- First fact."]));
+    // While the editor is open, a save adds a line the copy does not have.
+    let meanwhile = template_with("proj", &["- First fact.", "- Saved meanwhile."]);
+    let also = format!("printf '%s' '{meanwhile}' > '{}'", env.memory_dir("proj").join("MEMORY.md").display());
+    let edited = template_with("proj", &["- First fact.", "- Added by hand."]);
+    env.cmd(&["edit"]).var("VISUAL", &editor(&env, &edited, &also)).in_dir(&env.proj).run().ok();
+    let memory = env.memory().unwrap();
+    assert!(memory.contains("- Saved meanwhile.") && memory.contains("- Added by hand."), "{memory}");
+}
+
+#[test]
+fn edit_refuses_a_secret_and_keeps_the_text() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- First fact."]));
+    let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let edited = template_with("proj", &["- First fact.", &format!("- token {key}")]);
+    let out = env.cmd(&["edit"]).var("EDITOR", &editor(&env, &edited, "")).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stderr.contains("refused") && out.stderr.contains("line 8"), "{}", out.stderr);
+    assert!(!out.stderr.contains(&key), "the secret is not echoed: {}", out.stderr);
+    assert!(out.stderr.contains("your text is kept in"), "{}", out.stderr);
+    assert_eq!(env.memory().unwrap(), template_with("proj", &["- First fact."]), "unchanged");
+    let out = env.cmd(&["edit"]).var("EDITOR", "/nonexistent/editor").in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("cannot start the editor"), "{}", out.stderr);
+}
+
+#[test]
+fn import_brings_in_claude_codes_auto_memory_and_undo_takes_it_back() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- Ours."]));
+    let top = fs::canonicalize(&env.proj).unwrap();
+    let key: String = top.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let auto = env.home.join(".claude/projects").join(key).join("memory");
+    fs::create_dir_all(&auto).unwrap();
+    let secret = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    fs::write(auto.join("MEMORY.md"), format!("- Theirs, loose.\n- {}\n- token {secret}\n", "y".repeat(650))).unwrap();
+    fs::write(auto.join("Build Notes.md"), "run make\n").unwrap();
+    fs::write(auto.join("history.md"), "- old event\n").unwrap();
+    fs::write(env.memory_dir("proj").join("history.md"), "- our event\n").unwrap();
+    let before = env.memory().unwrap();
+
+    let out = env.cmd(&["import", "--from-auto-memory"]).in_dir(&env.proj).run().ok().stdout;
+    let memory = env.memory().unwrap();
+    assert!(memory.contains("- Ours.") && memory.contains("- Theirs, loose."), "{memory}");
+    assert!(!memory.contains(&secret) && !memory.contains(&"y".repeat(650)), "{memory}");
+    assert!(out.contains("refused") && out.contains("moved to imported.md"), "{out}");
+    assert!(out.contains("copied as build-notes.md") && out.contains("appended to the existing history.md"), "{out}");
+    assert!(env.memory_file("imported.md").unwrap().contains(&"y".repeat(650)));
+    assert_eq!(env.memory_file("build-notes.md").unwrap(), "run make\n");
+    assert!(
+        env.memory_file("history.md").unwrap().starts_with("- our event\n")
+            && env.memory_file("history.md").unwrap().contains("- old event")
+    );
+    let history = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    assert_eq!(history.lines().count(), 1, "one entry: {history}");
+
+    env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
+    assert_eq!(env.memory().unwrap(), before);
+    assert_eq!(env.memory_file("build-notes.md"), None);
+    assert_eq!(env.memory_file("history.md").unwrap(), "- our event\n");
+
+    // A plain file, and a folder with nothing to bring.
+    let file = env.home.join("notes.md");
+    fs::write(&file, "## CRITICAL RULES\n- Never force-push.\n").unwrap();
+    env.cmd(&["import", file.to_str().unwrap()]).in_dir(&env.proj).run().ok();
+    assert!(section_lines(&env.memory().unwrap(), "CRITICAL RULES").contains(&"- Never force-push.".to_string()));
+    let empty = env.home.join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let out = env.cmd(&["import", empty.to_str().unwrap()]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("nothing to import"), "{}", out.stderr);
+}
