@@ -503,3 +503,38 @@ fn auto_memory_is_named_and_can_be_turned_off_and_back() {
     let out = home.env.cmd(&["install"]).var("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1").in_dir(home.path()).run().ok();
     assert!(!out.stdout.contains("auto memory is on"), "{}", out.stdout);
 }
+
+/// install, uninstall, show and status on a settings file with 50 hooks of
+/// the user's: each well under 50 ms (the median of five runs, this debug
+/// build; the README gives the figures).
+#[test]
+fn the_everyday_commands_are_quick_on_a_large_settings_file() {
+    let home = Home::new();
+    let mut settings = user_settings();
+    let groups: Vec<Value> = (0..50)
+        .map(|n| json!({"matcher": format!("Tool{n}"), "hooks": [{"type": "command", "command": format!("~/hooks/h{n}.sh"), "timeout": 5}]}))
+        .collect();
+    settings["hooks"]["PreToolUse"] = Value::Array(groups);
+    home.write_settings(&pretty(&settings));
+    home.env.write_memory(&crate::support::template_with("proj", &["- A fact."]));
+    let time = |args: &[&str]| {
+        let start = std::time::Instant::now();
+        let out = home.env.cmd(args).in_dir(&home.env.proj).run();
+        assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
+        start.elapsed()
+    };
+    // Each install and uninstall does its whole work: they alternate.
+    let mut times: [Vec<std::time::Duration>; 4] = Default::default();
+    for _ in 0..5 {
+        for (n, args) in [&["install"][..], &["uninstall"][..], &["show"][..], &["status"][..]].iter().enumerate() {
+            times[n].push(time(args));
+        }
+    }
+    let mut report = Vec::new();
+    for (name, mut runs) in ["install", "uninstall", "show", "status"].into_iter().zip(times) {
+        runs.sort();
+        report.push(format!("{name} {:.1} ms", runs[2].as_secs_f64() * 1000.0));
+        assert!(runs[2] < std::time::Duration::from_millis(50), "{name}: {runs:?}");
+    }
+    eprintln!("median of five: {}", report.join(", "));
+}

@@ -688,6 +688,25 @@ fn s11_plugin_install_runs_our_hooks() {
     report("11 plugin install", "saved status / memory block next session", "+1 / yes");
 }
 
+/// Scenario 11b: `claude plugin validate` passes on the repository (the
+/// marketplace) and on `plugin/`, with no warning of any kind.
+#[test]
+fn s11b_the_plugin_validates_without_warnings() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    let standin = quiet_standin();
+    let bench = harness::Bench::new(claude, standin.base_url());
+    let repo = env!("CARGO_MANIFEST_DIR");
+    for dir in [repo.to_string(), format!("{repo}/plugin")] {
+        let run = bench.run(&["plugin", "validate", &dir], None, LIMIT);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(run.success() && all.contains("Validation passed"), "{dir}: {all}");
+        assert!(!all.contains('\u{26a0}') && !all.to_lowercase().contains("warning"), "{dir}: {all}");
+    }
+    report("11b plugin validate", "repository and plugin/", "passed, no warnings");
+}
+
 /// Scenario 12: what `save_every_turns = 5` saves against every turn, on a
 /// 20-turn interactive session (a `-p` run ends its session each time, and
 /// SessionEnd saves what gathered): forks, and the tokens they sent by kind
