@@ -137,3 +137,46 @@ fn import_brings_in_claude_codes_auto_memory_and_undo_takes_it_back() {
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.contains("nothing to import"), "{}", out.stderr);
 }
+
+/// On a terminal a refused edit offers the editor again, on the text as the
+/// person left it (`script` gives the command a pseudo-terminal).
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_a_refused_edit_reopens_the_editor() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- First fact."]));
+    let dir = env.fake_dir.join("editor");
+    fs::create_dir_all(&dir).unwrap();
+    let bad = template_with("proj", &["- First fact.", "- bell \u{7} here"]);
+    let good = template_with("proj", &["- First fact.", "- Fixed on the second try."]);
+    fs::write(dir.join("bad"), &bad).unwrap();
+    fs::write(dir.join("good"), &good).unwrap();
+    // First opening: the bad text; the second must start from it.
+    let script = dir.join("edit.sh");
+    let (b, g, seen) = (dir.join("bad"), dir.join("good"), dir.join("seen"));
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e '{seen}' ]; then cp \"$1\" '{seen}.second'; cat '{g}' > \"$1\"; else touch '{seen}'; cat '{b}' > \"$1\"; fi\n",
+            seen = seen.display(),
+            g = g.display(),
+            b = b.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let command = format!("printf 'y\\n' | script -qec '{} edit' /dev/null", env!("CARGO_BIN_EXE_memory-save"));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(&env.proj)
+        .env("HOME", &env.home)
+        .env("MEMORY_SAVE_HOME", &env.mem)
+        .env("EDITOR", &script)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("open the editor again"), "{shown}");
+    assert_eq!(fs::read_to_string(dir.join("seen.second")).unwrap(), bad, "reopened on the refused text");
+    assert_eq!(env.memory().unwrap(), good, "{shown}");
+}
