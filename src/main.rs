@@ -12,6 +12,7 @@ mod hook;
 mod project;
 mod save;
 mod store;
+mod sync;
 
 use std::process::ExitCode;
 

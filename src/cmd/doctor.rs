@@ -97,6 +97,7 @@ fn run(json: bool) -> Result<()> {
     check_state(&mut report, &roots);
     check_memory_text(&mut report, &roots);
     check_paused(&mut report, &roots);
+    check_sync(&mut report, &roots);
     match crate::config::Config::load(&crate::config::file(&roots)) {
         Ok(_) => report
             .ok(&format!("configuration {} readable (or absent: defaults)", crate::config::file(&roots).display())),
@@ -266,6 +267,27 @@ fn check_hooks(report: &mut Report) -> Result<()> {
         report.ok(&format!("Claude Code's own auto memory is off ({why})"));
     }
     Ok(())
+}
+
+fn check_sync(report: &mut Report, roots: &Roots) {
+    let Some(state) = crate::sync::state(roots) else {
+        return report.ok("sync off (memory-save sync --init <git-url> keeps memory the same on your machines)");
+    };
+    match &state.error {
+        None => report.ok(&format!(
+            "synced with {}{}",
+            state.remote,
+            state.synced_at.map(|at| format!(" at {}", crate::env::timestamp(at))).unwrap_or_default()
+        )),
+        Some(error) => report.problem(
+            &format!(
+                "not synced with {} since {}: {error}",
+                state.remote,
+                state.synced_at.map_or_else(|| "sync was turned on".to_string(), crate::env::timestamp)
+            ),
+            "check the remote and your access to it (git fetch in the memory folder), then run memory-save sync",
+        ),
+    }
 }
 
 fn check_folder(report: &mut Report, name: &str, dir: &Path) {

@@ -347,7 +347,7 @@ fn backup_path(settings: &Path) -> PathBuf {
 
 /// The running binary's absolute path, shell-quoted, as the first word of our
 /// commands.
-fn our_command_word() -> Result<String> {
+pub(super) fn our_command_word() -> Result<String> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .context("cannot find the path of the running memory-save binary")?;

@@ -9,11 +9,13 @@ pub mod edit;
 pub mod history;
 pub mod import;
 pub mod install;
+pub mod merge_driver;
 pub mod resume;
 pub mod review;
 pub mod show;
 pub mod status;
 pub mod statusline;
+pub mod sync;
 pub mod worker;
 
 use std::io::Write;
@@ -82,6 +84,7 @@ pub enum Command {
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
     Resume(resume::ResumeArgs),
+    Sync(sync::SyncArgs),
     Statusline(statusline::StatuslineArgs),
     Completions(completions::CompletionsArgs),
     /// Run as a Claude Code hook, the hook JSON on stdin (registered by
@@ -91,6 +94,9 @@ pub enum Command {
     /// Run the saves a session asked for (started by the hooks).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
+    /// Merge two versions of a memory file for git (git runs it).
+    #[command(hide = true)]
+    MergeDriver(merge_driver::MergeDriverArgs),
 }
 
 impl Run for Command {
@@ -107,10 +113,12 @@ impl Run for Command {
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
             Command::Resume(c) => c.run(),
+            Command::Sync(c) => c.run(),
             Command::Statusline(c) => c.run(),
             Command::Completions(c) => c.run(),
             Command::Hook(c) => crate::hook::run(crate::hook::words::hook_args(&c.words)?),
             Command::Worker(c) => c.run(),
+            Command::MergeDriver(c) => c.run(),
         }
     }
 }

@@ -83,7 +83,9 @@ fn run(wrapped: &[OsString]) -> Result<()> {
         // The quota's threshold is only looked up for a session that has a
         // quota to compare.
         let quota = state.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
-        if let Some(line) = state_line(&state, waiting, state.quota_pause(quota)) {
+        let not_synced =
+            crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
+        if let Some(line) = state_line(&state, waiting, state.quota_pause(quota), not_synced) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -101,7 +103,12 @@ fn run(wrapped: &[OsString]) -> Result<()> {
 /// (until a new save runs), saves paused, rules waiting for review, not
 /// synced, a save running, then the last save (`memory-save: +2 -1 ·
 /// 14:32`). Nothing from memory or a reply reaches the terminal unescaped.
-pub fn state_line(state: &SessionState, rules_waiting: usize, quota_pause: Option<String>) -> Option<String> {
+pub fn state_line(
+    state: &SessionState,
+    rules_waiting: usize,
+    quota_pause: Option<String>,
+    not_synced: Option<NotSynced>,
+) -> Option<String> {
     let line = |text: &str, at: i64| Some(visible(&format!("memory-save: {text} · {}", clock(at))));
     let last = state.status.as_ref();
     if state.saving_since.is_none()
@@ -120,11 +127,23 @@ pub fn state_line(state: &SessionState, rules_waiting: usize, quota_pause: Optio
         let text = format!("memory-save: {what} for review ({rules_waiting}): memory-save review");
         return Some(if rules_waiting == 1 { text.replace(" (1)", "") } else { text });
     }
+    if let Some(not) = not_synced {
+        return Some(visible(&match not.since {
+            Some(at) => format!("memory-save: not synced since {} (memory-save doctor)", clock(at)),
+            None => "memory-save: not synced yet (memory-save doctor)".to_string(),
+        }));
+    }
     if let Some(since) = state.saving_since {
         return line("saving…", since);
     }
     let status = last?;
     line(&status.text, status.at)
+}
+
+/// The last pull or push failed: since when memories have not synced.
+#[derive(Debug, Clone, Copy)]
+pub struct NotSynced {
+    pub since: Option<i64>,
 }
 
 /// Keeps the quota the status line reports, for the hooks to pause by.
@@ -186,14 +205,19 @@ mod tests {
         let saved = SessionState { status: status("+2 -1"), ..Default::default() };
         let saving = SessionState { saving_since: Some(at), ..saved.clone() };
         let error_then_saving = SessionState { saving_since: Some(at), ..error.clone() };
-        let line = |s: &SessionState, waiting| state_line(s, waiting, None).unwrap();
+        let line = |s: &SessionState, waiting| state_line(s, waiting, None, None).unwrap();
         assert!(line(&error, 2).starts_with("memory-save: error: fork timed out"), "an error first");
         assert_eq!(line(&saved, 2), "memory-save: rules wait for review (2): memory-save review");
         assert_eq!(line(&saved, 1), "memory-save: 1 rule waits for review: memory-save review");
         assert!(line(&error_then_saving, 0).starts_with("memory-save: saving…"), "a new save replaces the error");
         assert!(line(&saving, 0).starts_with("memory-save: saving…"));
         assert!(line(&saved, 0).starts_with("memory-save: +2 -1 · "));
-        assert_eq!(state_line(&SessionState::default(), 0, None), None);
+        assert_eq!(state_line(&SessionState::default(), 0, None, None), None);
+        let not = Some(NotSynced { since: Some(at) });
+        assert!(state_line(&saving, 0, None, not).unwrap().starts_with("memory-save: not synced since "));
+        assert!(state_line(&error, 0, None, not).unwrap().starts_with("memory-save: error"), "an error first");
+        let never = Some(NotSynced { since: None });
+        assert_eq!(state_line(&saved, 0, None, never).unwrap(), "memory-save: not synced yet (memory-save doctor)");
         let hostile = SessionState { status: status("error: fork failed: \u{1b}]0;x\u{7}"), ..Default::default() };
         assert!(!line(&hostile, 0).contains('\u{1b}'));
     }

@@ -5,6 +5,7 @@ pub mod apply;
 pub mod block;
 pub mod edit;
 pub mod import;
+pub mod merge;
 pub mod prompt;
 pub mod reply;
 pub mod report;

@@ -266,7 +266,13 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         }
         return Err(e);
     }
-    recorded.seal(folder)
+    recorded.seal(folder)?;
+    // With sync on, the change is also a commit; a failing git never fails
+    // the write that already happened.
+    if let Err(e) = crate::sync::commit_change(&folder.dir, message, origin.session_id.as_deref(), origin.cost_usd) {
+        crate::store::log::error(&format!("cannot commit the change of {} for sync: {e:#}", folder.dir.display()));
+    }
+    Ok(())
 }
 
 /// One record per save in `saves.jsonl`.

@@ -248,6 +248,9 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             }
         })?;
         sessions.mark_claim(id, false);
+        // After the save is recorded: a slow remote delays nothing the
+        // status line shows.
+        crate::sync::after_save(roots);
     }
 }
 

@@ -22,4 +22,5 @@ mod session_start;
 mod skip;
 mod statusline;
 mod stress;
+mod sync;
 mod trust;

@@ -1,0 +1,64 @@
+//! `memory-save merge-driver %O %A %B %P`: git's merge-driver protocol for
+//! memory files. The merged text goes into %A, exit 0; exit 1 leaves git's
+//! conflict (only when a version cannot be read). MEMORY.md merges by
+//! meaning (`memory::merge`), any other file as appends.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::memory::merge::{merge_memory, merge_topic};
+use crate::store::folder::MEMORY_FILE;
+
+/// Merge two versions of a memory file for git (registered by `sync --init`
+/// and `team init`; git runs it, you do not).
+#[derive(Debug, clap::Args)]
+pub struct MergeDriverArgs {
+    /// The common ancestor's version (%O).
+    base: PathBuf,
+    /// Ours (%A): the result is written here.
+    ours: PathBuf,
+    /// Theirs (%B).
+    theirs: PathBuf,
+    /// The file's path in the repository (%P).
+    path: Option<String>,
+}
+
+const MAX_MERGE_BYTES: u64 = 16 * 1024 * 1024;
+
+fn read(path: &Path) -> Result<Option<String>> {
+    let Some(bytes) = crate::store::fsutil::read_regular(path, MAX_MERGE_BYTES)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes).map(Some).with_context(|| format!("{} is not UTF-8 text", path.display()))
+}
+
+impl super::Run for MergeDriverArgs {
+    fn run(&self) -> Result<()> {
+        // git gives an empty file as the base when there is none.
+        let base = read(&self.base)?.filter(|t| !t.is_empty());
+        let ours = read(&self.ours)?.with_context(|| format!("cannot read ours, {}", self.ours.display()))?;
+        let theirs = read(&self.theirs)?.with_context(|| format!("cannot read theirs, {}", self.theirs.display()))?;
+        let name = self.path.as_deref().unwrap_or(MEMORY_FILE);
+        let file = Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or(name);
+        let merged = if file == MEMORY_FILE {
+            // The project's folder names it, as in the file's own title.
+            let project = Path::new(name)
+                .parent()
+                .and_then(|p| p.file_name())
+                .map_or_else(|| "project".to_string(), |n| n.to_string_lossy().into_owned());
+            let merged = merge_memory(base.as_deref(), &ours, &theirs, &project);
+            for refused in &merged.refused {
+                eprintln!("memory-save: {name}: a merged line was left out: {}", crate::memory::text::visible(refused));
+            }
+            merged.text
+        } else {
+            merge_topic(base.as_deref(), &ours, &theirs)
+        };
+        if merged.contains("\n<<<<<<< ") {
+            bail!("the merge of {name} holds conflict markers; resolve it by hand");
+        }
+        // %A is git's own temp file: git reads it back once we exit.
+        fs_err::write(&self.ours, merged).context("cannot write the merge into %A")
+    }
+}

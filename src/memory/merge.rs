@@ -1,0 +1,243 @@
+//! A three-way merge that knows the format, for git's merge driver
+//! (`memory-save merge-driver %O %A %B`): two changed versions of MEMORY.md
+//! against their base, by line. A line one side removed or replaced and the
+//! other left alone is removed or replaced; a line replaced differently on
+//! both sides keeps both versions; the lines each side added stay where that
+//! side put them (so in their section), once each. The result is repaired
+//! into the template, and a new line that no save could write (a secret, a
+//! control character) is left out and reported. A merge never drops a line
+//! to meet a cap: the next save's offload note brings a large result back.
+//! Topic files merge as appends. Text in, text out.
+
+use std::collections::HashSet;
+
+use super::{secrets, template, text};
+
+#[derive(Debug, PartialEq)]
+pub struct Merged {
+    pub text: String,
+    /// New lines left out, and why.
+    pub refused: Vec<String>,
+}
+
+/// What one side did to each base line, and what it put before each.
+struct Side<'a> {
+    /// Per base line: `None` kept, `Some(lines)` removed and replaced by
+    /// `lines` (empty: removed).
+    fate: Vec<Option<Vec<&'a str>>>,
+    /// Per base position (0..=len): the lines inserted before it.
+    inserted: Vec<Vec<&'a str>>,
+    /// Every line this side brought in.
+    new: HashSet<&'a str>,
+}
+
+fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
+    let mut out =
+        Side { fate: vec![None; base.len()], inserted: vec![Vec::new(); base.len() + 1], new: HashSet::new() };
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, base, version) {
+        match op {
+            similar::DiffOp::Equal { .. } => {}
+            similar::DiffOp::Delete { old_index, old_len, .. } => {
+                for fate in &mut out.fate[old_index..old_index + old_len] {
+                    *fate = Some(Vec::new());
+                }
+            }
+            similar::DiffOp::Insert { old_index, new_index, new_len } => {
+                out.inserted[old_index].extend(&version[new_index..new_index + new_len]);
+            }
+            similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                out.fate[old_index] = Some(version[new_index..new_index + new_len].to_vec());
+                for fate in &mut out.fate[old_index + 1..old_index + old_len] {
+                    *fate = Some(Vec::new());
+                }
+            }
+        }
+    }
+    out.new = out.inserted.iter().flatten().chain(out.fate.iter().flatten().flatten()).copied().collect();
+    out
+}
+
+/// Why a line brought in by a merge may not stand in memory.
+fn refusal(line: &str) -> Option<String> {
+    if let Some(kind) = secrets::find_secret(line) {
+        return Some(secrets::refusal(kind));
+    }
+    text::check(line).err()
+}
+
+/// Merges `ours` and `theirs` against `base` (`None`: the two were started
+/// apart, a merge of two adds).
+pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str) -> Merged {
+    let fit = |text: &str| template::repair(text, project).unwrap_or_else(|| text.to_string());
+    let (ours, theirs) = (fit(ours), fit(theirs));
+    let base = base.map_or_else(|| template::skeleton(project), fit);
+    let (b, o, t): (Vec<&str>, Vec<&str>, Vec<&str>) =
+        (base.lines().collect(), ours.lines().collect(), theirs.lines().collect());
+    let (so, st) = (side(&b, &o), side(&b, &t));
+    let mut lines: Vec<&str> = Vec::new();
+    // A line both sides brought in comes once: theirs skips what ours has.
+    let theirs_only = |line: &&str| line.trim().is_empty() || !so.new.contains(line);
+    for i in 0..=b.len() {
+        lines.extend(&so.inserted[i]);
+        lines.extend(st.inserted[i].iter().filter(|l| theirs_only(l)));
+        if i == b.len() {
+            break;
+        }
+        match (&so.fate[i], &st.fate[i]) {
+            (None, None) => lines.push(b[i]),
+            (Some(x), None) | (None, Some(x)) => lines.extend(x),
+            (Some(x), Some(y)) => {
+                // Removed by one and rewritten by the other: the rewrite
+                // stays; rewritten by both: both versions stay.
+                lines.extend(x);
+                lines.extend(y.iter().filter(|l| theirs_only(l)));
+            }
+        }
+    }
+    let mut refused = Vec::new();
+    let kept: Vec<&str> = lines
+        .into_iter()
+        .filter(|line| {
+            let brought = so.new.contains(line) || st.new.contains(line);
+            match refusal(line).filter(|_| brought) {
+                Some(why) => {
+                    refused.push(format!("{}: {why}", secrets::redact(line)));
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect();
+    let text = kept.join("\n") + "\n";
+    Merged { text: fit(&text), refused }
+}
+
+/// Topic files only grow: what either side appended to the base, once
+/// each, ours first. Without a common start (a hand edit, two files
+/// started apart), every line of theirs that ours lacks is appended.
+pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
+    let appended = base.and_then(|base| Some((ours.strip_prefix(base)?, theirs.strip_prefix(base)?)));
+    if let Some((a, b)) = appended {
+        return if a.starts_with(b) || a.ends_with(b) {
+            ours.to_string()
+        } else if b.starts_with(a) || b.ends_with(a) {
+            theirs.to_string()
+        } else {
+            join(ours, b)
+        };
+    }
+    let have: HashSet<&str> = ours.lines().collect();
+    let missing: Vec<&str> = theirs.lines().filter(|l| l.trim().is_empty() || !have.contains(l)).collect();
+    let missing = missing.join("\n");
+    if missing.trim().is_empty() { ours.to_string() } else { join(ours, &(missing + "\n")) }
+}
+
+fn join(head: &str, tail: &str) -> String {
+    let mut out = head.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(tail);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn doc(facts: &[&str]) -> String {
+        let facts = if facts.is_empty() { template::PLACEHOLDER.to_string() } else { facts.join("\n") };
+        format!(
+            "# p\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n{facts}\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n"
+        )
+    }
+
+    #[test]
+    fn a_table_of_merges() {
+        let base = doc(&["- a", "- b", "- c"]);
+        let cases: [(&str, String, String, String); 6] = [
+            (
+                "both add",
+                doc(&["- a", "- b", "- c", "- ours"]),
+                doc(&["- a", "- b", "- c", "- theirs"]),
+                doc(&["- a", "- b", "- c", "- ours", "- theirs"]),
+            ),
+            ("one removes", doc(&["- a", "- c"]), base.clone(), doc(&["- a", "- c"])),
+            (
+                "one replaces, other adds",
+                doc(&["- a", "- B!", "- c"]),
+                doc(&["- a", "- b", "- c", "- d"]),
+                doc(&["- a", "- B!", "- c", "- d"]),
+            ),
+            (
+                "replaced differently",
+                doc(&["- a", "- b1", "- c"]),
+                doc(&["- a", "- b2", "- c"]),
+                doc(&["- a", "- b1", "- b2", "- c"]),
+            ),
+            (
+                "the same line added on both",
+                doc(&["- x", "- a", "- b", "- c"]),
+                doc(&["- a", "- b", "- c", "- x"]),
+                doc(&["- x", "- a", "- b", "- c"]),
+            ),
+            ("removed and replaced", doc(&["- a", "- c"]), doc(&["- a", "- b2", "- c"]), doc(&["- a", "- b2", "- c"])),
+        ];
+        for (name, ours, theirs, expected) in cases {
+            assert_eq!(merge_memory(Some(&base), &ours, &theirs, "p").text, expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn no_base_is_two_adds_and_a_secret_stays_out() {
+        let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+        let theirs = doc(&["- t", &format!("- key {key}")]);
+        let merged = merge_memory(None, &doc(&["- o"]), &theirs, "p");
+        assert_eq!(merged.text, doc(&["- o", "- t"]));
+        assert_eq!(merged.refused.len(), 1);
+        assert!(!merged.refused[0].contains(&key));
+    }
+
+    #[test]
+    fn topic_files_merge_as_appends() {
+        assert_eq!(merge_topic(Some("a\n"), "a\nours\n", "a\ntheirs\n"), "a\nours\ntheirs\n");
+        assert_eq!(merge_topic(Some("a\n"), "a\nx\n", "a\nx\n"), "a\nx\n");
+        assert_eq!(merge_topic(Some("a\n"), "a\n", "a\nt\n"), "a\nt\n");
+        assert_eq!(merge_topic(None, "o\n", "o\nt\n"), "o\nt\n");
+        assert_eq!(merge_topic(None, "o\n", "t\n"), "o\nt\n");
+    }
+
+    fn refs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+
+    fn edit(base: &[String], keep: &[bool], add: &[String]) -> Vec<String> {
+        let mut out: Vec<String> =
+            base.iter().zip(keep.iter().cycle()).filter(|(_, k)| **k).map(|(l, _)| l.clone()).collect();
+        out.extend(add.iter().cloned());
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn merges_keep_what_was_added_and_stay_in_the_template(
+            base in proptest::collection::vec("- b[a-e]", 0..6),
+            keep_o in proptest::collection::vec(any::<bool>(), 1..6),
+            keep_t in proptest::collection::vec(any::<bool>(), 1..6),
+            add_o in proptest::collection::vec("- o[a-e]", 0..4),
+            add_t in proptest::collection::vec("- t[a-e]", 0..4),
+        ) {
+            let (o, t) = (edit(&base, &keep_o, &add_o), edit(&base, &keep_t, &add_t));
+            let (bd, od, td) = (doc(&refs(&base)), doc(&refs(&o)), doc(&refs(&t)));
+            let merged = merge_memory(Some(&bd), &od, &td, "p").text;
+            prop_assert!(template::is_in_template(&merged), "{}", merged);
+            for line in add_o.iter().chain(&add_t) {
+                prop_assert!(merged.lines().any(|l| l == line), "{} lost:\n{}", line, merged);
+            }
+            // Merging a version with itself changes nothing.
+            prop_assert_eq!(merge_memory(Some(&bd), &od, &od, "p").text, od.clone());
+            prop_assert_eq!(merge_memory(Some(&od), &od, &od, "p").text, od);
+        }
+    }
+}

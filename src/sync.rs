@@ -1,0 +1,302 @@
+//! Memory on every machine, through git (the `git` program: gitoxide cannot
+//! push). `sync --init <url>` makes the memory root a repository with that
+//! remote and our merge driver; each save commits its change; at most once
+//! a minute, bounded in time, the worker pulls (merging through the driver)
+//! and pushes. git never waits for a password (`GIT_TERMINAL_PROMPT=0`, ssh
+//! in batch mode), and a failed pull or push never fails a save: the status
+//! line says since when it has not synced, `doctor` says why.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use std::os::unix::process::CommandExt;
+
+use crate::store::folder::IDENTITY_FILE;
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+const BRANCH: &str = "main";
+/// Pulls and pushes after a save are this far apart at least.
+pub const SYNC_EVERY: i64 = 60;
+/// One git command of a background sync takes at most this long.
+const GIT_LIMIT: Duration = Duration::from_secs(30);
+const STATE_FILE: &str = "sync.json";
+
+/// Only memories travel: MEMORY.md, topic files and identity records.
+/// A folder's backup from before a repair, its failed replies and its
+/// `.history/` stay on this machine.
+const GITIGNORE: &str =
+    "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n/*/MEMORY.pre-migration.md\n";
+const GITATTRIBUTES: &str = "*.md merge=memory-save\n";
+
+/// What the last sync did, for the status line and `doctor`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyncState {
+    pub remote: String,
+    /// Unix time of the last pull and push that worked.
+    pub synced_at: Option<i64>,
+    pub attempted_at: Option<i64>,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+}
+
+fn state_path(roots: &Roots) -> PathBuf {
+    roots.state.join(STATE_FILE)
+}
+
+/// `None` when sync is off.
+pub fn state(roots: &Roots) -> Option<SyncState> {
+    let bytes = fsutil::read_regular(&state_path(roots), 1024 * 1024).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn write_state(roots: &Roots, state: &SyncState) -> Result<()> {
+    fsutil::create_private_dir(&roots.state)?;
+    fsutil::write_atomic(&state_path(roots), &serde_json::to_vec(state)?, false)
+}
+
+/// Whether the memory root at `root` syncs: it holds our repository.
+pub fn is_on(root: &Path) -> bool {
+    root.join(".git").is_dir()
+        && std::fs::read_to_string(root.join(".gitattributes")).is_ok_and(|t| t.contains("merge=memory-save"))
+}
+
+/// Runs `git -C root …` bounded in time, in its own process group (a
+/// hung ssh dies with it), never asking for anything.
+fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10")
+        .env("GIT_MERGE_AUTOEDIT", "no")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .context("cannot run git; install git to sync memory")?;
+    let (mut out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let reader = std::thread::spawn(move || {
+        let (mut o, mut e) = (Vec::new(), Vec::new());
+        let _ = std::io::Read::read_to_end(&mut out, &mut o);
+        let _ = std::io::Read::read_to_end(&mut err, &mut e);
+        (o, e)
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > limit {
+            // SAFETY: kill has no memory preconditions; the group is the child's own.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            bail!("git {} took over {} s and was stopped", args.first().unwrap_or(&""), limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (stdout, stderr) = reader.join().unwrap_or_default();
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        bail!("git {} failed: {last}", args.first().unwrap_or(&""));
+    }
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+/// Commits the files of one memory folder after a change (called under
+/// its lock): the report line as the message, session and cost as trailers.
+pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, cost: Option<f64>) -> Result<()> {
+    let Some(root) = folder_dir.parent().filter(|root| is_on(root)) else {
+        return Ok(());
+    };
+    let name = folder_dir.file_name().and_then(|n| n.to_str()).context("a memory folder has a name")?;
+    git(root, &["add", "-A", "--", name], GIT_LIMIT)?;
+    if git(root, &["diff", "--cached", "--quiet"], GIT_LIMIT).is_ok() {
+        return Ok(()); // nothing staged
+    }
+    let mut text = message.to_string();
+    let trailers: Vec<String> = [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: ${c:.4}"))]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !trailers.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&trailers.join("\n"));
+    }
+    git(root, &["commit", "-q", "--no-verify", "-m", &text], GIT_LIMIT)?;
+    Ok(())
+}
+
+/// Sets up the memory root as a repository with `url` as its remote, then
+/// syncs: memories already on the remote are merged with ours.
+pub fn init(roots: &Roots, url: &str, exe: &str) -> Result<Vec<String>> {
+    if url.starts_with('-') || url.trim().is_empty() {
+        bail!("{url:?} is not a git remote; give its URL or path");
+    }
+    let root = &roots.memory;
+    fsutil::create_private_dir(root)?;
+    let mut report = Vec::new();
+    if !root.join(".git").exists() {
+        git(root, &["init", "-q"], GIT_LIMIT)?;
+        git(root, &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")], GIT_LIMIT)?;
+        report.push(format!("made {} a git repository", root.display()));
+    }
+    fsutil::write_atomic(&root.join(".gitignore"), GITIGNORE.as_bytes(), true)?;
+    fsutil::write_atomic(&root.join(".gitattributes"), GITATTRIBUTES.as_bytes(), true)?;
+    git(root, &["config", "merge.memory-save.name", "memory-save: merge memory files by meaning"], GIT_LIMIT)?;
+    git(root, &["config", "merge.memory-save.driver", &format!("{exe} merge-driver %O %A %B %P")], GIT_LIMIT)?;
+    if git(root, &["config", "user.email"], GIT_LIMIT).is_err() {
+        git(root, &["config", "user.email", "memory-save@localhost"], GIT_LIMIT)?;
+        git(root, &["config", "user.name", "memory-save"], GIT_LIMIT)?;
+    }
+    if git(root, &["remote", "get-url", "origin"], GIT_LIMIT).is_ok() {
+        git(root, &["remote", "set-url", "origin", url], GIT_LIMIT)?;
+    } else {
+        git(root, &["remote", "add", "origin", url], GIT_LIMIT)?;
+    }
+    git(root, &["add", "-A"], GIT_LIMIT)?;
+    let first = git(root, &["rev-parse", "--verify", "-q", "HEAD"], GIT_LIMIT).is_err();
+    if first || git(root, &["diff", "--cached", "--quiet"], GIT_LIMIT).is_err() {
+        git(
+            root,
+            &["commit", "-q", "--no-verify", "--allow-empty", "-m", "memory-save: memories of this machine"],
+            GIT_LIMIT,
+        )?;
+    }
+    write_state(roots, &SyncState { remote: url.to_string(), ..SyncState::default() })?;
+    report.extend(sync_now(roots)?);
+    Ok(report)
+}
+
+/// Stops syncing: the repository stays (it is the history), the remote and
+/// the merge setup go.
+pub fn off(roots: &Roots) -> Result<()> {
+    let _ = std::fs::remove_file(root_marker(&roots.memory));
+    let _ = git(&roots.memory, &["remote", "remove", "origin"], GIT_LIMIT);
+    let _ = std::fs::remove_file(state_path(roots));
+    Ok(())
+}
+
+fn root_marker(root: &Path) -> PathBuf {
+    root.join(".gitattributes")
+}
+
+/// The sync after a save: at most once a minute. Never fails the save: a
+/// failure is recorded for the status line and `doctor`.
+pub fn after_save(roots: &Roots) {
+    let Some(state) = state(roots) else { return };
+    let now = crate::env::now_unix();
+    if state.attempted_at.is_some_and(|at| now - at < SYNC_EVERY) || !is_on(&roots.memory) {
+        return;
+    }
+    if let Err(e) = sync_now(roots) {
+        crate::store::log::error(&format!("sync failed: {e:#}"));
+    }
+}
+
+/// Pull (merging through the driver) and push, now. Every project's lock is
+/// held while git changes the files, so no save writes under it.
+pub fn sync_now(roots: &Roots) -> Result<Vec<String>> {
+    let root = &roots.memory;
+    let mut state = state(roots).context("sync is off; turn it on with memory-save sync --init <git-url>")?;
+    let Some(_lock) = fsutil::Lock::try_acquire(&roots.state.join("sync.lock"))? else {
+        return Ok(vec!["another sync is running".into()]);
+    };
+    let now = crate::env::now_unix();
+    state.attempted_at = Some(now);
+    let result = pull_and_push(roots, root);
+    match &result {
+        Ok(_) => {
+            state.synced_at = Some(now);
+            state.error = None;
+        }
+        Err(e) => state.error = Some(format!("{e:#}")),
+    }
+    write_state(roots, &state)?;
+    result
+}
+
+fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
+    let mut report = Vec::new();
+    git(root, &["fetch", "-q", "origin"], GIT_LIMIT)?;
+    let remote_branch = format!("origin/{BRANCH}");
+    let has_remote = git(root, &["rev-parse", "--verify", "-q", &remote_branch], GIT_LIMIT).is_ok();
+    if has_remote {
+        let names = folder_names(root);
+        let _locks: Vec<_> =
+            names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
+        report.extend(separate_identities(root, &remote_branch)?);
+        let merged = git(
+            root,
+            &["merge", "-q", "--no-edit", "--allow-unrelated-histories", "-m", "memory-save: sync", &remote_branch],
+            GIT_LIMIT,
+        );
+        if let Err(e) = merged {
+            let _ = git(root, &["merge", "--abort"], GIT_LIMIT);
+            return Err(e.context("the merge with the remote failed and was undone"));
+        }
+    }
+    git(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], GIT_LIMIT)?;
+    report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
+    Ok(report)
+}
+
+fn folder_names(root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Two machines that gave one folder name to different repositories before
+/// their first sync: ours moves to `<name>-<8 hex>` (the name a second
+/// repository gets anyway), so the merge never mixes two memories.
+fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> {
+    let mut report = Vec::new();
+    let listed = git(root, &["ls-tree", "-r", "--name-only", remote_branch], GIT_LIMIT)?;
+    for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}"))) {
+        let Some((name, _)) = path.split_once('/') else { continue };
+        let Some(ours) = crate::store::folder::recorded_identity(&root.join(name)) else { continue };
+        let text = git(root, &["show", &format!("{remote_branch}:{path}")], GIT_LIMIT)?;
+        let theirs = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("identity").and_then(|i| i.as_str()).map(str::to_string));
+        if theirs.as_deref().is_none_or(|t| t == ours) {
+            continue;
+        }
+        let moved = format!("{name}-{}", crate::memory::stable_id(&ours));
+        if root.join(&moved).exists() {
+            bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");
+        }
+        // The whole folder, its untracked history too.
+        std::fs::rename(root.join(name), root.join(&moved))
+            .with_context(|| format!("cannot move memory folder {name} to {moved}"))?;
+        git(root, &["add", "-A", "--", name, &moved], GIT_LIMIT)?;
+        git(
+            root,
+            &[
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                &format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository"),
+            ],
+            GIT_LIMIT,
+        )?;
+        report.push(format!("{name} (for {ours}) moved to {moved}: the remote's {name} belongs to another repository"));
+    }
+    Ok(report)
+}

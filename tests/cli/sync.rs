@@ -1,0 +1,153 @@
+//! Sync through git, with real git: two HOMEs as two machines and a bare
+//! remote on the local disk; the merge driver inside a real `git merge`.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::*;
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).env("GIT_CONFIG_NOSYSTEM", "1").output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A machine whose project is the repository `url`.
+fn machine(url: &str) -> Env {
+    let env = Env::new();
+    env.git(&env.proj, &["remote", "add", "origin", url]);
+    env
+}
+
+fn save(env: &Env, n: usize, bullet: &str) {
+    env.script_reply(n, &reply(json!([add(ARCH, bullet)]), json!([])));
+    env.saved_turn(SID, n as u64);
+}
+
+fn sync(env: &Env, args: &[&str]) -> Output {
+    env.cmd(&[&["sync"][..], args].concat()).in_dir(&env.proj).run()
+}
+
+#[test]
+fn two_machines_end_with_every_line_either_added() {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    let remote = a.root().join("memories.git");
+    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let url = remote.to_str().unwrap();
+
+    save(&a, 1, "- From machine A.");
+    let out = sync(&a, &["--init", url]).ok();
+    assert!(out.stdout.contains("synced with"), "{out:#?}");
+    save(&a, 2, "- A again, after the first sync.");
+    // B saved before it ever synced: its first sync merges both memories.
+    save(&b, 1, "- From machine B.");
+    sync(&b, &["--init", url]).ok();
+    sync(&a, &[]).ok();
+    sync(&b, &[]).ok();
+    for env in [&a, &b] {
+        let memory = env.memory().unwrap();
+        for line in ["- From machine A.", "- A again, after the first sync.", "- From machine B."] {
+            assert!(memory.contains(line), "{line} missing:\n{memory}");
+        }
+        assert!(!memory.contains("<<<<<<<") && !memory.contains(">>>>>>>"), "{memory}");
+        assert!(memory.starts_with("# proj\n"), "{memory}");
+    }
+    // Each save is a commit, its report line the message, session and cost trailers.
+    let log = git_out(&a.mem.join("memory"), &["log", "--format=%B%x00"]);
+    assert!(log.contains("memory-save: MEMORY.md: 1 added") && log.contains(&format!("Session: {SID}")), "{log}");
+    // Only memories travel.
+    fs::write(a.memory_dir("proj").join("MEMORY.pre-migration.md"), "old\n").unwrap();
+    let tracked = git_out(&a.mem.join("memory"), &["ls-files", "--others", "--exclude-standard", "--cached"]);
+    assert!(tracked.contains("proj/MEMORY.md") && tracked.contains("proj/.identity"), "{tracked}");
+    assert!(!tracked.contains(".history") && !tracked.contains("pre-migration"), "{tracked}");
+
+    // Off: saves go on, without commits.
+    sync(&a, &["--off"]).ok();
+    let commits = git_out(&a.mem.join("memory"), &["rev-list", "--count", "HEAD"]);
+    save(&a, 3, "- After sync was turned off.");
+    assert_eq!(git_out(&a.mem.join("memory"), &["rev-list", "--count", "HEAD"]), commits);
+}
+
+#[test]
+fn one_folder_name_for_two_repositories_stays_two_memories() {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/someone-else/app.git");
+    let remote = a.root().join("memories.git");
+    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let url = remote.to_str().unwrap();
+    save(&a, 1, "- A's app.");
+    sync(&a, &["--init", url]).ok();
+    save(&b, 1, "- B's other app.");
+    let out = sync(&b, &["--init", url]).ok();
+    assert!(out.stdout.contains("moved to proj-"), "{out:#?}");
+    sync(&a, &[]).ok();
+    for env in [&a, &b] {
+        let root = env.mem.join("memory");
+        let mut names: Vec<String> = fs::read_dir(&root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let first = fs::read_to_string(root.join(&names[0]).join("MEMORY.md")).unwrap();
+        let second = fs::read_to_string(root.join(&names[1]).join("MEMORY.md")).unwrap();
+        assert!(first.contains("- A's app.") && !first.contains("- B's other app."), "{first}");
+        assert!(second.contains("- B's other app.") && !second.contains("- A's app."), "{second}");
+    }
+    // B's project now finds its moved folder.
+    let status = b.cmd(&["status"]).in_dir(&b.proj).run().ok().stdout;
+    assert!(status.contains("project proj-"), "{status}");
+}
+
+#[test]
+fn a_remote_that_does_not_exist_never_stops_a_save_or_a_hook() {
+    let env = Env::new();
+    let out = sync(&env, &["--init", "/nonexistent/memories.git"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stderr.contains("git fetch failed"), "{}", out.stderr);
+    let start = std::time::Instant::now();
+    save(&env, 1, "- Saved while the remote is gone.");
+    assert!(env.memory().unwrap().contains("- Saved while the remote is gone."));
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    // The hooks never run git: a turn's hooks return at once.
+    let start = std::time::Instant::now();
+    env.hook("stop").fixture("Stop.json").session(SID).run().ok();
+    assert!(start.elapsed() < std::time::Duration::from_millis(500), "{:?}", start.elapsed());
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+    assert!(line.contains("memory-save: not synced yet"), "{line}");
+    let doctor = env.cmd(&["doctor"]).run().stdout;
+    assert!(doctor.contains("not synced with /nonexistent/memories.git") && doctor.contains("git fetch"), "{doctor}");
+}
+
+#[test]
+fn the_merge_driver_runs_inside_a_real_git_merge() {
+    let env = Env::new();
+    let repo = env.git_init("team");
+    fs::create_dir_all(repo.join("app")).unwrap();
+    let base = template_with("app", &["- Shared fact."]);
+    fs::write(repo.join("app/MEMORY.md"), &base).unwrap();
+    fs::write(repo.join("app/notes.md"), "- first note\n").unwrap();
+    fs::write(repo.join(".gitattributes"), "*.md merge=memory-save\n").unwrap();
+    let driver = format!("{} merge-driver %O %A %B %P", env!("CARGO_BIN_EXE_memory-save"));
+    env.git(&repo, &["config", "merge.memory-save.driver", &driver]);
+    env.git(&repo, &["add", "-A"]);
+    env.git(&repo, &["commit", "-q", "-m", "base"]);
+    env.git(&repo, &["checkout", "-q", "-b", "other"]);
+    fs::write(repo.join("app/MEMORY.md"), template_with("app", &["- Shared fact.", "- Theirs."])).unwrap();
+    fs::write(repo.join("app/notes.md"), "- first note\n- their note\n").unwrap();
+    env.git(&repo, &["commit", "-q", "-am", "theirs"]);
+    env.git(&repo, &["checkout", "-q", "main"]);
+    fs::write(repo.join("app/MEMORY.md"), template_with("app", &["- Shared fact, sharper.", "- Ours."])).unwrap();
+    fs::write(repo.join("app/notes.md"), "- first note\n- our note\n").unwrap();
+    env.git(&repo, &["commit", "-q", "-am", "ours"]);
+    env.git(&repo, &["merge", "-q", "--no-edit", "other"]);
+    let merged = fs::read_to_string(repo.join("app/MEMORY.md")).unwrap();
+    assert_eq!(merged, template_with("app", &["- Shared fact, sharper.", "- Ours.", "- Theirs."]));
+    assert_eq!(fs::read_to_string(repo.join("app/notes.md")).unwrap(), "- first note\n- our note\n- their note\n");
+}
