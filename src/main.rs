@@ -13,6 +13,7 @@ mod project;
 mod save;
 mod store;
 mod sync;
+mod team;
 
 use std::process::ExitCode;
 

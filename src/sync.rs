@@ -68,7 +68,7 @@ pub fn is_on(root: &Path) -> bool {
 
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
-fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
+pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     let mut child = Command::new("git")
         .arg("-C")
         .arg(root)

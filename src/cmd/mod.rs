@@ -16,6 +16,7 @@ pub mod show;
 pub mod status;
 pub mod statusline;
 pub mod sync;
+pub mod team;
 pub mod worker;
 
 use std::io::Write;
@@ -85,6 +86,7 @@ pub enum Command {
     Review(review::ReviewArgs),
     Resume(resume::ResumeArgs),
     Sync(sync::SyncArgs),
+    Team(team::TeamArgs),
     Statusline(statusline::StatuslineArgs),
     Completions(completions::CompletionsArgs),
     /// Run as a Claude Code hook, the hook JSON on stdin (registered by
@@ -114,6 +116,7 @@ impl Run for Command {
             Command::Review(c) => c.run(),
             Command::Resume(c) => c.run(),
             Command::Sync(c) => c.run(),
+            Command::Team(c) => c.run(),
             Command::Statusline(c) => c.run(),
             Command::Completions(c) => c.run(),
             Command::Hook(c) => crate::hook::run(crate::hook::words::hook_args(&c.words)?),

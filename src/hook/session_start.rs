@@ -30,6 +30,12 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         return Ok(None);
     }
     let folder = located.folder(&ctx.roots);
+    let label = located.label();
+    if part == 1 && located.team_dir.is_some() {
+        // A merge driver lives in git's config, not in .gitattributes: each
+        // clone gets ours here, once.
+        crate::team::register_driver(located.git_dir.as_deref());
+    }
     let project = located.name;
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
@@ -53,14 +59,20 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let topics = folder.topic_files();
     let topic_line =
         (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
-    let parts = block::context_parts(&project, &memory, topic_line.as_deref());
+    let parts = block::context_parts(&label, &memory, topic_line.as_deref());
     let context = parts.into_iter().nth(part - 1);
     // A hand edit may hold what no save may write; part 1 says so once.
     let unwanted = (part == 1)
         .then(|| crate::memory::text::first_unwanted_line(&memory))
         .flatten()
         .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
-    let report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
+    let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
+    if part == 1 && label != project {
+        // A team memory changes by pulls too: new CRITICAL RULES are shown.
+        let rules = crate::team::new_rules(&ctx.roots, &project, &folder.dir, &memory);
+        report =
+            crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), rules.as_deref());
+    }
     if context.is_none() && report.is_empty() {
         return Ok(None);
     }

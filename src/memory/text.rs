@@ -162,11 +162,15 @@ fn latin_lookalike(c: char) -> char {
     }
 }
 
-/// The first line of a file (from 1) that holds an unwanted character or
-/// imitates the block header, and why: what `doctor` and the load report
+/// The first line of a file (from 1) that holds an unwanted character, a
+/// secret, or imitates the block header, and why: what `doctor` and the load report
 /// show for a file edited by hand.
 pub fn first_unwanted_line(text: &str) -> Option<(usize, String)> {
-    text.lines().enumerate().find_map(|(i, line)| check(line).err().map(|why| (i + 1, why)))
+    // A secret too: a hand edit, or a teammate's line that came by a pull.
+    text.lines().enumerate().find_map(|(i, line)| {
+        let why = check(line).err().or_else(|| super::secrets::find_secret(line).map(super::secrets::refusal));
+        why.map(|why| (i + 1, why))
+    })
 }
 
 /// `text` as it may be printed to a terminal: every unwanted character but

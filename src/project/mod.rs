@@ -25,12 +25,33 @@ pub struct Project {
     /// The folders an off marker may sit in: the working tree's top level
     /// and, for a linked worktree, the primary repository.
     pub roots: Vec<PathBuf>,
+    /// The team's memory in the working tree (`.claude/memory/`), when the
+    /// repository keeps one (`memory-save team init`).
+    pub team_dir: Option<PathBuf>,
+    /// The git folder holding the repository's config.
+    pub git_dir: Option<PathBuf>,
 }
+
+/// Where a repository keeps its team memory, from its working tree's top.
+pub const TEAM_DIR: &str = ".claude/memory";
+/// The file in it that records the choice, so every clone uses it.
+pub const TEAM_MARKER: &str = ".memory-save-team";
 
 impl Project {
     /// The project's memory folder.
     pub fn folder(&self, roots: &crate::store::paths::Roots) -> crate::store::folder::Folder {
-        crate::store::folder::Folder::with_identity(roots, &self.name, &self.identity)
+        match &self.team_dir {
+            Some(dir) => crate::store::folder::Folder::team(roots, &self.name, dir),
+            None => crate::store::folder::Folder::with_identity(roots, &self.name, &self.identity),
+        }
+    }
+
+    /// What the memory block calls this memory.
+    pub fn label(&self) -> String {
+        match &self.team_dir {
+            Some(_) => format!("{} · team memory in {TEAM_DIR}/MEMORY.md", self.name),
+            None => self.name.clone(),
+        }
     }
 
     /// Why memory-save is off for this project, or `None` when it is on.
@@ -61,11 +82,15 @@ pub fn locate(cwd: &Path, memory_root: &Path, config: &crate::config::Config) ->
         None => identity::of_folder(&found.primary),
     };
     let (name, why) = choose_folder(memory_root, &base, &identity, config.names.get(&identity).map(String::as_str))?;
+    // A marker that is a real file in a real folder: never a link.
+    let team = found.top.join(TEAM_DIR);
+    let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+    let team_dir = (real(&found.top.join(".claude")) && real(&team) && real(&team.join(TEAM_MARKER))).then_some(team);
     let mut roots = vec![found.top];
     if !roots.contains(&found.primary) {
         roots.push(found.primary);
     }
-    Ok(Project { name, base, identity, why, roots })
+    Ok(Project { name, base, identity, why, roots, team_dir, git_dir: found.common_dir })
 }
 
 /// The repository that recorded a folder first keeps it; another one with

@@ -40,6 +40,19 @@ impl Folder {
         }
     }
 
+    /// A team's memory in its repository's working tree (`team init`): no
+    /// identity record (the repository itself says whose it is), and a lock
+    /// of its own per working tree, since each worktree has its own copy.
+    pub fn team(roots: &Roots, project: &str, dir: &Path) -> Folder {
+        let tag = crate::memory::stable_id(&dir.display().to_string());
+        Folder {
+            project: project.to_string(),
+            dir: dir.to_path_buf(),
+            lock_path: roots.projects_state_dir().join(format!("{project}.team-{tag}.lock")),
+            identity: None,
+        }
+    }
+
     /// A folder that records `identity` as its repository on its first write.
     pub fn with_identity(roots: &Roots, project: &str, identity: &str) -> Folder {
         Folder { identity: Some(identity.to_string()), ..Folder::new(roots, project) }

@@ -23,4 +23,5 @@ mod skip;
 mod statusline;
 mod stress;
 mod sync;
+mod team;
 mod trust;

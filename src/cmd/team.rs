@@ -1,0 +1,30 @@
+//! `memory-save team init`: the project keeps its memory in its own
+//! repository (see `crate::team`).
+
+use anyhow::{Context, Result};
+
+/// Keep this project's memory in its repository, shared with the team.
+#[derive(Debug, clap::Args)]
+pub struct TeamArgs {
+    #[command(subcommand)]
+    action: TeamAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TeamAction {
+    /// Write .claude/memory/MEMORY.md and a .gitattributes line naming the
+    /// merge driver, and use them from now on in every clone with memory-save.
+    Init,
+}
+
+impl super::Run for TeamArgs {
+    fn run(&self) -> Result<()> {
+        let TeamAction::Init = self.action;
+        let roots = crate::config::roots()?;
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        for line in crate::team::init(&roots, &cwd, &crate::config::of(&roots))? {
+            super::println(&format!("memory-save: {line}"))?;
+        }
+        Ok(())
+    }
+}

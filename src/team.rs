@@ -1,0 +1,143 @@
+//! A team's memory in its own repository (`memory-save team init`):
+//! `.claude/memory/MEMORY.md` in the working tree, merged through our
+//! driver on every pull. Saves write to it and never commit: a person
+//! reviews with `git diff` and commits it like any file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::memory::template::{self, CRITICAL_RULES, LineKind, SECTIONS};
+use crate::project::{TEAM_DIR, TEAM_MARKER};
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+const GIT_LIMIT: Duration = Duration::from_secs(5);
+const ATTRIBUTE: &str = ".claude/memory/*.md merge=memory-save";
+const TEAM_GITIGNORE: &str =
+    "# memory-save: what stays on each machine\n/.history/\n/MEMORY.pre-migration.md\n/memory-save.failed-reply.txt\n";
+const MARKER_TEXT: &str = "This repository keeps its Claude Code memory here (memory-save team mode).\n\
+Every clone with memory-save loads and saves .claude/memory/MEMORY.md; review its changes with git diff and commit them like any file.\n";
+
+/// Registers the merge driver in the repository's config (git reads a
+/// driver from its config only, never from .gitattributes), unless it is
+/// there. Fails open: a clone without it merges as text.
+pub fn register_driver(git_dir: Option<&Path>) {
+    let Some(git_dir) = git_dir else { return };
+    let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
+    if config.contains("[merge \"memory-save\"]") {
+        return;
+    }
+    let registered = our_program().and_then(|exe| {
+        let file = git_dir.join("config");
+        let file = file.to_str().context("the git folder's path is not UTF-8")?;
+        let driver = format!("{exe} merge-driver %O %A %B %P");
+        crate::sync::git(
+            git_dir,
+            &["config", "--file", file, "merge.memory-save.name", "memory-save: merge memory files by meaning"],
+            GIT_LIMIT,
+        )?;
+        crate::sync::git(git_dir, &["config", "--file", file, "merge.memory-save.driver", &driver], GIT_LIMIT)
+    });
+    if let Err(e) = registered {
+        crate::store::log::error(&format!("cannot register the merge driver in {}: {e:#}", git_dir.display()));
+    }
+}
+
+fn our_program() -> Result<String> {
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
+    let exe = exe.to_str().context("the binary's path is not UTF-8")?;
+    Ok(crate::claude::hooks::quote_program(exe))
+}
+
+/// The CRITICAL RULES bullets of a memory.
+fn rules(memory: &str) -> Vec<String> {
+    let mut current = None;
+    let mut out = Vec::new();
+    for (line, kind) in memory.lines().zip(template::classify(memory)) {
+        if kind == LineKind::Section {
+            current = SECTIONS.iter().position(|s| line.trim_start_matches('#').trim() == *s);
+        } else if current == Some(CRITICAL_RULES) && !line.trim().is_empty() && line.trim() != template::PLACEHOLDER {
+            out.push(line.trim().to_string());
+        }
+    }
+    out
+}
+
+fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
+    let tag = crate::memory::stable_id(&dir.display().to_string());
+    roots.projects_state_dir().join(format!("{project}.team-{tag}.rules.json"))
+}
+
+/// The CRITICAL RULES a team memory gained since this machine last loaded
+/// it (by a pull, a teammate's commit, a hand edit), quoted for the user:
+/// every later session takes them as instructions.
+pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Option<String> {
+    let now = rules(memory);
+    let path = seen_path(roots, project, dir);
+    let seen: Option<Vec<String>> =
+        fsutil::read_regular(&path, 1024 * 1024).ok().flatten().and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    if seen.as_ref() != Some(&now) {
+        let written = fsutil::create_private_dir(&roots.projects_state_dir()).and_then(|()| {
+            fsutil::write_atomic(&path, serde_json::to_string(&now).unwrap_or_default().as_bytes(), false)
+        });
+        if let Err(e) = written {
+            crate::store::log::error(&format!("cannot record the team's rules: {e:#}"));
+        }
+    }
+    let seen = seen?; // the first load sees nothing new
+    let new: Vec<String> = now.into_iter().filter(|r| !seen.contains(r)).collect();
+    if new.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = new.iter().map(|r| format!("\"{}\"", crate::memory::text::shorten(r, 200))).collect();
+    Some(crate::memory::text::visible(&format!(
+        "memory-save: the team memory has new CRITICAL RULES since this machine last loaded it: {}",
+        quoted.join("; ")
+    )))
+}
+
+/// `memory-save team init` in `cwd`'s repository; what it wrote.
+pub fn init(roots: &Roots, cwd: &Path, config: &crate::config::Config) -> Result<Vec<String>> {
+    let located = crate::project::locate(cwd, &roots.memory, config)?;
+    let Some(git_dir) = located.git_dir.clone() else {
+        bail!("{} is not in a git repository; team memory lives in one (git init first)", cwd.display());
+    };
+    let top = located.roots.first().cloned().context("a project has a top folder")?;
+    let dir = top.join(TEAM_DIR);
+    let mut report = Vec::new();
+    fs_err::create_dir_all(&dir)?;
+    let memory = dir.join(crate::store::folder::MEMORY_FILE);
+    if !memory.exists() {
+        // The personal memory of this project, if it has one, starts it.
+        let personal = located.folder(roots).read_memory()?;
+        let text = personal.unwrap_or_else(|| template::skeleton(&located.name));
+        fsutil::write_atomic(&memory, text.as_bytes(), true)?;
+        report.push(format!("wrote {}", memory.display()));
+    }
+    for (name, text) in [(TEAM_MARKER, MARKER_TEXT), (".gitignore", TEAM_GITIGNORE)] {
+        let path = dir.join(name);
+        if !path.exists() {
+            fsutil::write_atomic(&path, text.as_bytes(), true)?;
+            report.push(format!("wrote {}", path.display()));
+        }
+    }
+    let attributes = top.join(".gitattributes");
+    let before = std::fs::read_to_string(&attributes).unwrap_or_default();
+    if !before.lines().any(|l| l.trim() == ATTRIBUTE) {
+        let mut text = before.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(ATTRIBUTE);
+        text.push('\n');
+        fsutil::write_atomic(&attributes, text.as_bytes(), true)?;
+        report.push(format!("added the merge driver to {}", attributes.display()));
+    }
+    register_driver(Some(&git_dir));
+    report.push(format!(
+        "commit {TEAM_DIR} and .gitattributes to share it; every clone with memory-save then loads and saves it"
+    ));
+    Ok(report)
+}

@@ -1,0 +1,109 @@
+//! Team memory in the repository (`memory-save team init`), with real git:
+//! two clones of one repository, each saving, then pull and merge.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn load(env: &Env, dir: &Path, session: &str) -> Value {
+    let out = env
+        .hook("session-start")
+        .fixture("SessionStart-startup.json")
+        .session(session)
+        .cwd(dir)
+        .arg("--part")
+        .arg("1")
+        .run()
+        .ok();
+    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+}
+
+#[test]
+fn team_init_keeps_the_memory_in_the_repository_and_saves_never_commit() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(ARCH, "- Personal fact.")]), json!([])));
+    env.saved_turn(SID, 1);
+    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let out = env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("commit .claude/memory"), "{out}");
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    assert!(fs::read_to_string(&team).unwrap().contains("- Personal fact."), "seeded from the personal memory");
+    assert!(
+        fs::read_to_string(env.proj.join(".gitattributes")).unwrap().contains(".claude/memory/*.md merge=memory-save")
+    );
+    assert!(fs::read_to_string(env.proj.join(".git/config")).unwrap().contains("[merge \"memory-save\"]"));
+
+    let block = load(&env, &env.proj, "team-load-1");
+    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.starts_with("[PROJECT MEMORY: proj · team memory in .claude/memory/MEMORY.md]"), "{context}");
+
+    let commits = git_out(&env.proj, &["rev-list", "--count", "HEAD"]);
+    env.script_reply(2, &reply(json!([add(ARCH, "- Team fact.")]), json!([])));
+    env.saved_turn(SID, 2);
+    assert!(fs::read_to_string(&team).unwrap().contains("- Team fact."), "the save wrote the team file");
+    assert!(!env.memory().unwrap().contains("- Team fact."), "not the personal one");
+    assert_eq!(git_out(&env.proj, &["rev-list", "--count", "HEAD"]), commits, "saves never commit");
+    assert!(git_out(&env.proj, &["status", "--porcelain"]).contains(".claude/"), "the person reviews it with git diff");
+    let ignored = git_out(&env.proj, &["status", "--porcelain", "--ignored"]);
+    assert!(!ignored.lines().any(|l| l.starts_with("??") && l.contains(".history")), "{ignored}");
+}
+
+#[test]
+fn two_clones_save_pull_and_merge_with_nothing_lost() {
+    let env = Env::new();
+    let origin = env.root().join("origin.git");
+    git_out(env.root(), &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    git_out(&env.proj, &["checkout", "-q", "-b", "main"]);
+    git_out(&env.proj, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    git_out(&env.proj, &["add", "-A"]);
+    git_out(&env.proj, &["commit", "-q", "-m", "team memory"]);
+    git_out(&env.proj, &["push", "-q", "origin", "main"]);
+    let other = env.root().join("clone");
+    git_out(env.root(), &["clone", "-q", origin.to_str().unwrap(), other.to_str().unwrap()]);
+    // A clone's first session registers the driver in its own config.
+    load(&env, &env.proj, "one-first");
+    load(&env, &other, "two-first");
+    assert!(fs::read_to_string(other.join(".git/config")).unwrap().contains("[merge \"memory-save\"]"));
+
+    env.script_reply(1, &reply(json!([add(ARCH, "- From clone one.")]), json!([])));
+    env.saved_turn_in("one", &env.proj, 1);
+    // Both add at the end of one section: git's own text merge would stop
+    // on a conflict there; the driver merges.
+    let ops = json!([add("CRITICAL RULES", "- Never deploy on Fridays."), add(ARCH, "- From clone two.")]);
+    env.script_reply(2, &reply(ops, json!([])));
+    env.saved_turn_in("two", &other, 1);
+    git_out(&other, &["commit", "-q", "-am", "clone two's memory"]);
+    git_out(&other, &["push", "-q", "origin", "HEAD:main"]);
+    git_out(&env.proj, &["commit", "-q", "-am", "clone one's memory"]);
+    git_out(&env.proj, &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"]);
+    let merged = fs::read_to_string(env.proj.join(".claude/memory/MEMORY.md")).unwrap();
+    for line in ["- From clone one.", "- From clone two.", "- Never deploy on Fridays."] {
+        assert!(merged.contains(line), "{line} lost: {merged}");
+    }
+    assert!(!merged.contains("<<<<<<<") && !merged.contains(">>>>>>>"), "{merged}");
+
+    // The rule came from a teammate: the next session quotes it.
+    let block = load(&env, &env.proj, "one-after-pull");
+    let message = block["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("new CRITICAL RULES") && message.contains("Never deploy on Fridays"), "{block}");
+    let again = load(&env, &env.proj, "one-again");
+    assert!(again["systemMessage"].is_null(), "said once: {again}");
+}
