@@ -70,6 +70,9 @@ impl super::Run for UndoArgs {
 
 fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     let folder = current_folder()?;
+    if wanted.is_none() && crate::sync::is_history(&folder.dir) {
+        return list_git(&folder, json);
+    }
     let entries = list(&folder)?;
     if json {
         let entries: Vec<_> = entries.iter().map(|(number, entry)| entry_json(*number, entry, false)).collect();
@@ -191,9 +194,54 @@ fn before_and_after(folder: &Folder, number: u64, entries: &[(u64, Entry)]) -> R
     Ok(files)
 }
 
+/// With sync on, git's log is the history.
+fn list_git(folder: &Folder, json: bool) -> Result<()> {
+    let changes = crate::sync::changes(&folder.dir)?;
+    if json {
+        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&changes)?));
+    }
+    if changes.is_empty() {
+        return super::println(&format!("no history for project {} yet", folder.project));
+    }
+    let colour = super::colour::Colour::for_stdout();
+    for change in &changes {
+        let line = git_line(change);
+        let (head, rest) = line.split_at(line.find(' ').unwrap_or(line.len()));
+        super::print_painted(&format!("{}{}\n", colour.number(head), colour.plain(rest)))?;
+    }
+    Ok(())
+}
+
+/// `#12    2026-12-01 14:32:05  <subject>  commit 1a2b3c4d  Session: … Cost: …`
+fn git_line(change: &crate::sync::GitChange) -> String {
+    let mut lines = change.message.lines();
+    let subject = lines.next().unwrap_or_default();
+    let trailers: Vec<&str> = lines.filter(|l| l.starts_with("Session: ") || l.starts_with("Cost: ")).collect();
+    let mut line = format!(
+        "#{:<5} {}  {subject}  commit {}",
+        change.number,
+        crate::env::timestamp(change.at),
+        crate::memory::text::shorten(&change.commit, 8)
+    );
+    if !trailers.is_empty() {
+        line.push_str(&format!("  {}", trailers.join(" ")));
+    }
+    line
+}
+
 /// `memory-save history show N`.
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
+    if crate::sync::is_history(&folder.dir) {
+        let (change, diff) = crate::sync::show(&folder.dir, number)?;
+        if json {
+            let value = serde_json::json!({"number": change.number, "commit": change.commit, "at": change.at, "message": change.message, "diff": diff});
+            return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
+        }
+        let colour = super::colour::Colour::for_stdout();
+        super::print_painted(&format!("{}\n", colour.plain(&git_line(&change))))?;
+        return super::print_painted(&colour.diff(&diff));
+    }
     let entries = list(&folder)?;
     let files = before_and_after(&folder, number, &entries)?;
     let entry = &entries.iter().find(|(n, _)| *n == number).expect("found above").1;
@@ -227,6 +275,14 @@ pub fn diff(name: &str, old: &str, new: &str) -> String {
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;
+    if crate::sync::is_history(&folder.dir) {
+        let (diff, label) = crate::sync::undo(&folder.dir, number, force)?;
+        super::print_painted(&super::colour::Colour::for_stdout().diff(&diff))?;
+        return super::println(&format!(
+            "memory-save: {label} in {} (a commit); run undo again to redo it",
+            folder.dir.display()
+        ));
+    }
     let plan = plan_undo(&folder, number)?;
     if !plan.hand_edited.is_empty() && !force {
         bail!(

@@ -151,3 +151,36 @@ fn the_merge_driver_runs_inside_a_real_git_merge() {
     assert_eq!(merged, template_with("app", &["- Shared fact, sharper.", "- Ours.", "- Theirs."]));
     assert_eq!(fs::read_to_string(repo.join("app/notes.md")).unwrap(), "- first note\n- our note\n- their note\n");
 }
+
+#[test]
+fn with_sync_on_git_is_the_history() {
+    let env = machine("https://example.com/me/app.git");
+    let remote = env.root().join("memories.git");
+    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    save(&env, 1, "- First.");
+    sync(&env, &["--init", remote.to_str().unwrap()]).ok();
+    save(&env, 2, "- Second.");
+    let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    let first = list.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("1 added") && first.contains("commit ") && first.contains(&format!("Session: {SID}")),
+        "{list}"
+    );
+    let number = first.trim_start_matches('#').split_whitespace().next().unwrap().to_string();
+    let show = env.cmd(&["history", "show", &number]).in_dir(&env.proj).run().ok().stdout;
+    assert!(show.contains("+- Second."), "{show}");
+
+    // A hand edit since the last commit is kept unless forced.
+    let saved = env.memory().unwrap();
+    env.write_memory(&saved.replace("- First.", "- First, by hand."));
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stderr.contains("changed after the last recorded change"), "{}", out.stderr);
+    env.write_memory(&saved);
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("-- Second.") && out.contains(&format!("undo of #{number}")), "{out}");
+    assert!(!env.memory().unwrap().contains("- Second.") && env.memory().unwrap().contains("- First."));
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("redo of #"), "{out}");
+    assert!(env.memory().unwrap().contains("- Second."));
+}
