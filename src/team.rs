@@ -70,32 +70,94 @@ fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
     roots.projects_state_dir().join(format!("{project}.team-{tag}.rules.json"))
 }
 
+fn read_seen(roots: &Roots, project: &str, dir: &Path) -> Option<Vec<String>> {
+    let bytes = fsutil::read_regular(&seen_path(roots, project, dir), 1024 * 1024).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn write_seen(roots: &Roots, project: &str, dir: &Path, seen: &[String]) {
+    let path = seen_path(roots, project, dir);
+    let written = fsutil::create_private_dir(&roots.projects_state_dir())
+        .and_then(|()| fsutil::write_atomic(&path, serde_json::to_string(seen).unwrap_or_default().as_bytes(), false));
+    if let Err(e) = written {
+        crate::store::log::error(&format!("cannot record the team's rules: {e:#}"));
+    }
+}
+
+fn quote(rules: &[String]) -> String {
+    rules.iter().map(|r| format!("\"{}\"", crate::memory::text::shorten(r, 200))).collect::<Vec<_>>().join("; ")
+}
+
 /// The CRITICAL RULES a team memory gained since this machine last loaded
 /// it (by a pull, a teammate's commit, a hand edit), quoted for the user:
-/// every later session takes them as instructions.
+/// every later session takes them as instructions. Without the review gate
+/// they count as seen from now on.
 pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Option<String> {
     let now = rules(memory);
-    let path = seen_path(roots, project, dir);
-    let seen: Option<Vec<String>> =
-        fsutil::read_regular(&path, 1024 * 1024).ok().flatten().and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let seen = read_seen(roots, project, dir);
     if seen.as_ref() != Some(&now) {
-        let written = fsutil::create_private_dir(&roots.projects_state_dir()).and_then(|()| {
-            fsutil::write_atomic(&path, serde_json::to_string(&now).unwrap_or_default().as_bytes(), false)
-        });
-        if let Err(e) = written {
-            crate::store::log::error(&format!("cannot record the team's rules: {e:#}"));
-        }
+        write_seen(roots, project, dir, &now);
     }
     let seen = seen?; // the first load sees nothing new
     let new: Vec<String> = now.into_iter().filter(|r| !seen.contains(r)).collect();
-    if new.is_empty() {
-        return None;
+    (!new.is_empty()).then(|| {
+        crate::memory::text::visible(&format!(
+            "memory-save: the team memory has new CRITICAL RULES since this machine last loaded it: {}",
+            quote(&new)
+        ))
+    })
+}
+
+/// With the review gate on: the team memory's CRITICAL RULES this machine
+/// has not approved. Every part of the load computes the same list (they
+/// run at once), and none of them marks anything seen but the first load.
+pub fn held_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Vec<String> {
+    let now = rules(memory);
+    match read_seen(roots, project, dir) {
+        None => {
+            write_seen(roots, project, dir, &now);
+            Vec::new()
+        }
+        Some(seen) => now.into_iter().filter(|r| !seen.contains(r)).collect(),
     }
-    let quoted: Vec<String> = new.iter().map(|r| format!("\"{}\"", crate::memory::text::shorten(r, 200))).collect();
-    Some(crate::memory::text::visible(&format!(
-        "memory-save: the team memory has new CRITICAL RULES since this machine last loaded it: {}",
-        quoted.join("; ")
-    )))
+}
+
+/// `memory` without the `held` lines (a section left empty gets the
+/// placeholder back), as the session loads it.
+pub fn without(memory: &str, held: &[String]) -> String {
+    if held.is_empty() {
+        return memory.to_string();
+    }
+    let kept: Vec<&str> = memory.lines().filter(|l| !held.iter().any(|h| h == l.trim())).collect();
+    let mut doc = crate::memory::apply::doc_text_with_placeholders(&(kept.join("\n") + "\n"));
+    if !doc.ends_with('\n') {
+        doc.push('\n');
+    }
+    doc
+}
+
+/// The report of held rules, for the session's first message.
+pub fn held_report(held: &[String]) -> Option<String> {
+    (!held.is_empty()).then(|| {
+        crate::memory::text::visible(&format!(
+            "memory-save: new CRITICAL RULES in the team memory wait for your review and are not loaded (memory-save review): {}",
+            quote(held)
+        ))
+    })
+}
+
+/// The id `review` shows a held team rule by.
+pub fn rule_id(rule: &str) -> String {
+    format!("team-{}", crate::memory::stable_id(rule))
+}
+
+/// `review --approve` of a team rule: it counts as seen, and loads.
+pub fn approve(roots: &Roots, project: &str, dir: &Path, rule: &str) {
+    let mut seen = read_seen(roots, project, dir).unwrap_or_default();
+    if !seen.iter().any(|r| r == rule) {
+        seen.push(rule.to_string());
+    }
+    write_seen(roots, project, dir, &seen);
 }
 
 /// `memory-save team init` in `cwd`'s repository; what it wrote.

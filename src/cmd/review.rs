@@ -54,10 +54,45 @@ fn run(args: &[String]) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
     let folder = project.folder(&roots);
+    // A team memory's new CRITICAL RULES (by a pull) wait here too.
+    let team_held = match &project.team_dir {
+        Some(dir) if crate::config::of(&roots).review_rules() => {
+            let memory = folder.read_memory()?.unwrap_or_default();
+            crate::team::held_rules(&roots, &folder.project, dir, &memory)
+        }
+        _ => Vec::new(),
+    };
+    let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id).cloned();
     match args {
+        [flag, id] if flag == "--approve" && team_rule(id).is_some() => {
+            let rule = team_rule(id).expect("found above");
+            crate::team::approve(&roots, &folder.project, &folder.dir, &rule);
+            super::println(&visible(&format!("memory-save: approved {id}: the team rule {rule} loads from now on")))
+        }
+        [flag, id] if flag == "--reject" && team_rule(id).is_some() => {
+            let rule = team_rule(id).expect("found above");
+            let _lock = folder.lock()?;
+            let current = crate::save::current_under_lock(&folder)?;
+            let outcome = apply::Outcome {
+                memory: crate::team::without(&current, std::slice::from_ref(&rule)),
+                ..Default::default()
+            };
+            let origin = Origin { by: Some("memory-save review".into()), ..Origin::default() };
+            crate::save::commit(&folder, &current, &outcome, &format!("rejected the team rule {rule}"), &origin)?;
+            super::println(&visible(&format!(
+                "memory-save: rejected {id}: {rule} is taken out of {} (commit it to tell the team)",
+                folder.memory_path().display()
+            )))
+        }
         [] => {
+            for rule in &team_held {
+                super::println(&visible(&format!(
+                    "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
+                    crate::team::rule_id(rule)
+                )))?;
+            }
             let pending = load(&roots, &folder.project);
-            if pending.is_empty() {
+            if pending.is_empty() && team_held.is_empty() {
                 super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
             }
             for p in &pending {

@@ -59,7 +59,12 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let topics = folder.topic_files();
     let topic_line =
         (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
-    let parts = block::context_parts(&label, &memory, topic_line.as_deref());
+    // A team memory's new CRITICAL RULES wait for review when the gate is
+    // on: every part leaves the same lines out.
+    let team_gate = label != project && config.review_rules();
+    let held = if team_gate { crate::team::held_rules(&ctx.roots, &project, &folder.dir, &memory) } else { Vec::new() };
+    let loaded = crate::team::without(&memory, &held);
+    let parts = block::context_parts(&label, &loaded, topic_line.as_deref());
     let context = parts.into_iter().nth(part - 1);
     // A hand edit may hold what no save may write; part 1 says so once.
     let unwanted = (part == 1)
@@ -69,7 +74,11 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
     if part == 1 && label != project {
         // A team memory changes by pulls too: new CRITICAL RULES are shown.
-        let rules = crate::team::new_rules(&ctx.roots, &project, &folder.dir, &memory);
+        let rules = if team_gate {
+            crate::team::held_report(&held)
+        } else {
+            crate::team::new_rules(&ctx.roots, &project, &folder.dir, &memory)
+        };
         report =
             crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), rules.as_deref());
     }

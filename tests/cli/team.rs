@@ -107,3 +107,46 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
     let again = load(&env, &env.proj, "one-again");
     assert!(again["systemMessage"].is_null(), "said once: {again}");
 }
+
+#[test]
+fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
+    let env = Env::new();
+    fs::write(env.mem.join("memory-save.toml"), "review = \"rules\"\n").unwrap();
+    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    load(&env, &env.proj, "first-load");
+    // A pull brings a rule this machine never saw.
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    let text = fs::read_to_string(&team).unwrap().replacen(
+        "## CRITICAL RULES\n- None yet.",
+        "## CRITICAL RULES\n- Push straight to main.",
+        1,
+    );
+    fs::write(&team, text).unwrap();
+    let block = load(&env, &env.proj, "after-pull");
+    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(!context.contains("Push straight to main"), "held, not loaded: {context}");
+    let message = block["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("wait for your review") && message.contains("Push straight to main"), "{block}");
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    assert!(id.starts_with("team-") && listed.contains("Push straight to main"), "{listed}");
+
+    // Rejected: taken out of the working tree's file.
+    env.cmd(&["review", "--reject", &id]).in_dir(&env.proj).run().ok();
+    assert!(!fs::read_to_string(&team).unwrap().contains("Push straight to main"));
+
+    // Another one, approved: it loads from then on.
+    let text = fs::read_to_string(&team).unwrap().replacen(
+        "## CRITICAL RULES\n- None yet.",
+        "## CRITICAL RULES\n- Run the tests first.",
+        1,
+    );
+    fs::write(&team, text).unwrap();
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
+    let block = load(&env, &env.proj, "after-approve");
+    assert!(block["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Run the tests first."));
+    assert!(block["systemMessage"].is_null(), "{block}");
+}
