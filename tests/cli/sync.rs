@@ -184,3 +184,44 @@ fn with_sync_on_git_is_the_history() {
     assert!(out.contains("redo of #"), "{out}");
     assert!(env.memory().unwrap().contains("- Second."));
 }
+
+#[test]
+fn machines_that_sync_at_once_or_meet_a_refusing_remote_catch_up_later() {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    let remote = a.root().join("memories.git");
+    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let url = remote.to_str().unwrap().to_string();
+    sync(&a, &["--init", &url]).ok();
+    sync(&b, &["--init", &url]).ok();
+    save(&a, 1, "- A, saved offline.");
+    save(&b, 1, "- B, saved offline.");
+    // Both push at the same moment: one may be refused, nothing is lost.
+    let (ra, rb) = std::thread::scope(|s| {
+        let ta = s.spawn(|| sync(&a, &[]).code);
+        let tb = s.spawn(|| sync(&b, &[]).code);
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    assert!(ra == Some(0) || rb == Some(0), "at least one got through: {ra:?} {rb:?}");
+    for _ in 0..2 {
+        sync(&a, &[]).ok();
+        sync(&b, &[]).ok();
+    }
+    for env in [&a, &b] {
+        let memory = env.memory().unwrap();
+        assert!(memory.contains("- A, saved offline.") && memory.contains("- B, saved offline."), "{memory}");
+    }
+
+    // A remote that refuses every push: saves go on, the status line says so.
+    let hook = remote.join("hooks/pre-receive");
+    fs::write(&hook, "#!/bin/sh\necho 'pushes are closed' >&2\nexit 1\n").unwrap();
+    fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    save(&a, 2, "- Saved while pushes are refused.");
+    let out = sync(&a, &[]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(a.memory().unwrap().contains("- Saved while pushes are refused."));
+    let line = a.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+    assert!(line.contains("memory-save: not synced since "), "{line}");
+    let doctor = a.cmd(&["doctor"]).run().stdout;
+    assert!(doctor.contains("git push failed"), "{doctor}");
+}
