@@ -82,13 +82,17 @@ pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
         .process_group(0)
         .spawn()
         .context("cannot run git; install git to sync memory")?;
-    let (mut out, mut err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
-    let reader = std::thread::spawn(move || {
-        let (mut o, mut e) = (Vec::new(), Vec::new());
-        let _ = std::io::Read::read_to_end(&mut out, &mut o);
-        let _ = std::io::Read::read_to_end(&mut err, &mut e);
-        (o, e)
-    });
+    // Both pipes drained at once: a child that fills one while we wait on
+    // the other would hang until the time limit.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -102,7 +106,7 @@ pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let (stdout, stderr) = reader.join().unwrap_or_default();
+    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     if !status.success() {
         let stderr = String::from_utf8_lossy(&stderr);
         let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
@@ -233,7 +237,9 @@ fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
         let names = folder_names(root);
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
+        check_remote_tree(root, &remote_branch)?;
         report.extend(separate_identities(root, &remote_branch)?);
+        let before = git(root, &["rev-parse", "HEAD"], GIT_LIMIT)?.trim().to_string();
         let merged = git(
             root,
             &["merge", "-q", "--no-edit", "--allow-unrelated-histories", "-m", "memory-save: sync", &remote_branch],
@@ -243,9 +249,75 @@ fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
             let _ = git(root, &["merge", "--abort"], GIT_LIMIT);
             return Err(e.context("the merge with the remote failed and was undone"));
         }
+        // A fast-forward, or a file only the remote changed, runs no driver:
+        // what came is checked here as a save's lines are.
+        report.extend(check_arrived(root, &before)?);
     }
     git(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], GIT_LIMIT)?;
     report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
+    Ok(report)
+}
+
+/// What the remote holds must be memory and nothing else: `<folder>/<file>`
+/// paths of plain files (no link, no submodule), with names a memory may
+/// have, beside our two top-level files. Anything else is refused before
+/// it reaches the disk.
+fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
+    let tree = git(root, &["ls-tree", "-r", "-z", remote_branch], GIT_LIMIT)?;
+    for entry in tree.split('\0').filter(|e| !e.is_empty()) {
+        let (meta, path) = entry.split_once('\t').unwrap_or((entry, ""));
+        let plain = meta.starts_with("100644 blob") || meta.starts_with("100755 blob");
+        let allowed = match path.split('/').collect::<Vec<_>>().as_slice() {
+            [".gitignore" | ".gitattributes"] => true,
+            [folder, file] => {
+                crate::project::check_name(folder).is_ok()
+                    && !folder.starts_with('.')
+                    && (*file == crate::store::folder::MEMORY_FILE
+                        || *file == IDENTITY_FILE
+                        || crate::memory::apply::check_topic_name(file).is_ok())
+            }
+            _ => false,
+        };
+        if !plain || !allowed {
+            bail!(
+                "the remote holds {}, which is not a memory file (a link, a folder or a name memory-save never writes); nothing was merged: remove it from the remote, then sync",
+                crate::memory::text::visible(path)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The lines that came with a pull (changed since `before`) that no save
+/// could write (a secret, a control or bidi character, a header look-alike)
+/// are taken out again, in one commit, and named.
+fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
+    let changed = git(root, &["diff", "--name-only", "-z", before, "HEAD"], GIT_LIMIT)?;
+    let mut report = Vec::new();
+    for path in changed.split('\0').filter(|p| p.ends_with(".md")) {
+        let file = root.join(path);
+        let Some(now) = fsutil::read_regular(&file, crate::store::folder::MAX_FILE_BYTES)? else { continue };
+        let now = String::from_utf8_lossy(&now).into_owned();
+        let old = git(root, &["show", &format!("{before}:{path}")], GIT_LIMIT).unwrap_or_default();
+        let had: std::collections::HashSet<&str> = old.lines().collect();
+        let mut dropped = 0;
+        let kept: Vec<&str> = now
+            .lines()
+            .filter(|line| {
+                let bad = !had.contains(line) && crate::memory::merge::refusal(line).is_some();
+                dropped += usize::from(bad);
+                !bad
+            })
+            .collect();
+        if dropped > 0 {
+            fsutil::write_atomic(&file, (kept.join("\n") + "\n").as_bytes(), true)?;
+            report.push(format!("{path}: left out {dropped} line(s) from the remote that no save could write"));
+        }
+    }
+    if !report.is_empty() {
+        git(root, &["add", "-A"], GIT_LIMIT)?;
+        git(root, &["commit", "-q", "--no-verify", "-m", &format!("memory-save: {}", report.join("; "))], GIT_LIMIT)?;
+    }
     Ok(report)
 }
 

@@ -166,8 +166,17 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
         bail!("not a JSON object");
     }
     let (last, parents) = path.split_last().expect("a path names a member");
+    // A key given twice: JSON readers (Claude Code's too) take the last,
+    // so an edit of either could say it worked and change nothing.
+    let once = |members: &[Member], key: &str| -> Result<()> {
+        if members.iter().filter(|m| m.key == key).count() > 1 {
+            bail!("the key {key:?} is in it twice (Claude Code reads only the last): remove one, then run this again");
+        }
+        Ok(())
+    };
     for key in parents {
         let (members, _) = scan.members(text, open)?;
+        once(&members, key)?;
         let member = members.iter().find(|m| m.key == *key);
         match member {
             Some(m) if scan.bytes[m.value.start] == b'{' => open = m.value.start,
@@ -176,6 +185,7 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
     }
     let depth = path.len();
     let (members, close) = scan.members(text, open)?;
+    once(&members, last)?;
     let at = members.iter().position(|m| m.key == *last);
     let mut out = text.to_string();
     match (at, value) {
@@ -243,6 +253,12 @@ pub fn edit_to(text: &str, before: &Map<String, Value>, after: &Map<String, Valu
             _ => out = set_member(&out, &[&key], new, &style)?,
         }
     }
+    // What is written must read back as what was meant, whatever the file
+    // held; otherwise nothing is written.
+    let reads_back = serde_json::from_str::<Value>(&out).ok() == Some(Value::Object(after.clone()));
+    if !reads_back {
+        bail!("the edited file would not read back as intended");
+    }
     Ok(format!("{bom}{out}"))
 }
 
@@ -303,6 +319,15 @@ mod tests {
             out,
             "{\n   \"hooks\": {\n      \"Stop\": [ {\"hooks\": []} ],\n      \"Pre\": [\n         1,\n         2\n      ]\n   }\n}"
         );
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        let text = "{\"hooks\": {\"A\": []}, \"hooks\": {\"B\": []}}";
+        let before: Value = serde_json::from_str(text).unwrap();
+        let after = json!({"hooks": {"B": [], "Stop": [1]}});
+        let err = edit_to(text, before.as_object().unwrap(), &map(after)).unwrap_err();
+        assert!(err.to_string().contains("twice"), "{err}");
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     let shown = path.display();
     if before.as_deref() == Some(text.as_str()) {
         super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
-        return auto_memory_note(&path);
+        return auto_memory_note(scope);
     }
     if options.dry_run {
         super::println(&format!("memory-save: dry run, nothing written: {} in {shown}", change.describe(true)))?;
@@ -111,6 +111,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     let mut record = record.unwrap_or_else(|| InstallRecord {
         path: path.display().to_string(),
         existed: before.is_some(),
+        original: before.clone(),
         created_dir: target.created_dir.as_ref().map(|d| d.display().to_string()),
         ..InstallRecord::default()
     });
@@ -135,21 +136,17 @@ fn run_install(options: &InstallArgs) -> Result<()> {
         super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
     }
     super::println("Restart Claude Code so it loads the hooks.")?;
-    auto_memory_note(&path)
+    auto_memory_note(scope)
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.
-fn auto_memory_note(path: &Path) -> Result<()> {
+fn auto_memory_note(scope: Scope) -> Result<()> {
     let (on, why) = crate::claude::settings::auto_memory(&cwd()?);
     if on {
         super::println(&format!(
             "note: Claude Code's own auto memory is on ({why}): with memory-save too, every turn pays for two memory forks. \
              To leave memory to memory-save: memory-save install --disable-auto-memory{}",
-            if path.ends_with(".claude/settings.json") || path.ends_with(".claude/settings.local.json") {
-                " (with the same --project or --shared)"
-            } else {
-                ""
-            }
+            if scope == Scope::User { "" } else { " (with the same --project or --shared)" }
         ))?;
     }
     Ok(())
@@ -188,11 +185,7 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
     // Nobody changed the file since our install: give back what was there.
     let restored: Option<Option<String>> = match untouched {
         Some(r) if !r.existed => Some(None),
-        Some(_) => crate::store::fsutil::read_regular(&backup, 16 * 1024 * 1024)
-            .ok()
-            .flatten()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .map(Some),
+        Some(r) => r.original.clone().map(Some),
         None => None,
     };
     let (after, change) = match &restored {
@@ -243,8 +236,12 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
         }
     }
     let how = match (&restored, &after) {
-        (Some(_), Some(_)) => {
-            let _ = std::fs::remove_file(&backup);
+        (Some(_), Some(text)) => {
+            // The backup goes only when it is this cycle's own copy.
+            let ours = crate::store::fsutil::read_regular(&backup, 16 * 1024 * 1024).ok().flatten();
+            if ours.as_deref() == Some(text.as_bytes()) {
+                let _ = std::fs::remove_file(&backup);
+            }
             format!("{shown} is back as it was before install")
         }
         (_, None) => format!("{shown} removed: install had created it"),

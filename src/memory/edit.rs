@@ -55,7 +55,9 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
         let added_at: Vec<usize> = added.filter(|&i| !new[i].trim().is_empty()).collect();
         for &at in &added_at {
             let line = new[at];
-            if kinds[at] != LineKind::Text {
+            // The four headings are the template's; every other line (a
+            // `###` subheading, the title) is text every session reads.
+            if kinds[at] == LineKind::Section {
                 continue;
             }
             let why = match secrets::find_secret(line) {
@@ -64,6 +66,9 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
             };
             let why = why.or_else(|| {
                 let chars = line.chars().count();
+                if kinds[at] != LineKind::Text {
+                    return None;
+                }
                 (chars > MAX_BULLET_CHARS).then(|| {
                     format!("it has {chars} characters, over {MAX_BULLET_CHARS}: move its detail to a topic file")
                 })

@@ -144,8 +144,11 @@ pub fn import(
         let kinds = template::classify(&repaired);
         let mut kept = Vec::new();
         for (n, (line, kind)) in repaired.lines().zip(kinds).enumerate() {
+            // Every line but the four headings is checked: a `###` line or
+            // a title carries text into every session as well as a bullet.
+            let checked = kind != LineKind::Section && !line.trim().is_empty();
             let content = matches!(kind, LineKind::Text) && !line.trim().is_empty();
-            if let Some(why) = refused(line).filter(|_| content) {
+            if let Some(why) = refused(line).filter(|_| checked) {
                 out.report.push(format!("{source}: line {} refused: {why}", n + 1));
                 continue;
             }

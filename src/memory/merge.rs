@@ -58,7 +58,7 @@ fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
 }
 
 /// Why a line brought in by a merge may not stand in memory.
-fn refusal(line: &str) -> Option<String> {
+pub fn refusal(line: &str) -> Option<String> {
     if let Some(kind) = secrets::find_secret(line) {
         return Some(secrets::refusal(kind));
     }
@@ -116,6 +116,13 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
 /// each, ours first. Without a common start (a hand edit, two files
 /// started apart), every line of theirs that ours lacks is appended.
 pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
+    // What theirs brought that no save could write stays out.
+    let known: HashSet<&str> = base.unwrap_or("").lines().chain(ours.lines()).collect();
+    let checked: String = theirs
+        .split_inclusive('\n')
+        .filter(|line| known.contains(line.trim_end_matches('\n')) || refusal(line.trim_end_matches('\n')).is_none())
+        .collect();
+    let theirs = checked.as_str();
     let appended = base.and_then(|base| Some((ours.strip_prefix(base)?, theirs.strip_prefix(base)?)));
     if let Some((a, b)) = appended {
         return if a.starts_with(b) || a.ends_with(b) {
@@ -210,6 +217,14 @@ mod tests {
 
     fn refs(v: &[String]) -> Vec<&str> {
         v.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_topic_merge_refuses_what_a_memory_merge_refuses() {
+        let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+        let theirs = format!("a\n- key {key}\n- b\u{202e}c\n- fine\n");
+        let merged = merge_topic(Some("a\n"), "a\nours\n", &theirs);
+        assert_eq!(merged, "a\nours\n- fine\n");
     }
 
     fn edit(base: &[String], keep: &[bool], add: &[String]) -> Vec<String> {

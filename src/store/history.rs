@@ -282,7 +282,8 @@ pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
             check_name(*number, name)?;
             if !files.contains_key(name) {
                 let now = read_if_exists(&folder.dir.join(name))?;
-                if *number == newest && entry.after.get(name).is_some_and(|after| !after.holds(now.as_deref())) {
+                // The newest entry that touched this file says how it was left.
+                if entry.after.get(name).is_some_and(|after| !after.holds(now.as_deref())) {
                     hand_edited.push(name.clone());
                 }
                 files.insert(name.clone(), (now.clone(), now));

@@ -25,6 +25,10 @@ pub struct InstallRecord {
     pub written: String,
     /// The file existed before the first install.
     pub existed: bool,
+    /// Its text then: what an uninstall of an untouched file gives back.
+    /// The backup beside it may be older (a cycle whose uninstall found the
+    /// file edited keeps it), so it is never what is restored.
+    pub original: Option<String>,
     /// The folder the first install created for it (`.claude/`).
     pub created_dir: Option<String>,
     /// `--disable-auto-memory` set `autoMemoryEnabled`; this was its value

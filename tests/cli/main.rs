@@ -5,6 +5,7 @@
 mod support;
 
 mod attacks;
+mod attacks_round3;
 mod commands;
 mod cost;
 mod everyday;
