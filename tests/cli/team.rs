@@ -150,3 +150,34 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     assert!(block["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Run the tests first."));
     assert!(block["systemMessage"].is_null(), "{block}");
 }
+
+#[test]
+fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
+    let env = Env::new();
+    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    git_out(&env.proj, &["add", "-A"]);
+    git_out(&env.proj, &["commit", "-q", "-m", "team memory"]);
+    let tree = env.root().join("tree");
+    git_out(&env.proj, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    env.script_reply(1, &reply(json!([add(ARCH, "- Only in the worktree.")]), json!([])));
+    env.saved_turn_in("wt", &tree, 1);
+    assert!(fs::read_to_string(tree.join(".claude/memory/MEMORY.md")).unwrap().contains("- Only in the worktree."));
+    assert!(
+        !fs::read_to_string(env.proj.join(".claude/memory/MEMORY.md")).unwrap().contains("- Only in the worktree.")
+    );
+
+    // A line that came by a pull and holds a secret: the load says so.
+    let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    let text = fs::read_to_string(&team).unwrap().replacen(
+        "## Active Warnings\n- None yet.",
+        &format!("## Active Warnings\n- token {key}"),
+        1,
+    );
+    fs::write(&team, text).unwrap();
+    let block = load(&env, &env.proj, "after-secret");
+    let message = block["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("MEMORY.md line") && message.contains("GitHub token"), "{block}");
+    assert!(!message.contains(&key), "the secret is not echoed: {message}");
+}
