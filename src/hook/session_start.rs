@@ -67,8 +67,14 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let parts = block::context_parts(&label, &loaded, topic_line.as_deref());
     let context = parts.into_iter().nth(part - 1);
     // A hand edit may hold what no save may write; part 1 says so once.
-    let unwanted = (part == 1)
-        .then(|| crate::memory::text::first_unwanted_line(&memory))
+    let unwanted = (part == 1 && !folder.is_checked(&memory))
+        .then(|| {
+            let found = crate::memory::text::first_unwanted_line(&memory);
+            if found.is_none() {
+                folder.mark_checked(&memory);
+            }
+            found
+        })
         .flatten()
         .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());

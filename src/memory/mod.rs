@@ -20,6 +20,12 @@ pub fn stable_id(text: &str) -> String {
     format!("{:08x}", hash >> 32)
 }
 
+/// A 64-bit FNV-1a hash of `text`, the same on every machine: to tell a
+/// text already checked from a changed one. Not for security.
+pub fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// Characters are Unicode scalar values (docs/design.md §5).
 pub fn char_count(text: &str) -> usize {
     text.chars().count()

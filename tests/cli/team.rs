@@ -167,7 +167,10 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
         !fs::read_to_string(env.proj.join(".claude/memory/MEMORY.md")).unwrap().contains("- Only in the worktree.")
     );
 
-    // A line that came by a pull and holds a secret: the load says so.
+    // A line that came by a pull and holds a secret: the load says so, also
+    // after a load that found the file clean (and remembered that).
+    let clean = load(&env, &env.proj, "before-secret");
+    assert!(clean["systemMessage"].is_null(), "{clean}");
     let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
     let team = env.proj.join(".claude/memory/MEMORY.md");
     let text = fs::read_to_string(&team).unwrap().replacen(
