@@ -108,9 +108,12 @@ pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     };
     let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     if !status.success() {
+        // git's message spans lines ("fatal: …", then advice): all of it,
+        // on one line, bounded.
         let stderr = String::from_utf8_lossy(&stderr);
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        bail!("git {} failed: {last}", args.first().unwrap_or(&""));
+        let said: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let said = crate::memory::text::shorten(&said.join(" "), 400);
+        bail!("git {} failed: {said}", args.first().unwrap_or(&""));
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
@@ -176,7 +179,11 @@ pub fn init(roots: &Roots, url: &str, exe: &str) -> Result<Vec<String>> {
         )?;
     }
     write_state(roots, &SyncState { remote: url.to_string(), ..SyncState::default() })?;
-    report.extend(sync_now(roots)?);
+    let first = sync_now(roots).context(
+        "sync is set up, but its first pull and push failed; it is tried again after each save \
+         (memory-save sync tries now, memory-save sync --off turns it off)",
+    )?;
+    report.extend(first);
     Ok(report)
 }
 
@@ -444,7 +451,7 @@ pub fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(Stri
     if !edited.trim().is_empty() && !force {
         bail!(
             "{name} changed after the last recorded change (#{}), by hand or another tool; undo would throw that away. \
-             See it with: git -C {} diff -- {name}; keep it and undo anyway with: memory-save undo{} --force",
+             See the edit with: git -C {} diff -- {name}; undo anyway, losing it, with: memory-save undo{} --force",
             newest.number,
             root.display(),
             if number == newest.number { String::new() } else { format!(" {number}") }

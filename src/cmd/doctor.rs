@@ -223,7 +223,7 @@ fn check_hooks(report: &mut Report) -> Result<()> {
         ),
         ([first, second, ..], None) => report.problem(
             &format!("hooks registered twice: in {} and in {}; every hook runs twice", first.path, second.path),
-            &format!("keep one: {} removes the second", uninstall_command(second.scope)),
+            &format!("keep one: {} removes the hooks in {}", uninstall_command(second.scope), second.path),
         ),
         _ => {}
     }
@@ -259,9 +259,12 @@ fn check_hooks(report: &mut Report) -> Result<()> {
     }
     let (on, why) = crate::claude::settings::auto_memory(&cwd);
     if on {
+        // In the file that holds the hooks: an install anywhere else would
+        // register them a second time.
+        let flag = with_hooks.first().map_or("", |r| install_flag(r.scope));
         report.warn(
             &format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"),
-            "memory-save install --disable-auto-memory turns it off (uninstall puts it back)",
+            &format!("memory-save install{flag} --disable-auto-memory turns it off (uninstall puts it back)"),
         );
     } else {
         report.ok(&format!("Claude Code's own auto memory is off ({why})"));

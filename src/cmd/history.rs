@@ -32,7 +32,8 @@ pub struct HistoryArgs {
 enum HistoryAction {
     /// Show change N as a diff of the files it changed.
     Show {
-        /// The change's number (`#N` in `memory-save history`).
+        /// The change's number (`#N` in `memory-save history`; the `#` may be given).
+        #[arg(value_parser = change_number)]
         number: u64,
         /// Print it as JSON, for scripts.
         #[arg(long)]
@@ -49,12 +50,20 @@ impl super::Run for HistoryArgs {
     }
 }
 
+/// `12` or `#12`, as `history` shows it.
+fn change_number(text: &str) -> std::result::Result<u64, String> {
+    text.trim_start_matches('#')
+        .parse()
+        .map_err(|_| format!("{text:?} is not a change number (see memory-save history)"))
+}
+
 /// Put the files back as they were before the newest change (recorded too,
 /// so a second undo redoes), or before change N with every later one.
 #[derive(Debug, clap::Args)]
 pub struct UndoArgs {
     /// Go back to before this change (`#N` in `memory-save history`),
     /// undoing every later change with it.
+    #[arg(value_parser = change_number)]
     number: Option<u64>,
     /// Undo even though MEMORY.md or a topic file was edited after the last
     /// recorded change (that edit is lost).
@@ -276,7 +285,28 @@ fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;
     if crate::sync::is_history(&folder.dir) {
+        let memory_files = |dir: &std::path::Path| -> Vec<String> {
+            let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| n.ends_with(".md"))
+                .collect()
+        };
+        let read = |name: &str| crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten();
+        let mut before: std::collections::BTreeMap<String, Option<String>> = memory_files(&folder.dir)
+            .into_iter()
+            .map(|n| {
+                let t = read(&n);
+                (n, t)
+            })
+            .collect();
         let (diff, label) = crate::sync::undo(&folder.dir, number, force)?;
+        for name in memory_files(&folder.dir) {
+            before.entry(name).or_insert(None);
+        }
+        let origin = crate::store::history::Origin { by: Some("memory-save undo".into()), ..Default::default() };
+        crate::store::history::record_made(&folder, &label, &before, &origin)?;
         super::print_painted(&super::colour::Colour::for_stdout().diff(&diff))?;
         return super::println(&format!(
             "memory-save: {label} in {} (a commit); run undo again to redo it",
@@ -287,9 +317,8 @@ fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     if !plan.hand_edited.is_empty() && !force {
         bail!(
             "{} changed after the last recorded change (#{}), by hand or another tool; undo would throw that away. \
-             See it with: memory-save history show {}; keep it and undo anyway with: memory-save undo{} --force",
+             Keep the edit by saving a copy first, or undo anyway, losing it, with: memory-save undo{} --force",
             plan.hand_edited.join(", "),
-            plan.newest,
             plan.newest,
             number.map(|n| format!(" {n}")).unwrap_or_default()
         );
@@ -300,6 +329,6 @@ fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
         super::print_painted(&colour.diff(&text))?;
     }
     let label = apply_undo(&folder, &plan)?;
-    super::println(&format!("memory-save: {label} in {}; run undo again to redo it", folder.dir.display()))?;
+    super::println(&format!("memory-save: {label} in {}; run undo again to take this back", folder.dir.display()))?;
     Ok(())
 }

@@ -51,8 +51,8 @@ pub struct InstallArgs {
 #[derive(Debug, Default, clap::Args)]
 pub struct UninstallArgs {
     /// Remove from this project's settings (.claude/settings.local.json and
-    /// .claude/settings.json) instead.
-    #[arg(long, alias = "shared")]
+    /// .claude/settings.json) instead; --shared is the same.
+    #[arg(long, visible_alias = "shared")]
     project: bool,
     /// Print what would change; write nothing.
     #[arg(long)]
@@ -90,6 +90,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     let change = install_into(&mut after, &program, options.statusline)
         .with_context(|| format!("cannot install into {}", path.display()))?;
     let record = installs::find(&roots, &path);
+    let first_of_cycle = record.is_none();
     let mut auto_memory = record.as_ref().map(|r| (r.auto_memory_set, r.auto_memory_before.clone()));
     if options.disable_auto_memory && after.get(AUTO_MEMORY) != Some(&Value::Bool(false)) {
         auto_memory = Some((true, after.get(AUTO_MEMORY).cloned()));
@@ -104,10 +105,17 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     }
     if options.dry_run {
         super::println(&format!("memory-save: dry run, nothing written: {} in {shown}", change.describe(true)))?;
+        if let Err(why) = writable(&path) {
+            super::println(&format!(
+                "memory-save: note: a real install would be refused: {shown} cannot be changed ({why})"
+            ))?;
+        }
         return super::print(&dry_run_diff(before.as_deref().unwrap_or(""), &text));
     }
     refuse_unwritable(&path, &program)?;
-    let target = write_target(&path, before.is_some())?;
+    // A file the team commits is read by everyone: the usual 0644.
+    let new_mode = if scope == Scope::Shared { 0o644 } else { NEW_FILE_MODE };
+    let target = write_target(&path, before.is_some(), new_mode)?;
     let mut record = record.unwrap_or_else(|| InstallRecord {
         path: path.display().to_string(),
         existed: before.is_some(),
@@ -116,8 +124,9 @@ fn run_install(options: &InstallArgs) -> Result<()> {
         ..InstallRecord::default()
     });
     let mut backup_note = String::new();
-    if let Some(old) = &before {
-        // The file as it was before the first install: never overwritten.
+    if let Some(old) = before.as_ref().filter(|_| first_of_cycle) {
+        // The file as it was before the first install: never overwritten,
+        // and never a copy of a file that already holds our hooks.
         let backup = backup_path(&path);
         if std::fs::symlink_metadata(&backup).is_err() {
             write_atomic_keeping_mode(&backup, old.as_bytes(), NEW_FILE_MODE)
@@ -130,6 +139,9 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     }
     record.written = text.clone();
     write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?;
+    if scope == Scope::Local && record.excluded_in.is_none() {
+        record.excluded_in = exclude_from_git(&path);
+    }
     installs::put(&roots, &path, Some(record))?;
     super::println(&format!("memory-save: {} in {shown}{backup_note}", change.describe(false)))?;
     if after.get(AUTO_MEMORY) == Some(&Value::Bool(false)) && settings.get(AUTO_MEMORY) != Some(&Value::Bool(false)) {
@@ -225,13 +237,16 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
         return Ok(true);
     }
     refuse_unwritable(path, &Program::Shared)?;
-    let target = write_target(path, true)?;
+    let target = write_target(path, true, NEW_FILE_MODE)?;
     match &after {
         Some(text) => write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?,
         None => {
             fs_err::remove_file(&target.file)?;
             if let Some(dir) = record.as_ref().and_then(|r| r.created_dir.as_deref()) {
                 let _ = std::fs::remove_dir(dir); // only when empty
+            }
+            if let Some(exclude) = record.as_ref().and_then(|r| r.excluded_in.as_deref()) {
+                unexclude(Path::new(exclude));
             }
         }
     }
@@ -252,6 +267,43 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
     Ok(true)
 }
 
+const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
+
+/// Keeps a project-local settings file out of git, as its name promises:
+/// when git does not ignore it already, a line in the repository's own
+/// `info/exclude` (never a file that is committed). Returns that file.
+fn exclude_from_git(settings: &Path) -> Option<String> {
+    let top = settings.parent()?.parent()?;
+    let limit = std::time::Duration::from_secs(5);
+    let rel = ".claude/settings.local.json";
+    if crate::sync::git(top, &["check-ignore", "-q", rel], limit).is_ok() {
+        return None; // ignored already
+    }
+    let common = crate::sync::git(top, &["rev-parse", "--path-format=absolute", "--git-common-dir"], limit).ok()?;
+    let exclude = Path::new(common.trim()).join("info").join("exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("# added by memory-save install --project\n{EXCLUDE_LINE}\n"));
+    if let Some(dir) = exclude.parent() {
+        let _ = fs_err::create_dir_all(dir);
+    }
+    crate::store::fsutil::write_atomic_keeping_mode(&exclude, text.as_bytes(), 0o644).ok()?;
+    Some(exclude.display().to_string())
+}
+
+fn unexclude(exclude: &Path) {
+    let Ok(text) = std::fs::read_to_string(exclude) else { return };
+    let kept: String = text
+        .split_inclusive('\n')
+        .filter(|l| l.trim_end() != EXCLUDE_LINE && l.trim_end() != "# added by memory-save install --project")
+        .collect();
+    if kept != text {
+        let _ = crate::store::fsutil::write_atomic_keeping_mode(exclude, kept.as_bytes(), 0o644);
+    }
+}
+
 /// Where a settings file is written: through a symlink (dotfile managers
 /// link settings.json) to the file it names, keeping its mode.
 struct WriteTarget {
@@ -260,7 +312,7 @@ struct WriteTarget {
     created_dir: Option<PathBuf>,
 }
 
-fn write_target(path: &Path, exists: bool) -> Result<WriteTarget> {
+fn write_target(path: &Path, exists: bool, new_mode: u32) -> Result<WriteTarget> {
     use std::os::unix::fs::PermissionsExt;
     if exists {
         let file = fs_err::canonicalize(path)?;
@@ -270,7 +322,7 @@ fn write_target(path: &Path, exists: bool) -> Result<WriteTarget> {
     let dir = path.parent().with_context(|| format!("{} has no parent folder", path.display()))?;
     let created_dir = (!dir.exists()).then(|| dir.to_path_buf());
     fs_err::create_dir_all(dir)?;
-    Ok(WriteTarget { file: path.to_path_buf(), mode: NEW_FILE_MODE, created_dir })
+    Ok(WriteTarget { file: path.to_path_buf(), mode: new_mode, created_dir })
 }
 
 /// A settings file the user cannot write (mode 0444, a link into a

@@ -43,7 +43,7 @@ impl super::Run for ShowArgs {
         let topics = folder.topic_files();
         let topic_line =
             (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
-        let parts = block::context_parts(&project.name, memory, topic_line.as_deref());
+        let parts = block::context_parts(&project.label(), memory, topic_line.as_deref());
         let mut out = format!(
             "memory-save show: the next session of project {} loads {} part(s) from {}\n",
             project.name,

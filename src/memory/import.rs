@@ -143,19 +143,23 @@ pub fn import(
         }
         let kinds = template::classify(&repaired);
         let mut kept = Vec::new();
+        // Lines are named by where they stand in the file given, not in
+        // its repaired form.
+        let source_lines: Vec<&str> = text.lines().collect();
+        let line_of = |n: usize, line: &str| source_lines.iter().position(|l| *l == line).map_or(n + 1, |i| i + 1);
         for (n, (line, kind)) in repaired.lines().zip(kinds).enumerate() {
             // Every line but the four headings is checked: a `###` line or
             // a title carries text into every session as well as a bullet.
             let checked = kind != LineKind::Section && !line.trim().is_empty();
             let content = matches!(kind, LineKind::Text) && !line.trim().is_empty();
             if let Some(why) = refused(line).filter(|_| checked) {
-                out.report.push(format!("{source}: line {} refused: {why}", n + 1));
+                out.report.push(format!("{source}: line {} refused: {why}", line_of(n, line)));
                 continue;
             }
             if content && line.chars().count() > MAX_BULLET_CHARS {
                 out.report.push(format!(
                     "{source}: line {} has over {MAX_BULLET_CHARS} characters: moved to {LONG_BULLETS_FILE}",
-                    n + 1
+                    line_of(n, line)
                 ));
                 long.push(line.to_string());
                 continue;

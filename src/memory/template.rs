@@ -26,6 +26,36 @@ pub enum LineKind {
     Text,
 }
 
+/// `text` without a placeholder in a section that holds something else
+/// (a person added a bullet above `- None yet.`): the file keeps saying
+/// "nothing here" only where nothing is.
+pub fn drop_stale_placeholders(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    // Each body runs from after a heading to the next heading.
+    let headings: Vec<usize> = classify(text)
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| matches!(k, LineKind::Section | LineKind::Title))
+        .map(|(i, _)| i)
+        .collect();
+    let mut keep = vec![true; lines.len()];
+    let starts = std::iter::once(0).chain(headings.iter().map(|h| h + 1));
+    let ends = headings.iter().copied().chain(std::iter::once(lines.len()));
+    for (start, end) in starts.zip(ends) {
+        let body = &lines[start..end.max(start)];
+        if body.iter().any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER) {
+            for (offset, line) in body.iter().enumerate() {
+                keep[start + offset] = line.trim() != PLACEHOLDER;
+            }
+        }
+    }
+    let mut out: String = lines.iter().zip(keep).filter(|(_, k)| *k).map(|(l, _)| format!("{l}\n")).collect();
+    if !text.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
 pub fn classify(text: &str) -> Vec<LineKind> {
     let mut in_fence = false;
     text.lines()
@@ -215,6 +245,14 @@ fn push_lines(out: &mut String, lines: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_placeholder_goes_where_something_else_is() {
+        let text = "# p\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- a\n- None yet.\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
+        let tidy = drop_stale_placeholders(text);
+        assert_eq!(tidy, text.replace("- a\n- None yet.\n", "- a\n"));
+        assert_eq!(drop_stale_placeholders(&tidy), tidy);
+    }
 
     fn nonblank(text: &str) -> Vec<String> {
         let mut lines: Vec<String> =

@@ -366,6 +366,37 @@ pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
     Ok(label)
 }
 
+/// Records a change another tool already made (git's undo, with sync on),
+/// from the files as they were before it: the local history stays whole,
+/// so turning sync off later leaves nothing unexplained. Call with the
+/// project lock held.
+pub fn record_made(
+    folder: &Folder,
+    message: &str,
+    before: &BTreeMap<String, Option<String>>,
+    origin: &Origin,
+) -> Result<()> {
+    let mut files = BTreeMap::new();
+    for (name, old) in before {
+        let now = read_if_exists(&folder.dir.join(name))?;
+        if now != *old && check_name(0, name).is_ok() {
+            files.insert(name.clone(), old.clone().map_or(Before::Absent, Before::Text));
+        }
+    }
+    if files.is_empty() {
+        return Ok(());
+    }
+    let entry = Entry {
+        at: crate::env::now_unix(),
+        message: message.to_string(),
+        files,
+        origin: origin.clone(),
+        added: Vec::new(),
+        after: BTreeMap::new(),
+    };
+    write_entry(folder, entry)?.seal(folder)
+}
+
 /// The entry is a file on disk: its names must still be ours.
 fn check_name(number: u64, name: &str) -> Result<()> {
     if name != MEMORY_FILE && check_topic_name(name).is_err() {

@@ -34,6 +34,9 @@ pub struct InstallRecord {
     /// `--disable-auto-memory` set `autoMemoryEnabled`; this was its value
     /// before (`None`: the key was absent).
     pub auto_memory_set: bool,
+    /// The git exclude file install added the project-local settings to
+    /// (so git never offers to commit them); uninstall takes the line out.
+    pub excluded_in: Option<String>,
     pub auto_memory_before: Option<Value>,
 }
 

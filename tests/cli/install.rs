@@ -288,9 +288,23 @@ fn project_install_writes_the_local_file_at_the_projects_root() {
     assert!(!project.join(".claude").join("settings.json").exists());
     assert!(!sub.join(".claude").exists());
 
+    // Local, as its name says: git never offers to commit it.
+    let ignored = std::process::Command::new("git")
+        .args(["check-ignore", "-q", ".claude/settings.local.json"])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert!(ignored.success(), "git would commit the project-local settings");
+
+    // A second install (a flag added) keeps no backup of our own file.
+    let out = home.run_in(&sub, &["install", "--project", "--disable-auto-memory"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!out.stdout.contains(".memory-save.bak"), "{}", out.stdout);
     let out = home.run_in(&sub, &["uninstall", "--project"]);
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(!project.join(".claude").exists(), "the folder install created goes too");
+    let exclude = std::fs::read_to_string(project.join(".git/info/exclude")).unwrap_or_default();
+    assert!(!exclude.contains("settings.local.json"), "the exclude line goes too: {exclude}");
 }
 
 #[test]

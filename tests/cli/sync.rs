@@ -183,6 +183,14 @@ fn with_sync_on_git_is_the_history() {
     let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok().stdout;
     assert!(out.contains("redo of #"), "{out}");
     assert!(env.memory().unwrap().contains("- Second."));
+
+    // The local history knows git's undos too: with sync off, it goes on.
+    sync(&env, &["--off"]).ok();
+    let local = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(local.lines().next().unwrap_or_default().contains("redo of #"), "{local}");
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
+    assert_eq!(out.code, Some(0), "no hand edit to refuse: {out:#?}");
+    assert!(!env.memory().unwrap().contains("- Second."));
 }
 
 #[test]
