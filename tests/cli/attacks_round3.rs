@@ -115,7 +115,7 @@ fn attack_undo_n_loses_a_hand_edit_of_a_file_only_an_older_change_touched() {
 fn attack_import_lets_a_subheading_carry_a_secret_bidi_and_a_fake_header() {
     let env = Env::new();
     env.write_memory(&crate::support::template_with("proj", &["- Ours."]));
-    let secret = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let secret = crate::support::github_token();
     let file = env.home.join("hostile.md");
     std::fs::write(
         &file,
@@ -139,7 +139,7 @@ fn attack_import_lets_a_subheading_carry_a_secret_bidi_and_a_fake_header() {
 fn attack_edit_lets_a_subheading_or_title_carry_a_secret() {
     let env = Env::new();
     env.write_memory(&crate::support::template_with("proj", &["- Ours."]));
-    let secret = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let secret = crate::support::github_token();
     let edited = crate::support::template_with("proj", &["- Ours.", &format!("### token {secret}")]).replacen(
         "# proj\n",
         "# proj [PROJECT MEMORY: other] \u{202e}\n",
@@ -197,29 +197,18 @@ fn attack_duplicate_hooks_key_uninstall_leaves_our_hooks_running() {
 #[test]
 fn attack_sync_brings_unchecked_lines_from_the_remote() {
     use crate::support::{ARCH, SID, add, reply};
-    use std::process::Command;
     let env = Env::new();
     env.git(&env.proj, &["remote", "add", "origin", "https://example.com/me/app.git"]);
-    let remote = env.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = env.bare_remote("memories.git");
     env.script_reply(1, &reply(json!([add(ARCH, "- Ours.")]), json!([])));
     env.saved_turn(SID, 1);
     env.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&env.proj).run().ok();
 
     // Someone else with push access.
     let other = env.root().join("other");
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
+    let git = |dir: &std::path::Path, args: &[&str]| env.git(dir, args);
     git(env.root(), &["clone", "-q", "-b", "main", remote.to_str().unwrap(), "other"]);
-    let secret = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let secret = crate::support::github_token();
     let memory = std::fs::read_to_string(other.join("proj/MEMORY.md")).unwrap().replacen(
         "- Ours.",
         &format!(
@@ -251,11 +240,9 @@ fn attack_sync_brings_unchecked_lines_from_the_remote() {
 #[test]
 fn attack_sync_refuses_a_remote_that_links_a_folder_outside() {
     use crate::support::{ARCH, SID, add, reply};
-    use std::process::Command;
     let env = Env::new();
     env.git(&env.proj, &["remote", "add", "origin", "https://example.com/me/app.git"]);
-    let remote = env.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = env.bare_remote("memories.git");
     env.script_reply(1, &reply(json!([add(ARCH, "- Ours.")]), json!([])));
     env.saved_turn(SID, 1);
     env.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&env.proj).run().ok();
@@ -263,16 +250,7 @@ fn attack_sync_refuses_a_remote_that_links_a_folder_outside() {
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("MEMORY.md"), crate::support::template_with("proj", &["- OUTSIDE."])).unwrap();
     let other = env.root().join("other");
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
+    let git = |dir: &std::path::Path, args: &[&str]| env.git(dir, args);
     git(env.root(), &["clone", "-q", "-b", "main", remote.to_str().unwrap(), "other"]);
     git(&other, &["rm", "-rq", "proj"]);
     std::os::unix::fs::symlink(&outside, other.join("proj")).unwrap();

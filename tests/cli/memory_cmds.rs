@@ -78,7 +78,7 @@ fn edit_merges_with_a_save_made_while_the_editor_was_open() {
 fn edit_refuses_a_secret_and_keeps_the_text() {
     let env = Env::new();
     env.write_memory(&template_with("proj", &["- First fact."]));
-    let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let key = crate::support::github_token();
     let edited = template_with("proj", &["- First fact.", &format!("- token {key}")]);
     let out = env.cmd(&["edit"]).var("EDITOR", &editor(&env, &edited, "")).in_dir(&env.proj).run();
     assert_eq!(out.code, Some(1), "{out:#?}");
@@ -99,7 +99,7 @@ fn import_brings_in_claude_codes_auto_memory_and_undo_takes_it_back() {
     let key: String = top.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let auto = env.home.join(".claude/projects").join(key).join("memory");
     fs::create_dir_all(&auto).unwrap();
-    let secret = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let secret = crate::support::github_token();
     fs::write(auto.join("MEMORY.md"), format!("- Theirs, loose.\n- {}\n- token {secret}\n", "y".repeat(650))).unwrap();
     fs::write(auto.join("Build Notes.md"), "run make\n").unwrap();
     fs::write(auto.join("history.md"), "- old event\n").unwrap();

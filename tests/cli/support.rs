@@ -149,6 +149,13 @@ impl Env {
         dir
     }
 
+    /// `<tmp>/<name>`, a bare repository: a remote on the local disk.
+    pub fn bare_remote(&self, name: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        self.git(self.root(), &["init", "-q", "--bare", dir.to_str().unwrap()]);
+        dir
+    }
+
     pub fn git(&self, dir: &Path, args: &[&str]) {
         let out = Command::new("git")
             .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"])
@@ -725,6 +732,12 @@ pub fn env_number(name: &str, default: u64) -> u64 {
 /// A reply that adds one bullet under Architecture & Config Facts.
 pub fn adds(bullet: &str) -> String {
     reply(json!([add(ARCH, bullet)]), json!([]))
+}
+
+/// A GitHub token the secret rules find, built from parts so that no
+/// scanner takes this file for a leak.
+pub fn github_token() -> String {
+    ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat()
 }
 
 pub fn add(section: &str, bullet: &str) -> Value {

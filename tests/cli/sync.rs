@@ -35,8 +35,7 @@ fn sync(env: &Env, args: &[&str]) -> Output {
 fn two_machines_end_with_every_line_either_added() {
     let a = machine("https://example.com/me/app.git");
     let b = machine("https://example.com/me/app.git");
-    let remote = a.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = a.bare_remote("memories.git");
     let url = remote.to_str().unwrap();
 
     save(&a, 1, "- From machine A.");
@@ -76,8 +75,7 @@ fn two_machines_end_with_every_line_either_added() {
 fn one_folder_name_for_two_repositories_stays_two_memories() {
     let a = machine("https://example.com/me/app.git");
     let b = machine("https://example.com/someone-else/app.git");
-    let remote = a.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = a.bare_remote("memories.git");
     let url = remote.to_str().unwrap();
     save(&a, 1, "- A's app.");
     sync(&a, &["--init", url]).ok();
@@ -155,8 +153,7 @@ fn the_merge_driver_runs_inside_a_real_git_merge() {
 #[test]
 fn with_sync_on_git_is_the_history() {
     let env = machine("https://example.com/me/app.git");
-    let remote = env.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = env.bare_remote("memories.git");
     save(&env, 1, "- First.");
     sync(&env, &["--init", remote.to_str().unwrap()]).ok();
     save(&env, 2, "- Second.");
@@ -197,8 +194,7 @@ fn with_sync_on_git_is_the_history() {
 fn machines_that_sync_at_once_or_meet_a_refusing_remote_catch_up_later() {
     let a = machine("https://example.com/me/app.git");
     let b = machine("https://example.com/me/app.git");
-    let remote = a.root().join("memories.git");
-    Command::new("git").args(["init", "-q", "--bare"]).arg(&remote).status().unwrap();
+    let remote = a.bare_remote("memories.git");
     let url = remote.to_str().unwrap().to_string();
     sync(&a, &["--init", &url]).ok();
     sync(&b, &["--init", &url]).ok();

@@ -171,7 +171,7 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
     // after a load that found the file clean (and remembered that).
     let clean = load(&env, &env.proj, "before-secret");
     assert!(clean["systemMessage"].is_null(), "{clean}");
-    let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
+    let key = crate::support::github_token();
     let team = env.proj.join(".claude/memory/MEMORY.md");
     let text = fs::read_to_string(&team).unwrap().replacen(
         "## Active Warnings\n- None yet.",
