@@ -118,7 +118,6 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     let target = write_target(&path, before.is_some(), new_mode)?;
     let mut record = record.unwrap_or_else(|| InstallRecord {
         path: path.display().to_string(),
-        existed: before.is_some(),
         original: before.clone(),
         created_dir: target.created_dir.as_ref().map(|d| d.display().to_string()),
         ..InstallRecord::default()
@@ -195,11 +194,7 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
     let backup = backup_path(path);
     let untouched = record.as_ref().filter(|r| r.written == before);
     // Nobody changed the file since our install: give back what was there.
-    let restored: Option<Option<String>> = match untouched {
-        Some(r) if !r.existed => Some(None),
-        Some(r) => r.original.clone().map(Some),
-        None => None,
-    };
+    let restored: Option<Option<String>> = untouched.map(|r| r.original.clone());
     let (after, change) = match &restored {
         Some(text) => (text.clone(), None),
         None => {
@@ -218,7 +213,7 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
                 // Leave a file without our entries alone, even its layout.
                 return Ok(false);
             }
-            let created = record.as_ref().is_some_and(|r| !r.existed);
+            let created = record.as_ref().is_some_and(|r| r.original.is_none());
             let text = if created && after.is_empty() {
                 None
             } else {
@@ -396,7 +391,7 @@ fn backup_path(settings: &Path) -> PathBuf {
 
 /// The running binary's absolute path, shell-quoted, as the first word of our
 /// commands.
-pub(super) fn our_command_word() -> Result<String> {
+fn our_command_word() -> Result<String> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .context("cannot find the path of the running memory-save binary")?;

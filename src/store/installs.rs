@@ -23,9 +23,8 @@ pub struct InstallRecord {
     /// The file's text as our last install or uninstall left it: when it
     /// still reads so, nobody else changed it since.
     pub written: String,
-    /// The file existed before the first install.
-    pub existed: bool,
-    /// Its text then: what an uninstall of an untouched file gives back.
+    /// The file's text before the first install (`None`: there was no
+    /// file): what an uninstall of an untouched file gives back.
     /// The backup beside it may be older (a cycle whose uninstall found the
     /// file edited keeps it), so it is never what is restored.
     pub original: Option<String>,
