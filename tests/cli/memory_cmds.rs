@@ -5,19 +5,6 @@ use std::path::Path;
 
 use crate::support::*;
 
-/// An editor that replaces the file it is given with `text`, and runs
-/// `also` first (a save landing while the editor is open).
-fn editor(env: &Env, text: &str, also: &str) -> String {
-    let dir = env.fake_dir.join("editor");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("text"), text).unwrap();
-    let script = dir.join("edit.sh");
-    fs::write(&script, format!("#!/bin/sh\n{also}\ncat '{}' > \"$1\"\n", dir.join("text").display())).unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut fs::metadata(&script).unwrap().permissions(), 0o755);
-    fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    script.display().to_string()
-}
-
 #[test]
 fn show_prints_every_part_the_next_session_loads() {
     let env = Env::new();
@@ -49,7 +36,7 @@ fn edit_writes_a_checked_change_with_a_history_entry() {
     let env = Env::new();
     env.write_memory(&template_with("proj", &["- First fact."]));
     let edited = template_with("proj", &["- First fact, sharper.", "- Second fact."]);
-    let out = env.cmd(&["edit"]).var("EDITOR", &editor(&env, &edited, "")).in_dir(&env.proj).run().ok();
+    let out = env.cmd(&["edit"]).var("EDITOR", &env.editor(&edited, "")).in_dir(&env.proj).run().ok();
     assert!(out.stdout.contains("edit by hand"), "{out:#?}");
     assert_eq!(env.memory().unwrap(), edited, "written as the person wrote it");
     let history = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
@@ -69,7 +56,7 @@ fn edit_merges_with_a_save_made_while_the_editor_was_open() {
     let meanwhile = template_with("proj", &["- First fact.", "- Saved meanwhile."]);
     let also = format!("printf '%s' '{meanwhile}' > '{}'", env.memory_dir("proj").join("MEMORY.md").display());
     let edited = template_with("proj", &["- First fact.", "- Added by hand."]);
-    env.cmd(&["edit"]).var("VISUAL", &editor(&env, &edited, &also)).in_dir(&env.proj).run().ok();
+    env.cmd(&["edit"]).var("VISUAL", &env.editor(&edited, &also)).in_dir(&env.proj).run().ok();
     let memory = env.memory().unwrap();
     assert!(memory.contains("- Saved meanwhile.") && memory.contains("- Added by hand."), "{memory}");
 }
@@ -80,7 +67,7 @@ fn edit_refuses_a_secret_and_keeps_the_text() {
     env.write_memory(&template_with("proj", &["- First fact."]));
     let key = crate::support::github_token();
     let edited = template_with("proj", &["- First fact.", &format!("- token {key}")]);
-    let out = env.cmd(&["edit"]).var("EDITOR", &editor(&env, &edited, "")).in_dir(&env.proj).run();
+    let out = env.cmd(&["edit"]).var("EDITOR", &env.editor(&edited, "")).in_dir(&env.proj).run();
     assert_eq!(out.code, Some(1), "{out:#?}");
     assert!(out.stderr.contains("refused") && out.stderr.contains("line 8"), "{}", out.stderr);
     assert!(!out.stderr.contains(&key), "the secret is not echoed: {}", out.stderr);

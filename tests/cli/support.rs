@@ -149,6 +149,18 @@ impl Env {
         dir
     }
 
+    /// An `EDITOR` that replaces the file it is given with `text`, after
+    /// running the shell line `also` (a save landing while it is open).
+    pub fn editor(&self, text: &str, also: &str) -> String {
+        let dir = self.fake_dir.join("editor");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("text"), text).unwrap();
+        let script = dir.join("edit.sh");
+        fs::write(&script, format!("#!/bin/sh\n{also}\ncat '{}' > \"$1\"\n", dir.join("text").display())).unwrap();
+        fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        script.display().to_string()
+    }
+
     /// `<tmp>/<name>`, a bare repository: a remote on the local disk.
     pub fn bare_remote(&self, name: &str) -> PathBuf {
         let dir = self.root().join(name);
