@@ -118,6 +118,24 @@ pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
+/// Defines our merge driver in the config of the repository whose git
+/// folder is `git_dir` (git reads a driver from its config only, never
+/// from .gitattributes), run by this binary's path.
+pub fn register_driver(git_dir: &Path) -> Result<()> {
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
+    let exe = exe.to_str().context("the binary's path is not UTF-8; install memory-save under a plain path")?;
+    let driver = format!("{} merge-driver %O %A %B %P", crate::claude::hooks::quote_program(exe));
+    let file = git_dir.join("config");
+    let file = file.to_str().context("the git folder's path is not UTF-8")?;
+    for (key, value) in [
+        ("merge.memory-save.name", "memory-save: merge memory files by meaning"),
+        ("merge.memory-save.driver", &driver),
+    ] {
+        git(git_dir, &["config", "--file", file, key, value], GIT_LIMIT)?;
+    }
+    Ok(())
+}
+
 /// Commits the files of one memory folder after a change (called under
 /// its lock): the report line as the message, session and cost as trailers.
 pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, cost: Option<f64>) -> Result<()> {
@@ -144,7 +162,7 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
 
 /// Sets up the memory root as a repository with `url` as its remote, then
 /// syncs: memories already on the remote are merged with ours.
-pub fn init(roots: &Roots, url: &str, exe: &str) -> Result<Vec<String>> {
+pub fn init(roots: &Roots, url: &str) -> Result<Vec<String>> {
     if url.starts_with('-') || url.trim().is_empty() {
         bail!("{url:?} is not a git remote; give its URL or path");
     }
@@ -158,8 +176,7 @@ pub fn init(roots: &Roots, url: &str, exe: &str) -> Result<Vec<String>> {
     }
     fsutil::write_atomic(&root.join(".gitignore"), GITIGNORE.as_bytes(), true)?;
     fsutil::write_atomic(&root.join(".gitattributes"), GITATTRIBUTES.as_bytes(), true)?;
-    git(root, &["config", "merge.memory-save.name", "memory-save: merge memory files by meaning"], GIT_LIMIT)?;
-    git(root, &["config", "merge.memory-save.driver", &format!("{exe} merge-driver %O %A %B %P")], GIT_LIMIT)?;
+    register_driver(&root.join(".git"))?;
     if git(root, &["config", "user.email"], GIT_LIMIT).is_err() {
         git(root, &["config", "user.email", "memory-save@localhost"], GIT_LIMIT)?;
         git(root, &["config", "user.name", "memory-save"], GIT_LIMIT)?;
@@ -311,7 +328,7 @@ fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
         let kept: Vec<&str> = now
             .lines()
             .filter(|line| {
-                let bad = !had.contains(line) && crate::memory::merge::refusal(line).is_some();
+                let bad = !had.contains(line) && crate::memory::text::unwritable(line).is_some();
                 dropped += usize::from(bad);
                 !bad
             })

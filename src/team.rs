@@ -4,16 +4,14 @@
 //! reviews with `git diff` and commits it like any file.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::memory::template::{self, CRITICAL_RULES, LineKind, SECTIONS};
+use crate::memory::template::{self, CRITICAL_RULES, LineKind};
 use crate::project::{TEAM_DIR, TEAM_MARKER};
 use crate::store::fsutil;
 use crate::store::paths::Roots;
 
-const GIT_LIMIT: Duration = Duration::from_secs(5);
 const ATTRIBUTE: &str = ".claude/memory/*.md merge=memory-save";
 const TEAM_GITIGNORE: &str =
     "# memory-save: what stays on each machine\n/.history/\n/MEMORY.pre-migration.md\n/memory-save.failed-reply.txt\n";
@@ -29,40 +27,26 @@ pub fn register_driver(git_dir: Option<&Path>) {
     if config.contains("[merge \"memory-save\"]") {
         return;
     }
-    let registered = our_program().and_then(|exe| {
-        let file = git_dir.join("config");
-        let file = file.to_str().context("the git folder's path is not UTF-8")?;
-        let driver = format!("{exe} merge-driver %O %A %B %P");
-        crate::sync::git(
-            git_dir,
-            &["config", "--file", file, "merge.memory-save.name", "memory-save: merge memory files by meaning"],
-            GIT_LIMIT,
-        )?;
-        crate::sync::git(git_dir, &["config", "--file", file, "merge.memory-save.driver", &driver], GIT_LIMIT)
-    });
-    if let Err(e) = registered {
+    if let Err(e) = crate::sync::register_driver(git_dir) {
         crate::store::log::error(&format!("cannot register the merge driver in {}: {e:#}", git_dir.display()));
     }
 }
 
-fn our_program() -> Result<String> {
-    let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
-    let exe = exe.to_str().context("the binary's path is not UTF-8")?;
-    Ok(crate::claude::hooks::quote_program(exe))
-}
-
 /// The CRITICAL RULES bullets of a memory.
 fn rules(memory: &str) -> Vec<String> {
-    let mut current = None;
-    let mut out = Vec::new();
-    for (line, kind) in memory.lines().zip(template::classify(memory)) {
-        if kind == LineKind::Section {
-            current = SECTIONS.iter().position(|s| line.trim_start_matches('#').trim() == *s);
-        } else if current == Some(CRITICAL_RULES) && !line.trim().is_empty() && line.trim() != template::PLACEHOLDER {
-            out.push(line.trim().to_string());
-        }
-    }
-    out
+    let kinds = template::classify(memory);
+    memory
+        .lines()
+        .zip(template::sections_of_lines(memory))
+        .zip(kinds)
+        .filter(|((line, section), kind)| {
+            *section == Some(CRITICAL_RULES)
+                && *kind != LineKind::Section
+                && !line.trim().is_empty()
+                && line.trim() != template::PLACEHOLDER
+        })
+        .map(|((line, _), _)| line.trim().to_string())
+        .collect()
 }
 
 fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
@@ -129,11 +113,7 @@ pub fn without(memory: &str, held: &[String]) -> String {
         return memory.to_string();
     }
     let kept: Vec<&str> = memory.lines().filter(|l| !held.iter().any(|h| h == l.trim())).collect();
-    let mut doc = crate::memory::apply::doc_text_with_placeholders(&(kept.join("\n") + "\n"));
-    if !doc.ends_with('\n') {
-        doc.push('\n');
-    }
-    doc
+    crate::memory::template::tidy_placeholders(&(kept.join("\n") + "\n"))
 }
 
 /// The report of held rules, for the session's first message.

@@ -115,7 +115,7 @@ fn write(
     let _lock = folder.lock()?;
     let current = crate::save::current_under_lock(folder)?;
     let memory = if current == base {
-        crate::memory::template::drop_stale_placeholders(edited)
+        crate::memory::template::tidy_placeholders(edited)
     } else {
         let reply = Reply { ops, ..Reply::default() };
         let outcome = apply::apply(&current, &reply, &folder.project, &folder.topic_files());

@@ -27,7 +27,7 @@ impl super::Run for SyncArgs {
         let report = match &self.init {
             Some(url) => {
                 super::println(&format!("memory-save: setting up {} to sync with {url} …", roots.memory.display()))?;
-                crate::sync::init(&roots, url, &super::install::our_command_word()?)?
+                crate::sync::init(&roots, url)?
             }
             None => {
                 if crate::sync::state(&roots).is_none() {

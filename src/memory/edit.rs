@@ -4,22 +4,8 @@
 //! be merged by line into a file a save changed meanwhile.
 
 use super::reply::Op;
-use super::template::{self, LineKind, SECTIONS};
-use super::{MAX_BULLET_CHARS, Size, secrets, text};
-
-/// The section each line of `text` sits in (`None` above the first).
-fn section_of_lines(text: &str) -> Vec<Option<&'static str>> {
-    let mut current = None;
-    text.lines()
-        .zip(template::classify(text))
-        .map(|(line, kind)| {
-            if kind == LineKind::Section {
-                current = SECTIONS.iter().find(|s| line.trim_start_matches('#').trim() == **s).copied();
-            }
-            current
-        })
-        .collect()
-}
+use super::template::{self, ARCHITECTURE, LineKind, SECTIONS};
+use super::{MAX_BULLET_CHARS, Size, text};
 
 /// The edit from `base` to `edited` as ops, or every reason it is refused.
 pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
@@ -43,7 +29,7 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
     }
     let (old, new): (Vec<&str>, Vec<&str>) = (base.lines().collect(), edited.lines().collect());
     let kinds = template::classify(edited);
-    let sections = section_of_lines(edited);
+    let sections = template::sections_of_lines(edited);
     let mut ops = Vec::new();
     let diff = similar::TextDiff::from_slices(&old, &new);
     for op in diff.ops() {
@@ -60,11 +46,7 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
             if kinds[at] == LineKind::Section {
                 continue;
             }
-            let why = match secrets::find_secret(line) {
-                Some(kind) => Some(secrets::refusal(kind)),
-                None => text::check(line).err(),
-            };
-            let why = why.or_else(|| {
+            let why = text::unwritable(line).or_else(|| {
                 let chars = line.chars().count();
                 if kinds[at] != LineKind::Text {
                     return None;
@@ -83,7 +65,7 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
             match removed.next() {
                 Some(line) => ops.push(Op::Replace { line: line.to_string(), text }),
                 None => {
-                    let section = sections[at].unwrap_or(SECTIONS[1]).to_string();
+                    let section = SECTIONS[sections[at].unwrap_or(ARCHITECTURE)].to_string();
                     ops.push(Op::Add { section, text });
                 }
             }

@@ -6,7 +6,7 @@
 use super::apply::check_topic_name;
 use super::reply::TopicAppend;
 use super::template::{self, ARCHITECTURE, LineKind, PLACEHOLDER, SECTIONS, TOPIC_FILES};
-use super::{MAX_BULLET_CHARS, secrets, text};
+use super::{MAX_BULLET_CHARS, text};
 
 /// Where a bullet too long for MEMORY.md goes.
 pub const LONG_BULLETS_FILE: &str = "imported.md";
@@ -22,24 +22,15 @@ pub struct Imported {
 /// The lines between the title and the first section, and the body lines
 /// of each of the four sections, of a text in the template.
 fn sections(text: &str) -> (Vec<String>, [Vec<String>; 4]) {
-    let kinds = template::classify(text);
     let mut preamble = Vec::new();
     let mut bodies: [Vec<String>; 4] = Default::default();
-    let mut current = None;
-    let mut seen_section = false;
-    for (line, kind) in text.lines().zip(kinds) {
-        if kind == LineKind::Section {
-            current = SECTIONS.iter().position(|s| line.trim_start_matches('#').trim() == *s);
-            seen_section = true;
-            continue;
-        }
-        if kind == LineKind::Title && !seen_section {
-            continue;
-        }
-        match current {
-            Some(s) => bodies[s].push(line.to_string()),
-            None if !seen_section => preamble.push(line.to_string()),
-            None => {}
+    let kinds = template::classify(text);
+    for ((line, section), kind) in text.lines().zip(template::sections_of_lines(text)).zip(kinds) {
+        match (section, kind) {
+            (_, LineKind::Section) => {}
+            (None, LineKind::Title) => {}
+            (Some(s), _) => bodies[s].push(line.to_string()),
+            (None, _) => preamble.push(line.to_string()),
         }
     }
     (preamble, bodies)
@@ -114,14 +105,6 @@ pub fn valid_topic_name(name: &str) -> String {
     format!("{out}.md")
 }
 
-/// Why a line may not come in, if it may not.
-fn refused(line: &str) -> Option<String> {
-    if let Some(kind) = secrets::find_secret(line) {
-        return Some(secrets::refusal(kind));
-    }
-    text::check(line).err()
-}
-
 /// `current`: our MEMORY.md (`None` when there is none yet). `memory`: the
 /// text to bring in, `topics` its topic files by name. `existing`: the
 /// topic files we have.
@@ -152,7 +135,7 @@ pub fn import(
             // a title carries text into every session as well as a bullet.
             let checked = kind != LineKind::Section && !line.trim().is_empty();
             let content = matches!(kind, LineKind::Text) && !line.trim().is_empty();
-            if let Some(why) = refused(line).filter(|_| checked) {
+            if let Some(why) = text::unwritable(line).filter(|_| checked) {
                 out.report.push(format!("{source}: line {} refused: {why}", line_of(n, line)));
                 continue;
             }
@@ -184,7 +167,7 @@ pub fn import(
         };
         let mut lines = Vec::new();
         for (n, line) in content.lines().enumerate() {
-            match refused(line) {
+            match text::unwritable(line) {
                 Some(why) => out.report.push(format!("{source}: line {} refused: {why}", n + 1)),
                 None => lines.push(line),
             }

@@ -57,14 +57,6 @@ fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
     out
 }
 
-/// Why a line brought in by a merge may not stand in memory.
-pub fn refusal(line: &str) -> Option<String> {
-    if let Some(kind) = secrets::find_secret(line) {
-        return Some(secrets::refusal(kind));
-    }
-    text::check(line).err()
-}
-
 /// Merges `ours` and `theirs` against `base` (`None`: the two were started
 /// apart, a merge of two adds).
 pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str) -> Merged {
@@ -99,7 +91,7 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
         .into_iter()
         .filter(|line| {
             let brought = so.new.contains(line) || st.new.contains(line);
-            match refusal(line).filter(|_| brought) {
+            match text::unwritable(line).filter(|_| brought) {
                 Some(why) => {
                     refused.push(format!("{}: {why}", secrets::redact(line)));
                     false
@@ -120,7 +112,9 @@ pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
     let known: HashSet<&str> = base.unwrap_or("").lines().chain(ours.lines()).collect();
     let checked: String = theirs
         .split_inclusive('\n')
-        .filter(|line| known.contains(line.trim_end_matches('\n')) || refusal(line.trim_end_matches('\n')).is_none())
+        .filter(|line| {
+            known.contains(line.trim_end_matches('\n')) || text::unwritable(line.trim_end_matches('\n')).is_none()
+        })
         .collect();
     let theirs = checked.as_str();
     let appended = base.and_then(|base| Some((ours.strip_prefix(base)?, theirs.strip_prefix(base)?)));

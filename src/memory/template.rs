@@ -26,34 +26,36 @@ pub enum LineKind {
     Text,
 }
 
-/// `text` without a placeholder in a section that holds something else
-/// (a person added a bullet above `- None yet.`): the file keeps saying
-/// "nothing here" only where nothing is.
-pub fn drop_stale_placeholders(text: &str) -> String {
+/// `text` with the placeholder where a section holds nothing and nowhere
+/// else (a person added a bullet above `- None yet.`, or took a section's
+/// last one away): the file says "nothing here" exactly where nothing is.
+pub fn tidy_placeholders(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
+    let kinds = classify(text);
     // Each body runs from after a heading to the next heading.
-    let headings: Vec<usize> = classify(text)
+    let headings: Vec<usize> = kinds
         .iter()
         .enumerate()
         .filter(|(_, k)| matches!(k, LineKind::Section | LineKind::Title))
         .map(|(i, _)| i)
         .collect();
-    let mut keep = vec![true; lines.len()];
-    let starts = std::iter::once(0).chain(headings.iter().map(|h| h + 1));
-    let ends = headings.iter().copied().chain(std::iter::once(lines.len()));
-    for (start, end) in starts.zip(ends) {
-        let body = &lines[start..end.max(start)];
-        if body.iter().any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER) {
-            for (offset, line) in body.iter().enumerate() {
-                keep[start + offset] = line.trim() != PLACEHOLDER;
-            }
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len() + 4);
+    out.extend(&lines[..headings.first().copied().unwrap_or(lines.len())]);
+    for (n, &heading) in headings.iter().enumerate() {
+        let end = headings.get(n + 1).copied().unwrap_or(lines.len());
+        let body = &lines[heading + 1..end];
+        let content = body.iter().any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER);
+        out.push(lines[heading]);
+        if kinds[heading] == LineKind::Section && !content && !body.iter().any(|l| l.trim() == PLACEHOLDER) {
+            out.push(PLACEHOLDER);
         }
+        out.extend(body.iter().filter(|l| !content || l.trim() != PLACEHOLDER));
     }
-    let mut out: String = lines.iter().zip(keep).filter(|(_, k)| *k).map(|(l, _)| format!("{l}\n")).collect();
-    if !text.ends_with('\n') {
-        out.pop();
+    let mut tidy = out.join("\n");
+    if text.ends_with('\n') {
+        tidy.push('\n');
     }
-    out
+    tidy
 }
 
 pub fn classify(text: &str) -> Vec<LineKind> {
@@ -83,6 +85,21 @@ pub fn classify(text: &str) -> Vec<LineKind> {
 /// The heading's text without its `#` marks, for comparisons.
 pub fn heading_name(line: &str) -> &str {
     line.trim_start_matches('#').trim()
+}
+
+/// For each line of a text in the template, the index in `SECTIONS` of the
+/// section it sits in (a heading, its own); `None` above the first.
+pub fn sections_of_lines(text: &str) -> Vec<Option<usize>> {
+    let mut current = None;
+    text.lines()
+        .zip(classify(text))
+        .map(|(line, kind)| {
+            if kind == LineKind::Section {
+                current = SECTIONS.iter().position(|s| heading_name(line) == *s);
+            }
+            current
+        })
+        .collect()
 }
 
 fn canonical_section(line: &str) -> Option<usize> {
@@ -247,11 +264,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_placeholder_goes_where_something_else_is() {
-        let text = "# p\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- a\n- None yet.\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
-        let tidy = drop_stale_placeholders(text);
-        assert_eq!(tidy, text.replace("- a\n- None yet.\n", "- a\n"));
-        assert_eq!(drop_stale_placeholders(&tidy), tidy);
+    fn a_placeholder_stands_exactly_where_nothing_else_is() {
+        let text = "# p\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- a\n- None yet.\n\n## Active Warnings\n\n## Topic Files\n- None yet.\n";
+        let tidy = tidy_placeholders(text);
+        let expected = text
+            .replace("- a\n- None yet.\n", "- a\n")
+            .replace("## Active Warnings\n", "## Active Warnings\n- None yet.\n");
+        assert_eq!(tidy, expected);
+        assert_eq!(tidy_placeholders(&tidy), tidy);
+        assert!(is_in_template(&tidy));
     }
 
     fn nonblank(text: &str) -> Vec<String> {

@@ -162,14 +162,24 @@ fn latin_lookalike(c: char) -> char {
     }
 }
 
+/// Why a new line may not stand in memory (a secret, an unwanted character,
+/// a header look-alike), in a refusal's words; `None` when it may. Every
+/// door a line comes in by asks this: a save's bullet aside (its own rules
+/// add the list marker and the length), import, edit, a merge, a pull.
+pub fn unwritable(line: &str) -> Option<String> {
+    match super::secrets::find_secret(line) {
+        Some(kind) => Some(super::secrets::refusal(kind)),
+        None => check(line).err(),
+    }
+}
+
 /// The first line of a file (from 1) that holds an unwanted character, a
 /// secret, or imitates the block header, and why: what `doctor` and the load report
 /// show for a file edited by hand.
 pub fn first_unwanted_line(text: &str) -> Option<(usize, String)> {
     let unwanted = text.lines().enumerate().find_map(|(i, line)| check(line).err().map(|why| (i + 1, why)));
     // A secret too: a hand edit, or a teammate's line that came by a pull.
-    // One scan of the whole text first: SessionStart runs this on every
-    // load, and a scan per line costs the load five times over (measured).
+    // The whole text is scanned once first; only a hit looks line by line.
     let secret = || {
         super::secrets::find_secret(text)?;
         text.lines()

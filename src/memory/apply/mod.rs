@@ -69,13 +69,6 @@ impl Outcome {
     }
 }
 
-/// `text` with the placeholder back in every section left empty.
-pub fn doc_text_with_placeholders(text: &str) -> String {
-    let mut doc = Doc::new(text);
-    doc.fill_empty_sections();
-    doc.text()
-}
-
 /// `existing_topics` are the topic files already in the memory folder, so a
 /// new one can be listed under Topic Files.
 pub fn apply(current: &str, reply: &Reply, project: &str, existing_topics: &[String]) -> Outcome {
