@@ -6,6 +6,7 @@ use crate::app::{self, App, MARKER, is_fork, report, report_fork_tokens, serial,
 use crate::harness;
 use crate::standin::{RecordedRequest, Reply, StandIn};
 use serde_json::json;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -1007,4 +1008,54 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
         "after two missed saves",
         format!("{paused}; one more save at the end ({})", state["status"]["text"]),
     );
+}
+
+/// Scenario 18: issues 11 and 12 on the real CLI. Installed for the project
+/// only (`install --project`: `.claude/settings.local.json`, no user
+/// settings at all) and with the memory kept in the repository (`team
+/// init`): the CLI runs the project-local hooks, the save writes the team
+/// file in the working tree and commits nothing, and the next session's
+/// request carries the team memory's block.
+#[test]
+fn s18_a_project_local_install_saves_into_the_team_memory() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
+    let mut bench = harness::Bench::new(claude, standin.base_url());
+    let bin = bench.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
+    bench.path_prefix.push(bin);
+    bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+    for args in [&["install", "--project"][..], &["team", "init"][..]] {
+        let out = Command::new(app::BIN)
+            .args(args)
+            .current_dir(&bench.project)
+            .env_clear()
+            .env("HOME", bench.home())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let user = std::fs::read_to_string(bench.home().join(".claude/settings.json")).unwrap_or_default();
+    assert!(!user.contains("memory-save"), "no hook in the user settings: {user}");
+    let app = App { bench };
+    let sid = tool_turn(&app, "TOOL team session");
+    let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
+    assert_eq!(state["status"]["text"], "+1", "{state}");
+    let team = std::fs::read_to_string(app.bench.project.join(".claude/memory/MEMORY.md")).unwrap();
+    assert!(team.contains(BULLET), "{team}");
+    assert!(app.memory().is_none(), "the personal memory stays unwritten");
+    let commits =
+        Command::new("git").args(["rev-list", "--all", "--count"]).current_dir(&app.bench.project).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&commits.stdout).trim(), "0", "a save never commits");
+
+    let before = standin.message_requests().len();
+    app::session_of(&app.bench.print("second team session", &[], LIMIT));
+    let text = standin.message_requests()[before].all_message_text();
+    let header = "[PROJECT MEMORY: app · team memory in .claude/memory/MEMORY.md]";
+    assert!(text.contains(header) && text.contains(BULLET), "no team block: {text}");
+    report("18 project-local install, team memory", "saved / team block next session / commits", "+1 / yes / none");
 }
