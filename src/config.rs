@@ -1,87 +1,276 @@
 //! `~/.cli-tweaks/memory-save.toml`: the few things a user will want to
-//! change. Every key is optional; a missing file is the defaults. A file
-//! that does not parse is reported (log, status, doctor) and the defaults
-//! apply, so a typo never stops the memory from loading.
+//! change. Every key is optional; a missing file is the defaults.
+//!
+//! Each key is read on its own, so one typo never turns the whole file
+//! into defaults (docs/configuration.md lists every key):
+//! - an unknown key is named, with the nearest known one, and ignored;
+//! - a bad value of an ordinary key is named, and that key alone takes
+//!   its default;
+//! - what guards money or review fails closed: a bad budget, price,
+//!   `billing_day` or `review` value, a near-miss of one of those keys, or
+//!   a file that is not TOML at all. Saves then stop (`Config::stopped`),
+//!   and every session's start says so, until the file is fixed. The
+//!   memory still loads.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
+use crate::memory::cost::Price;
 use crate::store::paths::Roots;
-use serde::Deserialize;
 
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
 const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
 const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 120;
+/// Turns gathered before a save: Claude Code's own memory extraction also
+/// runs every few turns, and a save a turn cost a subscriber's monthly
+/// Agent SDK credit within a week (docs/cost.md).
+pub const DEFAULT_SAVE_EVERY_TURNS: u64 = 5;
+/// A save whose prompt cache has expired re-writes the whole conversation;
+/// it runs only under this much (docs/cost.md).
+pub const DEFAULT_COLD_SAVE_MAX_USD: f64 = 0.25;
+/// The monthly budget of a subscription login when none is set: half of the
+/// smallest Agent SDK credit (Pro, $20).
+pub const DEFAULT_SUBSCRIPTION_MONTH_USD: f64 = 10.0;
+/// No budget is larger than this: a bigger number is a typo.
+const MAX_BUDGET_USD: f64 = 100_000.0;
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Config {
-    /// 0 saves after every turn; N saves at most every N minutes (a turn in
-    /// between is still seen by the next save, which reads the whole
-    /// session, and an unsaved turn is saved at session end).
-    pub save_every_minutes: u64,
-    /// Seconds the fork may run before it is killed.
-    pub fork_timeout_seconds: Option<u64>,
-    /// The fork's model; empty or absent: the session's own (which the
-    /// prompt cache needs).
-    pub model: Option<String>,
-    /// The fork's effort; absent: the session's own.
-    pub effort: Option<String>,
-    /// Projects (by memory-save's project name) where memory-save does
-    /// nothing.
-    pub disabled_projects: Vec<String>,
-    /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
-    pub review: Review,
-    /// Save when this many turns have gathered (0 or 1: every turn), when
-    /// the session has been quiet for `idle_flush_seconds`, and at its end.
-    pub save_every_turns: u64,
-    /// Seconds of quiet after which gathered turns are saved (default 120,
-    /// inside the prompt cache's five minutes).
-    pub idle_flush_seconds: Option<u64>,
-    /// A save that cost more pauses its session's saves (a hard stop).
-    pub max_cost_per_save_usd: Option<f64>,
-    /// All saves of the local calendar day, every project together, stop at
-    /// this (a hard stop).
-    pub max_cost_per_day_usd: Option<f64>,
-    /// Saves pause while the subscription's 5-hour or 7-day quota, as the
-    /// status line reports it, is at or above this percentage (default 90).
-    pub pause_at_quota_percent: Option<f64>,
-    /// Memory folder names chosen by hand, by identity (as `memory-save
-    /// status` shows it): `"github.com/me/app" = "app-work"`.
-    pub names: std::collections::BTreeMap<String, String>,
+/// A budget as the file sets it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Budget {
+    /// Not in the file: the default applies.
+    #[default]
+    Unset,
+    /// `"none"`: no limit, on purpose.
+    Off,
+    Usd(f64),
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+impl Budget {
+    /// The limit in dollars, with `default` for an unset key.
+    pub fn or(self, default: Option<f64>) -> Option<f64> {
+        match self {
+            Budget::Unset => default,
+            Budget::Off => None,
+            Budget::Usd(usd) => Some(usd),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Review {
     #[default]
     Off,
     Rules,
 }
 
+/// One thing wrong in the file: named for the user; `closed` ones stop
+/// saves until fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub text: String,
+    pub closed: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// 0 saves by turns; N saves at most every N minutes.
+    pub save_every_minutes: u64,
+    /// Seconds the fork may run before it is killed.
+    pub fork_timeout_seconds: Option<u64>,
+    /// The fork's model; absent: the session's own (which the prompt cache
+    /// needs).
+    pub model: Option<String>,
+    /// The fork's effort; absent: the session's own.
+    pub effort: Option<String>,
+    /// Projects (by folder name or identity) where memory-save does nothing.
+    pub disabled_projects: Vec<String>,
+    /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
+    pub review: Review,
+    /// Save when this many turns have gathered (0 or 1: every turn); None:
+    /// the default.
+    pub save_every_turns: Option<u64>,
+    /// Seconds of quiet after which gathered turns are saved.
+    pub idle_flush_seconds: Option<u64>,
+    /// A save whose estimate is over this never runs.
+    pub max_cost_per_save_usd: Budget,
+    /// All saves of the local calendar day, every project, stop at this.
+    pub max_cost_per_day_usd: Budget,
+    /// All saves of the billing month billed by one route stop at this.
+    pub max_cost_per_month_usd: Budget,
+    /// A save whose cache has expired runs only under this.
+    pub cold_save_max_usd: Budget,
+    /// The day of the month the billing month starts (1–28, local time).
+    pub billing_day: Option<u8>,
+    /// Saves pause while the 5-hour or 7-day quota the status line reports
+    /// is at or above this percentage.
+    pub pause_at_quota_percent: Option<f64>,
+    /// Memory folder names chosen by hand, by identity.
+    pub names: BTreeMap<String, String>,
+    /// `[prices."<model prefix>"]`: added to or overriding the price table.
+    pub prices: Vec<(String, Price)>,
+    /// What was wrong in the file, in its order.
+    pub problems: Vec<Problem>,
+}
+
+/// Every key: its name, what it takes, and whether a bad value stops saves.
+struct Key {
+    name: &'static str,
+    kind: Kind,
+    closed: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Whole { min: u64, max: u64 },
+    Number { min: f64, max: f64 },
+    Budget,
+    Text,
+    Texts,
+    Review,
+    Names,
+    Prices,
+}
+
+const KEYS: &[Key] = &[
+    Key { name: "save_every_turns", kind: Kind::Whole { min: 0, max: 1000 }, closed: false },
+    Key { name: "idle_flush_seconds", kind: Kind::Whole { min: 1, max: 86_400 }, closed: false },
+    Key { name: "save_every_minutes", kind: Kind::Whole { min: 0, max: 1440 }, closed: false },
+    Key { name: "fork_timeout_seconds", kind: Kind::Whole { min: 1, max: 3600 }, closed: false },
+    Key { name: "model", kind: Kind::Text, closed: false },
+    Key { name: "effort", kind: Kind::Text, closed: false },
+    Key { name: "disabled_projects", kind: Kind::Texts, closed: false },
+    Key { name: "review", kind: Kind::Review, closed: true },
+    Key { name: "max_cost_per_save_usd", kind: Kind::Budget, closed: true },
+    Key { name: "max_cost_per_day_usd", kind: Kind::Budget, closed: true },
+    Key { name: "max_cost_per_month_usd", kind: Kind::Budget, closed: true },
+    Key { name: "cold_save_max_usd", kind: Kind::Budget, closed: true },
+    Key { name: "billing_day", kind: Kind::Whole { min: 1, max: 28 }, closed: true },
+    Key { name: "pause_at_quota_percent", kind: Kind::Number { min: 1.0, max: 100.0 }, closed: false },
+    Key { name: "names", kind: Kind::Names, closed: false },
+    Key { name: "prices", kind: Kind::Prices, closed: true },
+];
+
+/// The keys a `[prices."…"]` entry takes, per million tokens.
+pub const PRICE_KEYS: [&str; 5] = ["input", "output", "cache_read", "cache_write_5m", "cache_write_1h"];
+
 impl Config {
-    /// The config at `path`; defaults when it is missing.
+    /// The config at `path`; defaults when it is missing. Only a file that
+    /// cannot be read at all is an error; everything wrong inside it is in
+    /// `problems`.
     pub fn load(path: &Path) -> Result<Config> {
         let Some(bytes) = crate::store::fsutil::read_regular(path, 1024 * 1024)? else {
             return Ok(Config::default());
         };
-        let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))?;
-        toml::from_str(&text).with_context(|| {
-            format!(
-                "{} is not valid memory-save configuration; fix it or remove it (see the README's Settings)",
-                path.display()
-            )
-        })
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Ok(Config::closed(format!("{} is not UTF-8 text; saves stop until it is fixed", path.display())));
+        };
+        Ok(Config::parse(&text, &path.display().to_string()))
     }
 
-    /// Like `load`, but a broken file is logged and the defaults used.
-    pub fn load_or_default(path: &Path) -> Config {
+    /// A config whose file could not be used at all: saves stop.
+    fn closed(text: String) -> Config {
+        Config { problems: vec![Problem { text, closed: true }], ..Config::default() }
+    }
+
+    /// Reads the keys of `text` one by one; `file` names it in messages.
+    pub fn parse(text: &str, file: &str) -> Config {
+        let table = match parse_table(text) {
+            Ok(table) => table,
+            Err(e) => {
+                let why = e.to_string();
+                return Config::closed(format!(
+                    "{file} is not valid TOML; saves stop until it is fixed: {}",
+                    why.trim_end()
+                ));
+            }
+        };
+        let mut config = Config::default();
+        for (name, value) in &table {
+            match KEYS.iter().find(|k| k.name == name) {
+                Some(key) => {
+                    if let Err(why) = config.set(key, value) {
+                        let text = if key.closed {
+                            format!("{file}: {name} {why}; saves stop until it is fixed")
+                        } else {
+                            format!("{file}: {name} {why}; using its default")
+                        };
+                        config.problems.push(Problem { text, closed: key.closed });
+                    }
+                }
+                None => config.problems.push(unknown_key(file, name)),
+            }
+        }
+        config
+    }
+
+    fn set(&mut self, key: &Key, value: &toml::Value) -> Result<(), String> {
+        match key.kind {
+            Kind::Whole { min, max } => {
+                let n = whole(value, min, max)?;
+                match key.name {
+                    "save_every_turns" => self.save_every_turns = Some(n),
+                    "idle_flush_seconds" => self.idle_flush_seconds = Some(n),
+                    "save_every_minutes" => self.save_every_minutes = n,
+                    "fork_timeout_seconds" => self.fork_timeout_seconds = Some(n),
+                    "billing_day" => self.billing_day = Some(n as u8),
+                    _ => unreachable!("a whole-number key without a field: {}", key.name),
+                }
+            }
+            Kind::Number { min, max } => self.pause_at_quota_percent = Some(number(value, min, max)?),
+            Kind::Budget => {
+                let budget = budget(value)?;
+                match key.name {
+                    "max_cost_per_save_usd" => self.max_cost_per_save_usd = budget,
+                    "max_cost_per_day_usd" => self.max_cost_per_day_usd = budget,
+                    "max_cost_per_month_usd" => self.max_cost_per_month_usd = budget,
+                    "cold_save_max_usd" => self.cold_save_max_usd = budget,
+                    _ => unreachable!("a budget key without a field: {}", key.name),
+                }
+            }
+            Kind::Text => {
+                let text = value.as_str().ok_or_else(|| format!("must be text in quotes, not {}", shown(value)))?;
+                let text = Some(text.to_string());
+                if key.name == "model" { self.model = text } else { self.effort = text }
+            }
+            Kind::Texts => {
+                let list = value.as_array().ok_or("must be a list of names in quotes, such as [\"app\"]")?;
+                let names: Option<Vec<String>> = list.iter().map(|v| v.as_str().map(str::to_string)).collect();
+                self.disabled_projects = names.ok_or("must be a list of names in quotes, such as [\"app\"]")?;
+            }
+            Kind::Review => {
+                self.review = match value.as_str() {
+                    Some("rules") => Review::Rules,
+                    Some("off") => Review::Off,
+                    _ => return Err(format!("must be \"rules\" or \"off\", not {}", shown(value))),
+                }
+            }
+            Kind::Names => {
+                let table = value.as_table().ok_or("must be a table of \"identity\" = \"folder\"")?;
+                for (identity, folder) in table {
+                    let folder =
+                        folder.as_str().ok_or(format!("entry {identity:?} must be a folder name in quotes"))?;
+                    self.names.insert(identity.clone(), folder.to_string());
+                }
+            }
+            Kind::Prices => self.prices = prices(value)?,
+        }
+        Ok(())
+    }
+
+    /// The first problem that stops saves, if any.
+    pub fn stopped(&self) -> Option<&str> {
+        self.problems.iter().find(|p| p.closed).map(|p| p.text.as_str())
+    }
+
+    /// The config at `path`; a file that cannot be read at all stops saves.
+    pub fn load_or_closed(path: &Path) -> Config {
         Config::load(path).unwrap_or_else(|e| {
             crate::store::log::error(&format!("{e:#}"));
-            Config::default()
+            Config::closed(format!("{e:#}; saves stop until it is fixed"))
         })
     }
 
@@ -97,7 +286,7 @@ impl Config {
         crate::store::state::SaveLimits {
             interval: self.save_interval(),
             pause_at_quota_percent: Some(self.pause_at_quota_percent.unwrap_or(DEFAULT_QUOTA_PERCENT)),
-            every_turns: self.save_every_turns,
+            every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),
             idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
         }
     }
@@ -110,6 +299,8 @@ impl Config {
         self.model.as_deref().filter(|m| !m.trim().is_empty())
     }
 
+    /// The review gate; a file that stops saves keeps it on, so a broken
+    /// `review` line never lets a rule through.
     pub fn review_rules(&self) -> bool {
         self.review == Review::Rules
     }
@@ -117,6 +308,125 @@ impl Config {
     pub fn effort(&self) -> Option<&str> {
         self.effort.as_deref().filter(|m| !m.trim().is_empty())
     }
+
+    pub fn billing_day(&self) -> u8 {
+        self.billing_day.unwrap_or(1)
+    }
+
+    pub fn cold_save_max(&self) -> Option<f64> {
+        self.cold_save_max_usd.or(Some(DEFAULT_COLD_SAVE_MAX_USD))
+    }
+}
+
+/// The file as a TOML table. A whole number past TOML's 64 bits fails the
+/// whole document; it is read as text instead, so its key alone is named
+/// with its range.
+fn parse_table(text: &str) -> Result<toml::Table, toml::de::Error> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    for _ in 0..16 {
+        match text.parse::<toml::Table>() {
+            Err(e) => {
+                let digits = e.span().and_then(|span| Some((span.clone(), text.get(span)?)));
+                match digits {
+                    Some((span, number))
+                        if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit() || b == b'_') =>
+                    {
+                        text = std::borrow::Cow::Owned(format!(
+                            "{}\"{number}\"{}",
+                            &text[..span.start],
+                            &text[span.end..]
+                        ));
+                    }
+                    _ => return Err(e),
+                }
+            }
+            ok => return ok,
+        }
+    }
+    text.parse::<toml::Table>()
+}
+
+/// An unknown key, with the nearest known one. A near-miss of a key that
+/// guards money or review stops saves: `max_cost_per_sav_usd = 0.01` must
+/// not quietly leave the budget unset.
+fn unknown_key(file: &str, name: &str) -> Problem {
+    let nearest = KEYS
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(name, k.name), k))
+        .min_by_key(|(distance, _)| *distance)
+        .filter(|(distance, k)| *distance <= 3.max(k.name.len() / 4));
+    match nearest {
+        Some((_, key)) if key.closed => Problem {
+            text: format!("{file}: unknown key {name:?} (did you mean {:?}?); saves stop until it is fixed", key.name),
+            closed: true,
+        },
+        Some((_, key)) => Problem {
+            text: format!("{file}: unknown key {name:?} (did you mean {:?}?); ignored", key.name),
+            closed: false,
+        },
+        None => Problem { text: format!("{file}: unknown key {name:?}; ignored"), closed: false },
+    }
+}
+
+/// A value as the file wrote it, cut short, for a message.
+fn shown(value: &toml::Value) -> String {
+    let text = match value {
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(f) if f.is_nan() => "nan".into(),
+        toml::Value::Float(f) if f.is_infinite() => if *f > 0.0 { "inf" } else { "-inf" }.into(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Datetime(d) => format!("the date {d:?}"),
+        toml::Value::Array(_) => "a list".into(),
+        toml::Value::Table(_) => "a table".into(),
+    };
+    crate::memory::text::visible(&crate::memory::text::shorten(&text, 40))
+}
+
+fn whole(value: &toml::Value, min: u64, max: u64) -> Result<u64, String> {
+    match value.as_integer() {
+        Some(n) if n >= min as i64 && n <= max as i64 => Ok(n as u64),
+        _ => Err(format!("must be a whole number from {min} to {max}, not {}", shown(value))),
+    }
+}
+
+fn number(value: &toml::Value, min: f64, max: f64) -> Result<f64, String> {
+    let n = value.as_float().or_else(|| value.as_integer().map(|i| i as f64));
+    match n {
+        Some(n) if n.is_finite() && n >= min && n <= max => Ok(n),
+        _ => Err(format!("must be a number from {min} to {max}, not {}", shown(value))),
+    }
+}
+
+fn budget(value: &toml::Value) -> Result<Budget, String> {
+    if value.as_str() == Some("none") {
+        return Ok(Budget::Off);
+    }
+    number(value, 0.0, MAX_BUDGET_USD)
+        .map(Budget::Usd)
+        .map_err(|_| format!("must be dollars from 0 to {MAX_BUDGET_USD} (or \"none\"), not {}", shown(value)))
+}
+
+fn prices(value: &toml::Value) -> Result<Vec<(String, Price)>, String> {
+    let table = value.as_table().ok_or("must be tables such as [prices.\"claude-opus-4-5\"]")?;
+    let mut out = Vec::new();
+    for (prefix, entry) in table {
+        let entry = entry.as_table().ok_or(format!("entry {prefix:?} must be a table of {}", PRICE_KEYS.join(", ")))?;
+        if let Some(extra) = entry.keys().find(|k| !PRICE_KEYS.contains(&k.as_str())) {
+            return Err(format!("entry {prefix:?} has an unknown key {extra:?} (it takes {})", PRICE_KEYS.join(", ")));
+        }
+        let mut per_million = [0.0; 5];
+        for (slot, key) in per_million.iter_mut().zip(PRICE_KEYS) {
+            let value = entry
+                .get(key)
+                .ok_or(format!("entry {prefix:?} lacks {key} (it needs all of {})", PRICE_KEYS.join(", ")))?;
+            *slot = number(value, 0.0, 10_000.0).map_err(|why| format!("entry {prefix:?}: {key} {why}"))?;
+        }
+        let [input, output, cache_read, cache_write_5m, cache_write_1h] = per_million;
+        out.push((prefix.clone(), Price::flat(input, output, cache_read, cache_write_5m, cache_write_1h)));
+    }
+    Ok(out)
 }
 
 pub fn path(base: &Path) -> PathBuf {
@@ -135,15 +445,23 @@ pub fn file(roots: &Roots) -> PathBuf {
     path(&roots.base)
 }
 
-/// The config of these roots; a broken file is logged and the defaults
-/// used.
+/// The config of these roots.
 pub fn of(roots: &Roots) -> Config {
-    Config::load_or_default(&file(roots))
+    Config::load_or_closed(&file(roots))
+}
+
+/// The one line every session's start shows while the file stops saves.
+pub fn stopped_line(config: &Config) -> Option<String> {
+    config.stopped().map(|why| format!("memory-save: saves are stopped: {why}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(text: &str) -> Config {
+        Config::parse(text, "memory-save.toml")
+    }
 
     #[test]
     fn keys_and_defaults() {
@@ -160,8 +478,123 @@ mod tests {
         assert_eq!(config.model(), Some("claude-haiku"));
         assert_eq!(config.effort(), Some("low"));
         assert_eq!(config.disabled_projects, vec!["secret".to_string()]);
-        std::fs::write(&file, "save_every_minute = 10\n").unwrap();
-        let err = format!("{:#}", Config::load(&file).unwrap_err());
-        assert!(err.contains("is not valid memory-save configuration") && err.contains("save_every_minute"), "{err}");
+        assert!(config.problems.is_empty());
+        let defaults = Config::default().limits();
+        assert_eq!(defaults.every_turns, DEFAULT_SAVE_EVERY_TURNS);
+        assert_eq!(defaults.idle_flush, Duration::from_secs(120));
+        assert_eq!(Config::default().cold_save_max(), Some(0.25));
+        assert_eq!(Config::default().billing_day(), 1);
+    }
+
+    /// Every ordinary key's bad value: named, that key alone at its default.
+    #[test]
+    fn a_bad_ordinary_value_is_named_and_that_key_alone_takes_its_default() {
+        let cases: &[(&str, &str)] = &[
+            ("save_every_turns = \"five\"", "save_every_turns must be a whole number from 0 to 1000, not \"five\""),
+            ("save_every_turns = -1", "save_every_turns must be a whole number from 0 to 1000, not -1"),
+            ("idle_flush_seconds = 0", "idle_flush_seconds must be a whole number from 1 to 86400, not 0"),
+            ("save_every_minutes = 1.5", "save_every_minutes must be a whole number from 0 to 1440, not 1.5"),
+            (
+                "fork_timeout_seconds = 18446744073709551615",
+                "fork_timeout_seconds must be a whole number from 1 to 3600, not \"18446744073709551615\"",
+            ),
+            (
+                "fork_timeout_seconds = 9999999",
+                "fork_timeout_seconds must be a whole number from 1 to 3600, not 9999999",
+            ),
+            ("fork_timeout_seconds = 0", "fork_timeout_seconds must be a whole number from 1 to 3600, not 0"),
+            ("model = 5", "model must be text in quotes, not 5"),
+            ("effort = true", "effort must be text in quotes, not true"),
+            ("disabled_projects = \"app\"", "disabled_projects must be a list of names in quotes"),
+            ("disabled_projects = [1]", "disabled_projects must be a list of names in quotes"),
+            ("pause_at_quota_percent = 150", "pause_at_quota_percent must be a number from 1 to 100, not 150"),
+            ("pause_at_quota_percent = nan", "pause_at_quota_percent must be a number from 1 to 100, not nan"),
+            ("names = 3", "names must be a table of \"identity\" = \"folder\""),
+        ];
+        for (line, want) in cases {
+            let config = parse(&format!("{line}\nbilling_day = 7\n"));
+            let problem = config.problems.first().unwrap_or_else(|| panic!("{line}: no problem"));
+            assert!(problem.text.contains(want), "{line}: {}", problem.text);
+            if want.contains("not valid TOML") {
+                assert!(problem.closed, "{line}");
+                continue;
+            }
+            assert!(!problem.closed && problem.text.ends_with("using its default"), "{line}: {problem:?}");
+            assert_eq!(config.billing_day, Some(7), "{line}: the other keys still apply");
+            assert_eq!(config.stopped(), None, "{line}");
+        }
+    }
+
+    /// Every key that guards money or review fails closed.
+    #[test]
+    fn a_bad_budget_price_billing_day_or_review_stops_saves() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "max_cost_per_save_usd = -1",
+                "max_cost_per_save_usd must be dollars from 0 to 100000 (or \"none\"), not -1",
+            ),
+            ("max_cost_per_save_usd = nan", "not nan"),
+            ("max_cost_per_day_usd = inf", "not inf"),
+            ("max_cost_per_month_usd = 1e9", "not 1000000000"),
+            ("max_cost_per_month_usd = \"10\"", "not \"10\""),
+            ("cold_save_max_usd = \"cheap\"", "cold_save_max_usd must be dollars"),
+            ("billing_day = 0", "billing_day must be a whole number from 1 to 28, not 0"),
+            ("billing_day = 40", "billing_day must be a whole number from 1 to 28, not 40"),
+            ("review = \"rule\"", "review must be \"rules\" or \"off\", not \"rule\""),
+            ("review = true", "review must be \"rules\" or \"off\""),
+            ("[prices.\"claude-x\"]\ninput = 1", "entry \"claude-x\" lacks output"),
+            (
+                "[prices.\"claude-x\"]\ninput = -1\noutput = 1\ncache_read = 1\ncache_write_5m = 1\ncache_write_1h = 1",
+                "input must be a number",
+            ),
+            (
+                "max_cost_per_sav_usd = 0.01",
+                "unknown key \"max_cost_per_sav_usd\" (did you mean \"max_cost_per_save_usd\"?)",
+            ),
+            ("max_cost_per_month = 5", "did you mean \"max_cost_per_month_usd\"?"),
+            ("reveiw = \"rules\"", "unknown key \"reveiw\" (did you mean \"review\"?)"),
+            ("billingday = 3", "did you mean \"billing_day\"?"),
+            ("this is not toml", "is not valid TOML"),
+        ];
+        for (text, want) in cases {
+            let config = parse(text);
+            let stopped = config.stopped().unwrap_or_else(|| panic!("{text}: saves do not stop: {config:?}"));
+            assert!(stopped.contains(want), "{text}: {stopped}");
+            assert!(
+                stopped.ends_with("saves stop until it is fixed") || stopped.contains("not valid TOML"),
+                "{stopped}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_nearest_and_ignored() {
+        let config = parse("save_every_turn = 3\nmodell = \"x\"\nfavourite_colour = \"blue\"\n");
+        let texts: Vec<&str> = config.problems.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "memory-save.toml: unknown key \"favourite_colour\"; ignored",
+                "memory-save.toml: unknown key \"modell\" (did you mean \"model\"?); ignored",
+                "memory-save.toml: unknown key \"save_every_turn\" (did you mean \"save_every_turns\"?); ignored",
+            ]
+        );
+        assert_eq!(config.stopped(), None);
+        assert_eq!(config.limits().every_turns, DEFAULT_SAVE_EVERY_TURNS);
+    }
+
+    #[test]
+    fn budgets_take_dollars_or_none() {
+        let config = parse("max_cost_per_month_usd = \"none\"\nmax_cost_per_save_usd = 0.001\ncold_save_max_usd = 1\n");
+        assert_eq!(config.max_cost_per_month_usd.or(Some(10.0)), None);
+        assert_eq!(config.max_cost_per_save_usd.or(None), Some(0.001));
+        assert_eq!(config.cold_save_max(), Some(1.0));
+        assert_eq!(Config::default().max_cost_per_month_usd.or(Some(10.0)), Some(10.0));
+        let config = parse(
+            "[prices.\"claude-opus-4-1\"]\ninput = 15\noutput = 75\ncache_read = 1.5\ncache_write_5m = 18.75\ncache_write_1h = 30\n",
+        );
+        assert!(config.problems.is_empty(), "{:?}", config.problems);
+        assert_eq!(config.prices.len(), 1);
+        assert_eq!(config.prices[0].1.input, 15.0);
     }
 }

@@ -83,6 +83,12 @@ pub fn claude_config_dir() -> Result<PathBuf> {
     }
 }
 
+/// A variable of this process by `name`, as the fork inherits it: for the
+/// billing route (`claude::route`), which asks only whether one is set.
+pub fn passed_to_fork(name: &str) -> Option<String> {
+    var(name)?.into_string().ok()
+}
+
 /// The names of every variable set, for a caller that must drop some from
 /// a child's environment.
 pub fn variable_names() -> Vec<String> {
@@ -116,6 +122,27 @@ pub fn timestamp(unix: i64) -> String {
 pub fn local_midnight(unix: i64) -> i64 {
     let at = local(unix);
     at.replace_time(time::Time::MIDNIGHT).unix_timestamp()
+}
+
+/// The local date of `unix`: (year, month, day).
+pub fn local_date(unix: i64) -> (i32, u8, u8) {
+    let at = local(unix);
+    (at.year(), at.month() as u8, at.day())
+}
+
+/// The Unix time of local midnight at the start of `date`.
+pub fn local_date_start(date: (i32, u8, u8)) -> i64 {
+    let (year, month, day) = date;
+    let Ok(month) = time::Month::try_from(month) else { return 0 };
+    let Ok(date) = time::Date::from_calendar_date(year, month, day) else { return 0 };
+    let noon = date.with_hms(12, 0, 0).map_or(0, |t| t.assume_utc().unix_timestamp());
+    // The zone's offset on that day (summer time moves it).
+    local_midnight(noon)
+}
+
+/// Seconds east of UTC on this machine now.
+pub fn local_offset_seconds() -> i64 {
+    i64::from(local(now_unix()).offset().whole_seconds())
 }
 
 fn local(unix: i64) -> time::OffsetDateTime {

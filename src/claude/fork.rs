@@ -84,11 +84,14 @@ pub struct ForkReply {
 pub struct ForkError {
     pub status: String,
     pub usage: Usage,
+    /// The API refused the fork for an allowance or a rate limit (what the
+    /// CLI printed, read by `refusal::classify`).
+    pub refusal: Option<super::refusal::Refusal>,
 }
 
 impl ForkError {
     fn new(status: impl Into<String>) -> ForkError {
-        ForkError { status: status.into(), usage: Usage::default() }
+        ForkError { status: status.into(), usage: Usage::default(), refusal: None }
     }
 }
 
@@ -317,6 +320,8 @@ struct CliResult {
     subtype: Option<String>,
     usage: Option<Usage>,
     total_cost_usd: Option<f64>,
+    /// The HTTP status of a refused request (2.1.328: `api_error_status`).
+    api_error_status: Option<u16>,
 }
 
 /// Reads `claude --output-format json`: one object with `result`,
@@ -335,13 +340,20 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     // A tool_use reply ends the one-turn run: 2.1.328 prints `is_error: true`,
     // `subtype: error_max_turns` and no `result` (measured, tests/e2e s5).
     if cli.subtype.as_deref() == Some("error_max_turns") && text.trim().is_empty() {
-        return Err(ForkError { status: "fork called a tool instead of replying".into(), usage });
+        return Err(ForkError { status: "fork called a tool instead of replying".into(), usage, refusal: None });
     }
     if cli.is_error {
+        let refusal = super::refusal::classify(
+            cli.api_error_status,
+            &text,
+            crate::env::now_unix(),
+            crate::env::local_offset_seconds(),
+        );
         let what = if text.trim().is_empty() { cli.subtype.unwrap_or_else(|| "unknown error".into()) } else { text };
         return Err(ForkError {
             status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()),
             usage,
+            refusal,
         });
     }
     if text.trim().is_empty() {
@@ -349,7 +361,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
             Some("error_max_turns") => "fork called a tool instead of replying",
             _ => "fork gave no text",
         };
-        return Err(ForkError { status: why.into(), usage });
+        return Err(ForkError { status: why.into(), usage, refusal: None });
     }
     Ok(ForkReply { text, usage })
 }

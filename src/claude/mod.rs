@@ -5,5 +5,7 @@ mod child;
 pub mod fork;
 pub mod hooks;
 pub mod jsonedit;
+pub mod refusal;
+pub mod route;
 pub mod settings;
 pub mod transcript;

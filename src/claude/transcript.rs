@@ -18,6 +18,12 @@ pub struct TranscriptFacts {
     /// Input tokens of the last assistant message's request (fresh, cache
     /// read and cache write together).
     pub last_request_tokens: u64,
+    /// Output tokens of that message: the fork's request carries them
+    /// uncached.
+    pub last_output_tokens: u64,
+    /// The session writes one-hour cache entries (its usage shows
+    /// `cache_creation.ephemeral_1h_input_tokens`), which live an hour.
+    pub one_hour_cache: bool,
 }
 
 pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
@@ -59,6 +65,8 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
                     .into_iter()
                     .filter_map(usage)
                     .sum();
+                facts.last_output_tokens = usage("output_tokens").unwrap_or(0);
+                facts.one_hour_cache = usage("cache_creation/ephemeral_1h_input_tokens").is_some_and(|t| t > 0);
             }
             Some("cost-state") if is_cost => {
                 facts.cost_usd = entry.get("totalCostUSD").and_then(Value::as_f64).unwrap_or(0.0);

@@ -98,11 +98,8 @@ fn run(json: bool) -> Result<()> {
     check_memory_text(&mut report, &roots);
     check_paused(&mut report, &roots);
     check_sync(&mut report, &roots);
-    match crate::config::Config::load(&crate::config::file(&roots)) {
-        Ok(_) => report
-            .ok(&format!("configuration {} readable (or absent: defaults)", crate::config::file(&roots).display())),
-        Err(e) => report.problem(&format!("{e:#}"), "fix the file; the README's Settings section lists every key"),
-    }
+    check_config(&mut report, &roots);
+    check_spend(&mut report, &roots);
     if json {
         let out = serde_json::json!({"problems": report.problems, "findings": report.findings});
         super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&out)?))?;
@@ -327,6 +324,67 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
 }
 
 /// Sessions whose saves the cost guard or a budget stopped.
+fn check_config(report: &mut Report, roots: &Roots) {
+    let file = crate::config::file(roots);
+    let config = crate::config::of(roots);
+    for problem in &config.problems {
+        let fix = "fix the file; docs/configuration.md lists every key with its type and range";
+        if problem.closed { report.problem(&problem.text, fix) } else { report.warn(&problem.text, fix) }
+    }
+    if config.problems.is_empty() {
+        report.ok(&format!("configuration {} readable (or absent: defaults)", file.display()));
+    }
+}
+
+/// Who pays for saves, and what stops them on this machine.
+fn check_spend(report: &mut Report, roots: &Roots) {
+    match crate::save::budget::last_route(roots) {
+        Some(seen) => report.ok(&format!(
+            "billing: {} (seen at a session start, {})",
+            seen.route.sentence(),
+            crate::env::timestamp(seen.at)
+        )),
+        None => report.ok("billing: no session has started since install; who pays is known at the first one"),
+    }
+    let now = crate::env::now_unix();
+    let config = crate::config::of(roots);
+    let limits = crate::save::budget::load(roots);
+    if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
+        report.problem(
+            &format!("{}: the API refused a save: \"{}\"", hold.status(), hold.text),
+            "forks wait for the reset (a refusal that names none is tried once an hour); turn on usage credits or raise your plan's limit, then: memory-save resume",
+        );
+    }
+    for (model, hold) in limits.models.iter().filter(|(_, h)| h.holds(now)) {
+        report.problem(
+            &format!("paused: sessions on {model}: \"{}\"", hold.text),
+            "turn on usage credits, or set model in memory-save.toml for the fork, then: memory-save resume",
+        );
+    }
+    if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
+        report.problem(
+            &stopped.status(),
+            &format!(
+                "saves go on {}, or raise {} in memory-save.toml",
+                crate::env::timestamp(stopped.until),
+                stopped.budget
+            ),
+        );
+    }
+    let month = crate::save::month::gather(roots, &config, now);
+    for b in month.budgets.iter().filter(|b| b.share >= 0.8 && b.share < 1.0) {
+        report.warn(
+            &format!(
+                "{} of {} ({}) spent",
+                crate::memory::cost::usd(b.spent_usd),
+                crate::memory::cost::usd(b.limit_usd),
+                b.budget
+            ),
+            "memory-save cost shows the month day by day",
+        );
+    }
+}
+
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {

@@ -147,7 +147,39 @@ fn run_install(options: &InstallArgs) -> Result<()> {
         super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
     }
     super::println("Restart Claude Code so it loads the hooks.")?;
+    cost_note(&roots)?;
     auto_memory_note(scope)
+}
+
+/// What saves cost and who pays, said once at install: every save is a
+/// `claude -p` run, paid at API rates (docs/cost.md).
+fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
+    let config = crate::config::of(roots);
+    let month = match config.max_cost_per_month_usd {
+        crate::config::Budget::Unset => format!(
+            "a subscription login's saves stop at {} a billing month on this machine (the default)",
+            crate::memory::cost::usd(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD)
+        ),
+        crate::config::Budget::Off => "max_cost_per_month_usd is \"none\": no monthly budget".to_string(),
+        crate::config::Budget::Usd(limit) => {
+            format!("saves stop at {} a billing month on this machine", crate::memory::cost::usd(limit))
+        }
+    };
+    let limits = config.limits();
+    super::println(&format!(
+        "note: each save is a `claude -p` run, paid at API rates (on a Claude plan, from its monthly Agent SDK credit). \
+         Saves are batched: every {} turns, after {} s of quiet and at the session's end; {month}. \
+         Change them with save_every_turns, max_cost_per_month_usd and billing_day in {} (docs/cost.md).",
+        limits.every_turns,
+        limits.idle_flush.as_secs(),
+        crate::config::file(roots).display()
+    ))?;
+    let who = match crate::save::budget::last_route(roots) {
+        Some(seen) => format!("note: at the last session start, {}.", seen.route.sentence()),
+        None => "note: who pays is read from a session's environment at its start: memory-save status says it then."
+            .to_string(),
+    };
+    super::println(&who)
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.

@@ -4,6 +4,7 @@
 
 pub mod colour;
 pub mod completions;
+pub mod cost;
 pub mod doctor;
 pub mod edit;
 pub mod history;
@@ -85,6 +86,7 @@ pub enum Command {
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
     Resume(resume::ResumeArgs),
+    Cost(cost::CostArgs),
     Sync(sync::SyncArgs),
     Team(team::TeamArgs),
     Statusline(statusline::StatuslineArgs),
@@ -115,6 +117,7 @@ impl Run for Command {
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
             Command::Resume(c) => c.run(),
+            Command::Cost(c) => c.run(),
             Command::Sync(c) => c.run(),
             Command::Team(c) => c.run(),
             Command::Statusline(c) => c.run(),

@@ -21,6 +21,18 @@ impl super::Run for ResumeArgs {
         let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
         let sessions = SessionStore::new(roots.sessions_dir());
         let mut resumed = Vec::new();
+        // A used-up allowance or a model's refusal holds every session on
+        // this machine: lifted early here, the next save tries at once.
+        let lifted = crate::save::budget::update(&roots, |limits| {
+            let mut lifted: Vec<String> = limits.allowance.take().map(|h| h.text).into_iter().collect();
+            lifted.extend(
+                std::mem::take(&mut limits.models).into_iter().map(|(model, h)| format!("{model}: {}", h.text)),
+            );
+            lifted
+        })?;
+        if !lifted.is_empty() {
+            resumed.push(format!("this machine's forks (were waiting on: {})", lifted.join("; ")));
+        }
         for (id, state) in sessions.all() {
             let wanted = self.session.as_deref().is_none_or(|only| only == id);
             if wanted && state.paused.is_some() && state.project.as_deref() == Some(project.name.as_str()) {

@@ -38,7 +38,11 @@ struct Status {
     hooks: Vec<crate::claude::hooks::Registration>,
     hooks_summary: String,
     config_file: String,
-    config_error: Option<String>,
+    /// What is wrong in memory-save.toml, each named; see `saves_stopped`.
+    config_problems: Vec<String>,
+    /// Why no save runs on this machine now, if none does: a setting that
+    /// fails closed, a budget reached, a used-up allowance.
+    saves_stopped: Option<String>,
     saving: usize,
     queued: usize,
     last_failed_reply: Option<FailedReply>,
@@ -47,6 +51,10 @@ struct Status {
     paused: Vec<Paused>,
     /// What saves cost today (the local day, every project).
     today: Totals,
+    /// This billing month: saves, tokens, cost, budgets, pace.
+    month: crate::save::month::Month,
+    /// Sessions on models the plan refused without usage credits.
+    paused_models: Vec<String>,
     /// What this project's sessions' saves cost, beside the sessions' own
     /// cost as their transcripts record it.
     sessions: Vec<SessionCost>,
@@ -143,8 +151,15 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
     let folder = project.folder(roots);
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
-    let config = crate::config::Config::load(&crate::config::file(roots));
-    let off = project.off_reason(config.as_ref().unwrap_or(&Default::default()));
+    let config = crate::config::of(roots);
+    let off = project.off_reason(&config);
+    let now = crate::env::now_unix();
+    let limits = crate::save::budget::load(roots);
+    let saves_stopped = config
+        .stopped()
+        .map(str::to_string)
+        .or_else(|| limits.allowance.as_ref().filter(|h| h.holds(now)).map(|h| format!("{} ({})", h.status(), h.text)))
+        .or_else(|| limits.stopped.as_ref().filter(|s| s.holds(&config, now)).map(|s| s.status()));
     let sessions = project_sessions(roots, &project.name);
     let (today, per_session) = costs(roots, &sessions);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
@@ -170,7 +185,15 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         topic_files: folder.topic_files(),
         off,
         config_file: crate::config::file(roots).display().to_string(),
-        config_error: config.err().map(|e| format!("{e:#}")),
+        config_problems: config.problems.iter().map(|p| p.text.clone()).collect(),
+        saves_stopped,
+        month: crate::save::month::gather(roots, &config, now),
+        paused_models: limits
+            .models
+            .iter()
+            .filter(|(_, h)| h.holds(now))
+            .map(|(model, h)| format!("{model}: {}", h.text))
+            .collect(),
         saving: sessions.iter().filter(|(_, s)| s.saving_since.is_some()).count(),
         queued: sessions.iter().filter(|(_, s)| s.save_pending).count(),
         last_failed_reply,
@@ -262,14 +285,20 @@ fn render(s: &Status) -> String {
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
     out.push_str(&format!("  topics    {topics}\n"));
     out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
-    if let Some(error) = &s.config_error {
+    for problem in &s.config_problems {
         // A TOML error spans lines (the line, a caret under it): each on
         // its own line, indented under the label.
-        let mut lines = error.lines();
+        let mut lines = problem.lines();
         out.push_str(&format!("  config    {}\n", lines.next().unwrap_or_default()));
         for line in lines {
             out.push_str(&format!("            {line}\n"));
         }
+    }
+    if let Some(why) = &s.saves_stopped {
+        out.push_str(&format!("  paused    no save runs on this machine: {why}\n"));
+    }
+    for model in &s.paused_models {
+        out.push_str(&format!("  paused    sessions on {model}; lift with: memory-save resume\n"));
     }
     if let Some(failed) = &s.last_failed_reply {
         out.push_str(&format!("  failed    {} ({}, {} bytes)\n", failed.path, timestamp(failed.at), failed.bytes));
@@ -283,6 +312,7 @@ fn render(s: &Status) -> String {
             p.session_id
         ));
     }
+    out.push_str(&super::cost::summary(&s.month));
     out.push_str(&format!("today (all projects): {}\n", s.today.line()));
     for c in &s.sessions {
         let share = c.share.map_or(String::new(), |share| {

@@ -85,7 +85,8 @@ fn run(wrapped: &[OsString]) -> Result<()> {
         let quota = state.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
         let not_synced =
             crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
-        if let Some(line) = state_line(&state, waiting, state.quota_pause(quota), not_synced) {
+        let machine = machine_pause(&roots, &state);
+        if let Some(line) = state_line(&state, waiting, machine.or(state.quota_pause(quota)), not_synced) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -99,10 +100,31 @@ fn run(wrapped: &[OsString]) -> Result<()> {
     Ok(())
 }
 
+/// What stops this session's saves beyond the session itself: a setting
+/// that fails closed, a budget reached, a used-up allowance, or the plan's
+/// refusal of its model.
+fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
+    let limits = crate::save::budget::load(roots);
+    let now = crate::env::now_unix();
+    if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
+        return Some(hold.status());
+    }
+    let config = crate::config::of(roots);
+    if config.stopped().is_some() {
+        return Some("paused: memory-save.toml has a problem (memory-save doctor)".into());
+    }
+    if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
+        return Some(stopped.status());
+    }
+    let model = state.status.as_ref().map(|s| s.text.as_str()).filter(|t| t.ends_with("needs usage credits"))?;
+    Some(model.to_string())
+}
+
 /// One state at a time, the most urgent first: the last save's error
 /// (until a new save runs), saves paused, rules waiting for review, not
-/// synced, a save running, then the last save (`memory-save: +2 -1 ·
-/// 14:32`). Nothing from memory or a reply reaches the terminal unescaped.
+/// synced, a save running, then the last save with the billing month's
+/// spend (`memory-save: +2 -1 · $3.10 this month · 14:32`). Nothing from
+/// memory or a reply reaches the terminal unescaped.
 pub fn state_line(
     state: &SessionState,
     rules_waiting: usize,
@@ -137,7 +159,10 @@ pub fn state_line(
         return line("saving…", since);
     }
     let status = last?;
-    line(&status.text, status.at)
+    match state.month_usd {
+        Some(month) => line(&format!("{} · {} this month", status.text, crate::memory::cost::usd(month)), status.at),
+        None => line(&status.text, status.at),
+    }
 }
 
 /// The last pull or push failed: since when memories have not synced.

@@ -37,11 +37,23 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         crate::team::register_driver(located.git_dir.as_deref());
     }
     let project = located.name;
+    // What stops saves, said at every session's start until it is fixed: a
+    // setting that fails closed, or a budget reached. Shown to the user, not
+    // the model.
+    let mut stopped = None;
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
+        record_route(ctx, &folder_path);
+        stopped = crate::config::stopped_line(&config).or_else(|| {
+            let limits = crate::save::budget::load(&ctx.roots);
+            limits.stopped.filter(|s| s.holds(&config, crate::env::now_unix())).map(|s| s.line())
+        });
     }
     if !folder.memory_path().exists() {
-        return Ok(None);
+        return Ok(stopped.map(|line| HookOutput {
+            system_message: Some(crate::memory::text::visible(&line)),
+            hook_specific_output: None,
+        }));
     }
     if part == 1 {
         // A folder from before identities: the first repository to load it
@@ -78,6 +90,9 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         .flatten()
         .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
+    if let Some(line) = &stopped {
+        report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));
+    }
     if part == 1 && label != project {
         // A team memory changes by pulls too: new CRITICAL RULES are shown.
         let rules = if team_gate {
@@ -96,4 +111,18 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         hook_specific_output: context
             .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
     }))
+}
+
+/// Who pays for this session's saves, read where the session's environment
+/// is (`install`, `status` and `doctor` run in a shell that lacks it): kept
+/// in the session's state, and as the machine's last seen route.
+fn record_route(ctx: &Ctx, project_dir: &str) {
+    let route = crate::claude::route::of_session(std::path::Path::new(project_dir));
+    let sessions = ctx.sessions();
+    if sessions.peek(&ctx.input.session_id).route.as_ref() != Some(&route)
+        && let Err(e) = sessions.update(&ctx.input.session_id, |s| s.route = Some(route.clone()))
+    {
+        crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
+    }
+    crate::save::budget::record_route(&ctx.roots, &route);
 }

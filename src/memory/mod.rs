@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod block;
+pub mod cost;
 pub mod edit;
 pub mod import;
 pub mod merge;

@@ -8,7 +8,6 @@
 use crate::claude::transcript::TranscriptFacts;
 use crate::config::Config;
 use crate::env::now_unix;
-use crate::store::paths::Roots;
 use crate::store::state::{Pause, PauseKind, SessionState, Usage};
 
 /// The prompt cache's lifetime: a parent whose last request is older has
@@ -81,24 +80,17 @@ pub fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: 
 }
 
 /// A save that cost more than `max_cost_per_save_usd` pauses its session.
+/// Each save is priced before it runs (`budget::verdict`); this catches
+/// an estimate the CLI's own figure proved wrong.
 pub fn over_save_budget(usage: &Usage, config: &Config) -> Option<Pause> {
-    let max = config.max_cost_per_save_usd?;
+    let max = config.max_cost_per_save_usd.or(None)?;
     (usage.total_cost_usd > max).then(|| Pause {
         kind: PauseKind::Budget,
-        text: format!("paused: a save cost ${:.2}, over max_cost_per_save_usd (${max:.2})", usage.total_cost_usd),
-        at: now_unix(),
-        end_save_used: false,
-    })
-}
-
-/// Today's saves (the local calendar day, every project) at or over
-/// `max_cost_per_day_usd` stop the next save before its fork runs.
-pub fn over_day_budget(roots: &Roots, config: &Config) -> Option<Pause> {
-    let max = config.max_cost_per_day_usd?;
-    let spent = crate::store::saves::spent_since(roots, crate::env::local_midnight(now_unix()));
-    (spent >= max).then(|| Pause {
-        kind: PauseKind::Budget,
-        text: format!("paused: today's saves cost ${spent:.2}, max_cost_per_day_usd is ${max:.2}"),
+        text: format!(
+            "paused: a save cost {}, over max_cost_per_save_usd ({})",
+            crate::memory::cost::usd(usage.total_cost_usd),
+            crate::memory::cost::usd(max)
+        ),
         at: now_unix(),
         end_save_used: false,
     })

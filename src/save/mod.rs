@@ -1,7 +1,9 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
+pub mod budget;
 pub mod guard;
+pub mod month;
 pub mod queue;
 pub mod repair;
 
@@ -38,6 +40,11 @@ pub struct Job {
     pub resume_from: Option<std::path::PathBuf>,
     pub transcript_path: String,
     pub effort: Option<String>,
+    /// The last save of this session that read the prompt cache: a read
+    /// keeps the cache alive as the parent's own requests do.
+    pub cache_read_at: Option<i64>,
+    /// SessionEnd has come: a save that cannot run now never will.
+    pub ended: bool,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +57,17 @@ pub struct SaveResult {
     pub parent_last_request_at: Option<i64>,
     /// A budget this save found passed.
     pub pause: Option<crate::store::state::Pause>,
+    /// Who paid (`Route::key`).
+    pub route: Option<String>,
+    /// The price worked out before the fork ran.
+    pub estimate_usd: Option<f64>,
+    /// What budgets count of it.
+    pub counted_usd: Option<f64>,
+    /// The save waits for a warm cache: the next turn asks at once.
+    pub wait_warm: bool,
+    /// What this billing month's saves by the same route counted, with
+    /// this one.
+    pub month_usd: Option<f64>,
 }
 
 impl SaveResult {
@@ -82,6 +100,20 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, ..SaveResult::default() });
     }
+    // A setting that guards money or review is broken: no fork until it is
+    // fixed (every session's start says so).
+    if config.stopped().is_some() {
+        let status = "paused: memory-save.toml has a problem (memory-save doctor)".to_string();
+        return Ok(SaveResult { status, ..SaveResult::default() });
+    }
+    let now = now_unix();
+    let route = crate::claude::route::of_session(Path::new(&job.cwd));
+    let route_key = route.key();
+    let held = |status: String| SaveResult { status, route: Some(route_key.clone()), ..SaveResult::default() };
+    let limits = budget::load(roots);
+    if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
+        return Ok(held(hold.status()));
+    }
     let folder = located.folder(roots);
 
     let (snapshot, repaired) = {
@@ -102,14 +134,48 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     });
 
     let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
-    if let Some(pause) = guard::over_day_budget(roots, &config) {
-        return Ok(SaveResult { status: pause.text.clone(), pause: Some(pause), ..SaveResult::default() });
-    }
     let model = config.model().map(str::to_string).or_else(|| facts.model.clone());
+    if let Some(hold) = model.as_deref().and_then(|m| limits.models.get(m)).filter(|h| h.holds(now)) {
+        return Ok(held(format!("paused: {} (this model)", hold.text)));
+    }
     if let Some(why) = guard::near_window(&facts, model.as_deref(), message.len()) {
         // Nothing is lost: the turns stay in the transcript, and the first
         // save after the session compacts reads them.
-        return Ok(SaveResult { status: why, ..SaveResult::default() });
+        return Ok(held(why));
+    }
+    let priced = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
+    let refreshed = [facts.last_request_at, job.cache_read_at].into_iter().flatten().max();
+    let shape = crate::memory::cost::SaveShape {
+        prefix_tokens: facts.last_request_tokens,
+        parent_output_tokens: facts.last_output_tokens,
+        one_hour: facts.one_hour_cache,
+        idle_seconds: refreshed.map(|at| now - at),
+        message_bytes: message.len(),
+    };
+    let estimate = crate::memory::cost::estimate(&shape, &priced.price);
+    let budgets = budget::Budgets::of(roots, &config, &route, now);
+    let priced_result = |status: String| SaveResult {
+        status,
+        route: Some(route_key.clone()),
+        estimate_usd: Some(estimate.usd),
+        ..SaveResult::default()
+    };
+    match budget::verdict(&budgets, estimate.usd, estimate.warm, job.ended, &route_key) {
+        budget::Verdict::Run => {}
+        budget::Verdict::Skip { status, report } => {
+            return Ok(SaveResult { report: Some(report_with(&report)), ..priced_result(status) });
+        }
+        budget::Verdict::WaitWarm { status } => return Ok(SaveResult { wait_warm: true, ..priced_result(status) }),
+        budget::Verdict::Stop { status, report, stopped } => {
+            // Told once per stop: every session's start says it after.
+            let first = budget::update(roots, |l| {
+                let first =
+                    l.stopped.as_ref().is_none_or(|old| old.budget != stopped.budget || old.until != stopped.until);
+                l.stopped = Some(stopped);
+                first
+            })?;
+            return Ok(SaveResult { report: first.then(|| report_with(&report)), ..priced_result(status) });
+        }
     }
     let fork_reply = match ask_fork(roots, job, &config, &message, &facts) {
         Ok(reply) => reply,
@@ -119,14 +185,42 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             if !notes.is_empty() {
                 notes::write(roots, &located.name, &Notes::default())?;
             }
+            if let Some(refusal) = &e.refusal {
+                let (status, report) = refused(roots, refusal, model.as_deref(), now)?;
+                return Ok(SaveResult {
+                    status,
+                    report: report.map(|line| report_with(&line)),
+                    usage: Some(e.usage),
+                    counted_usd: Some(0.0),
+                    ..priced_result(String::new())
+                });
+            }
             return Ok(SaveResult {
-                status: format!("error: {}", e.status),
                 report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({})", e.status))),
+                counted_usd: Some(e.usage.total_cost_usd.max(estimate.usd)),
                 usage: Some(e.usage),
                 parent_last_request_at: facts.last_request_at,
-                ..SaveResult::default()
+                ..priced_result(format!("error: {}", e.status))
             });
         }
+    };
+    let counted = fork_reply.usage.total_cost_usd.max(estimate.usd);
+    let spent = SaveResult {
+        counted_usd: Some(counted),
+        month_usd: budgets.month.map_or_else(
+            || {
+                Some(
+                    crate::store::saves::spent_since(
+                        roots,
+                        budget::billing_month(now, config.billing_day()).0,
+                        Some(&route_key),
+                    ) + counted,
+                )
+            },
+            |(_, spent, _)| Some(spent + counted),
+        ),
+        parent_last_request_at: facts.last_request_at,
+        ..priced_result(String::new())
     };
     let parsed = if fork_reply.text.len() > MAX_REPLY_BYTES {
         Err(format!("reply is larger than {} KiB", MAX_REPLY_BYTES / 1024))
@@ -145,8 +239,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 status: format!("error: {why}"),
                 report: Some(report_with(&line)),
                 usage: Some(fork_reply.usage),
-                parent_last_request_at: facts.last_request_at,
-                ..SaveResult::default()
+                ..spent
             });
         }
     };
@@ -163,13 +256,75 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     notes::write(roots, &located.name, &next)?;
 
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
+    let mut report =
+        summary.report_line().map(|line| report_with(&line)).or(repaired.then(|| REPAIR_REPORT.to_string()));
+    // This save's spend, counted: the budgets it brought to 80%.
+    let after = budget::Budgets {
+        month: budgets.month.map(|(limit, spent, until)| (limit, spent + counted, until)),
+        day: budgets.day.map(|(limit, spent, until)| (limit, spent + counted, until)),
+        ..budgets
+    };
+    for line in budget::warnings(roots, &after, &route_key) {
+        report = Some(report::join(report.as_deref(), Some(&line)));
+    }
     Ok(SaveResult {
         status: summary.status(),
-        report: summary.report_line().map(|line| report_with(&line)).or(repaired.then(|| REPAIR_REPORT.to_string())),
+        report,
         pause: guard::over_save_budget(&fork_reply.usage, &config),
         usage: Some(fork_reply.usage),
-        parent_last_request_at: facts.last_request_at,
+        ..spent
     })
+}
+
+/// A fork the API refused: a used-up allowance stops every fork on this
+/// machine until its reset (or, with none named, lets one try an hour); a
+/// model the plan cannot use stops the sessions on it; a short rate limit
+/// is only a wait. Returns the status and, the first time, the report line
+/// that tells the user what to do.
+fn refused(
+    roots: &Roots,
+    refusal: &crate::claude::refusal::Refusal,
+    model: Option<&str>,
+    now: i64,
+) -> Result<(String, Option<String>)> {
+    use crate::claude::refusal::Refusal;
+    let hold = |text: &str, until: Option<i64>| budget::Hold {
+        text: text.to_string(),
+        at: now,
+        until,
+        next_try: now + budget::RETRY_UNNAMED_SECONDS,
+    };
+    match refusal {
+        Refusal::Brief { .. } => Ok(("waiting: rate limited; the next save tries again".to_string(), None)),
+        Refusal::Allowance { text, reset } => {
+            let hold = hold(text, *reset);
+            let status = hold.status();
+            let first = budget::update(roots, |l| {
+                let first = l.allowance.is_none();
+                l.allowance = Some(hold);
+                first
+            })?;
+            let when = match reset {
+                Some(at) => format!("until {} (the reset it named)", crate::env::timestamp(*at)),
+                None => "and tries again at most once an hour".to_string(),
+            };
+            let line = format!(
+                "memory-save: saves paused on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; turn on usage credits or raise your plan's limit to go on sooner, then run: memory-save resume",
+                crate::memory::text::shorten(text, 160)
+            );
+            Ok((status, first.then_some(line)))
+        }
+        Refusal::Model { text } => {
+            let model = model.unwrap_or("this model").to_string();
+            let status = format!("paused: {model} needs usage credits");
+            let first = budget::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
+            let line = format!(
+                "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
+                crate::memory::text::shorten(text, 160)
+            );
+            Ok((status, first.then_some(line)))
+        }
+    }
 }
 
 /// Runs the fork for this save: the session's model and effort unless the
@@ -290,6 +445,9 @@ fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) 
         status: result.status.clone(),
         report: result.report.clone(),
         usage: result.usage.clone(),
+        route: result.route.clone(),
+        estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),
+        counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
     };
     crate::store::saves::append(roots, &record);
 }

@@ -194,6 +194,8 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 resume_from: s.snapshot.as_deref().and_then(|name| sessions.snapshot_path(name)),
                 resume_at: s.resume_at.clone(),
                 effort: s.effort.clone(),
+                cache_read_at: s.cache_read_at,
+                ended: s.ended,
             })
         })?;
         let job = match next {
@@ -235,6 +237,13 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             if result.usage.is_some() {
                 s.last_usage.clone_from(&result.usage);
             }
+            if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
+                s.cache_read_at = Some(now_unix());
+            }
+            if result.month_usd.is_some() {
+                s.month_usd = result.month_usd;
+            }
+            s.save_when_warm = result.wait_warm;
             let paused = super::guard::count(s, result.usage.as_ref(), result.parent_last_request_at);
             let budget = result.pause.clone().filter(|_| s.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
             let budget_line = budget.as_ref().map(|p| {

@@ -10,6 +10,7 @@ pub mod installs;
 pub mod log;
 pub mod notes;
 pub mod paths;
+pub mod record;
 pub mod review;
 pub mod saves;
 pub mod state;

@@ -25,6 +25,27 @@ pub struct SaveRecord {
     pub status: String,
     pub report: Option<String>,
     pub usage: Option<Usage>,
+    /// Who paid (`claude::route::Route::key`); `None` in records from
+    /// before routes were kept, which every route's budget counts.
+    pub route: Option<String>,
+    /// What the save was estimated to cost before its fork ran.
+    pub estimate_usd: Option<f64>,
+    /// What budgets count: the larger of the estimate and the CLI's figure
+    /// (which is 0 or wrong for a model it does not know).
+    pub counted_usd: Option<f64>,
+}
+
+impl SaveRecord {
+    /// What this save counts against a budget.
+    pub fn counted(&self) -> f64 {
+        self.counted_usd.unwrap_or_else(|| self.usage.as_ref().map_or(0.0, |u| u.total_cost_usd))
+    }
+
+    /// When it counts: a record dated in the future (a clock set back
+    /// since) counts as now, so a budget never waits for that date.
+    pub fn counted_at(&self, now: i64) -> i64 {
+        self.at.min(now)
+    }
 }
 
 pub fn append(roots: &Roots, record: &SaveRecord) {
@@ -50,9 +71,16 @@ pub fn all(roots: &Roots) -> Vec<SaveRecord> {
         .collect()
 }
 
-/// What every save since `since` (Unix time) cost, all projects.
-pub fn spent_since(roots: &Roots, since: i64) -> f64 {
-    all(roots).iter().filter(|r| r.at >= since).filter_map(|r| r.usage.as_ref().map(|u| u.total_cost_usd)).sum()
+/// What every save since `since` (Unix time) counted, all projects; with
+/// `route`, only saves billed that way (and those from before routes).
+pub fn spent_since(roots: &Roots, since: i64, route: Option<&str>) -> f64 {
+    let now = crate::env::now_unix();
+    all(roots)
+        .iter()
+        .filter(|r| r.counted_at(now) >= since)
+        .filter(|r| route.is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
+        .map(SaveRecord::counted)
+        .sum()
 }
 
 /// The newest `count` saves of `project`, newest first.

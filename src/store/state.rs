@@ -83,6 +83,18 @@ pub struct SessionState {
     /// The copy of the transcript that save resumes from, when one was
     /// taken (`SessionStore::snapshot_path`); its worker removes it.
     pub snapshot: Option<String>,
+    /// A save waited for a warm cache (its own would have been dear): the
+    /// next turn's Stop asks for it at once.
+    pub save_when_warm: bool,
+    /// The last save that read the prompt cache (Unix time): it kept the
+    /// cache alive.
+    pub cache_read_at: Option<i64>,
+    /// What this billing month's saves by this session's route counted,
+    /// as of its last save, for the status line.
+    pub month_usd: Option<f64>,
+    /// Who pays for this session's saves, recorded at SessionStart, where
+    /// the hook sees the session's environment.
+    pub route: Option<crate::claude::route::Route>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +161,7 @@ impl SessionState {
     /// for `idle_flush_seconds`; else at once.
     pub fn turn_saved_or_held(&mut self, limits: &SaveLimits) {
         self.turns_unsaved += 1;
-        if limits.every_turns <= 1 || self.turns_unsaved >= limits.every_turns {
+        if limits.every_turns <= 1 || self.turns_unsaved >= limits.every_turns || self.save_when_warm {
             self.request_save();
         } else {
             self.flush_at = Some(now_unix() + limits.idle_flush.as_secs() as i64);
@@ -159,6 +171,7 @@ impl SessionState {
     /// Turns the turn's flags into a save request.
     pub fn request_save(&mut self) {
         self.turns_unsaved = 0;
+        self.save_when_warm = false;
         self.flush_at = None;
         self.save_pending = true;
         self.person_spoke = false;

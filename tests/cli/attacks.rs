@@ -124,7 +124,7 @@ fn status_in_a_folder_with_a_head_fifo_returns() {
 #[test]
 fn the_review_gate_cannot_be_bypassed_by_a_replace_that_moves_into_critical_rules() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "review = \"rules\"\n").unwrap();
+    env.config("review = \"rules\"\n");
     let memory = template_with("proj", &["- Kept."]).replacen(
         "## CRITICAL RULES\n- None yet.",
         "## CRITICAL RULES\n1. Never push to main.",

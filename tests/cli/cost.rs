@@ -121,13 +121,13 @@ fn a_miss_after_the_cache_expired_does_not_count() {
 #[test]
 fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "max_cost_per_save_usd = 0.05\n").unwrap();
+    env.config("max_cost_per_save_usd = 0.05\n");
     hit(&env, 1);
     env.script_output(2, &answer(&no_change(), 3, 40_000, 300, 0.07));
     env.saved_turn(SID, 1);
     assert!(env.state(SID)["paused"].is_null(), "the first save was under budget");
     env.saved_turn(SID, 2);
-    assert_eq!(env.state(SID)["paused"]["text"], "paused: a save cost $0.07, over max_cost_per_save_usd ($0.05)");
+    assert_eq!(env.state(SID)["paused"]["text"], "paused: a save cost $0.070, over max_cost_per_save_usd ($0.050)");
     assert_eq!(env.state(SID)["paused"]["kind"], "budget");
     env.turn(SID);
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
@@ -138,7 +138,7 @@ fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
 #[test]
 fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "max_cost_per_day_usd = 0.25\n").unwrap();
+    env.config("max_cost_per_day_usd = 0.25\n");
     for n in 1..=2 {
         env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.15));
     }
@@ -149,7 +149,7 @@ fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
     assert_eq!(env.call_count(), 2);
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "the fork ran past the daily budget");
-    assert_eq!(env.status(SID), "paused: today's saves cost $0.30, max_cost_per_day_usd is $0.25");
+    assert_eq!(env.status(SID), "paused: max_cost_per_day_usd reached ($0.30 of $0.25)");
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
     assert_eq!(status["today"]["saves"], 3, "{status:#}");
     assert!((status["today"]["cost_usd"].as_f64().unwrap() - 0.30).abs() < 1e-9, "{status:#}");
@@ -277,7 +277,7 @@ fn a_session_near_its_window_is_not_saved_until_it_compacts() {
 #[test]
 fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 3\nidle_flush_seconds = 1\n").unwrap();
+    env.config("save_every_turns = 3\nidle_flush_seconds = 1\n");
     env.script_hold(2);
     // Three turns, one save; the first two wait for the third.
     env.turn(SID);
@@ -294,7 +294,7 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
     env.release(2);
     env.wait_saves(SID, 2);
     // A gathered turn is saved when the session ends, not lost.
-    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 3\nidle_flush_seconds = 600\n").unwrap();
+    env.config("save_every_turns = 3\nidle_flush_seconds = 600\n");
     env.turn(SID);
     assert_eq!(env.call_count(), 2);
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
@@ -305,7 +305,7 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
 #[test]
 fn pre_compact_saves_the_held_turns_from_a_copy_taken_before_the_summary() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
+    env.config("save_every_turns = 5\nidle_flush_seconds = 600\n");
     let lines = [
         json!({"type": "user", "uuid": "0b4f1c2e-0000-4000-8000-000000000001", "message": {"role": "user", "content": "a"}}),
         json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}}),
@@ -340,7 +340,7 @@ fn pre_compact_saves_the_held_turns_from_a_copy_taken_before_the_summary() {
 #[test]
 fn pre_compact_never_copies_a_transcript_that_is_a_link() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = 5\nidle_flush_seconds = 600\n").unwrap();
+    env.config("save_every_turns = 5\nidle_flush_seconds = 600\n");
     let message = json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}});
     fs::write(env.transcript_path(), format!("{message}\n")).unwrap();
     env.turn(SID);

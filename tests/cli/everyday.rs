@@ -261,7 +261,7 @@ fn a_marker_file_turns_a_project_off() {
 #[test]
 fn the_config_turns_a_project_off() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "disabled_projects = [\"proj\"]\n").unwrap();
+    env.config("disabled_projects = [\"proj\"]\n");
     assert_off(&env, "disabled_projects");
 }
 
@@ -279,7 +279,7 @@ fn the_environment_turns_everything_off() {
 #[test]
 fn save_every_minutes_holds_back_turns_until_the_session_ends() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every_minutes = 10\n").unwrap();
+    env.config("save_every_minutes = 10\n");
     env.saved_turn(SID, 1);
     env.turn(SID);
     env.turn(SID);
@@ -294,11 +294,7 @@ fn save_every_minutes_holds_back_turns_until_the_session_ends() {
 #[test]
 fn the_config_sets_the_forks_model_effort_and_time_bound() {
     let env = Env::new();
-    fs::write(
-        env.mem.join("memory-save.toml"),
-        "model = \"claude-haiku-9\"\neffort = \"low\"\nfork_timeout_seconds = 1\n",
-    )
-    .unwrap();
+    env.config("model = \"claude-haiku-9\"\neffort = \"low\"\nfork_timeout_seconds = 1\n");
     env.script_sleep(1, 30);
     // MEMORY_SAVE_FORK_TIMEOUT (the bench sets 60) wins over the file: the
     // hooks that start the worker run without it.
@@ -312,15 +308,38 @@ fn the_config_sets_the_forks_model_effort_and_time_bound() {
     assert_eq!(env.status(SID), "error: fork timed out after 1s");
 }
 
+/// A file that is not TOML cannot say which budget or review gate it
+/// meant: saves stop (no fork runs), every session's start says so, and the
+/// memory still loads.
 #[test]
-fn a_broken_config_is_reported_and_the_defaults_apply() {
+fn a_config_that_is_not_toml_stops_saves_and_every_start_says_so() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every = [\n").unwrap();
+    env.script_reply(1, &reply(json!([add(ARCH, "- First fact.")]), json!([])));
     env.saved_turn(SID, 1);
-    assert_eq!(env.call_count(), 1);
-    assert!(env.log().contains("is not valid memory-save configuration"), "{}", env.log());
+    env.config("save_every = [\n");
+    env.turn(SID);
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 2);
+    assert_eq!(env.status(SID), "paused: memory-save.toml has a problem (memory-save doctor)");
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+    assert_eq!(line.trim(), "memory-save: paused: memory-save.toml has a problem (memory-save doctor)");
+    assert_eq!(env.call_count(), 1, "a fork ran with a broken config");
+    let start = env.hook("session-start").fixture("SessionStart-startup.json").run().ok().json();
+    let message = start["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("memory-save: saves are stopped: ") && message.contains("is not valid TOML"),
+        "{start:#}"
+    );
+    assert!(start["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- First fact."));
     let out = env.cmd(&["doctor"]).run();
-    assert!(out.stdout.contains("is not valid memory-save configuration"), "{out:#?}");
+    assert!(out.stdout.contains("is not valid TOML; saves stop until it is fixed"), "{out:#?}");
+    // Fixed: the next turn saves.
+    env.config("");
+    env.turn(SID);
+    env.wait_saves(SID, 3);
+    // doctor asked claude its version (call 2); then one fork.
+    assert_eq!(env.call_count(), 3);
+    assert!(env.call(3).stdin.starts_with("[memory-save]"), "{:?}", env.call(3).args);
 }
 
 #[test]
@@ -377,7 +396,7 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
 #[test]
 fn status_puts_each_line_of_a_config_error_on_its_own_line() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "save_every_turns = \"five\"\n").unwrap();
+    env.config("save_every = [\n");
     let out = env.cmd(&["status"]).run().ok();
     let lines: Vec<&str> = out.stdout.lines().collect();
     let at = lines.iter().position(|l| l.starts_with("  config ")).unwrap_or_else(|| panic!("{}", out.stdout));

@@ -108,7 +108,7 @@ fn two_repositories_with_one_name_never_share_a_memory() {
     assert!(status.contains(&format!("path:{}", b.canonicalize().unwrap().display())), "{status}");
     assert!(status.contains("app belongs to github.com/client-a/app"), "{status}");
     // disabled_projects takes an identity.
-    std::fs::write(env.mem.join("memory-save.toml"), "disabled_projects = [\"github.com/client-a/app\"]\n").unwrap();
+    env.config("disabled_projects = [\"github.com/client-a/app\"]\n");
     let status = env.cmd(&["status"]).in_dir(&a).run().ok().stdout;
     assert!(status.contains("off: disabled_projects"), "{status}");
 }
@@ -152,7 +152,7 @@ fn an_older_folder_with_no_record_stays_with_the_first_repository_that_uses_it()
 fn a_name_set_in_the_config_wins() {
     let env = Env::new();
     env.git(&env.proj, &["remote", "add", "origin", "git@github.com:me/proj.git"]);
-    std::fs::write(env.mem.join("memory-save.toml"), "[names]\n\"github.com/me/proj\" = \"work notes\"\n").unwrap();
+    env.config("[names]\n\"github.com/me/proj\" = \"work notes\"\n");
     env.script_default(&adds("- Named by hand."));
     env.saved_turn(SID, 1);
     assert!(env.memory_of("work notes").unwrap().contains("- Named by hand."));

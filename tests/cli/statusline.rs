@@ -25,6 +25,17 @@ fn assert_line(line: &str, text: &str) {
     );
 }
 
+/// `memory-save: <text> · $N this month · HH:MM`: a save's line carries
+/// the billing month's spend.
+fn assert_saved_line(line: &str, text: &str) {
+    let rest = line
+        .strip_prefix(&format!("memory-save: {text} · $"))
+        .unwrap_or_else(|| panic!("status line {line:?} is not `memory-save: {text} · $N this month · HH:MM`"));
+    let (money, clock) = rest.split_once(" this month · ").unwrap_or_else(|| panic!("{line:?}"));
+    assert!(money.parse::<f64>().is_ok_and(|m| m > 0.0), "{line:?}");
+    assert_line(&format!("memory-save: {text} · {clock}"), text);
+}
+
 #[test]
 fn nothing_to_show_before_a_save() {
     let env = Env::new();
@@ -46,7 +57,7 @@ fn shows_saving_then_the_result() {
     env.wait_saves(SID, 1);
     let out = statusline(&env, &[]);
     assert_eq!(out.stdout.lines().count(), 1, "{out:#?}");
-    assert_line(out.stdout.lines().next().unwrap(), "+1");
+    assert_saved_line(out.stdout.lines().next().unwrap(), "+1");
 }
 
 #[test]
@@ -58,7 +69,7 @@ fn wraps_the_users_own_status_command() {
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{out:#?}");
     assert_eq!(lines[0], "theirs");
-    assert_line(lines[1], "+1");
+    assert_saved_line(lines[1], "+1");
 }
 
 #[test]

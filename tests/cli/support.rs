@@ -108,7 +108,18 @@ impl Env {
         };
         env.git_init("proj");
         env.script_default(&no_change());
+        env.config("");
         env
+    }
+
+    /// Writes memory-save.toml. The bench saves after every turn
+    /// (`save_every_turns = 1`) unless `text` sets it: most tests follow
+    /// one turn to its save; the batching default has tests of its own.
+    pub fn config(&self, text: &str) {
+        let every = if text.contains("save_every_turns") { "" } else { "save_every_turns = 1\n" };
+        let path = self.mem.join("memory-save.toml");
+        fs::write(&path, format!("{every}{text}")).unwrap();
+        fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     }
 
     pub fn root(&self) -> &Path {

@@ -111,7 +111,7 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
 #[test]
 fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "review = \"rules\"\n").unwrap();
+    env.config("review = \"rules\"\n");
     git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
     env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
     load(&env, &env.proj, "first-load");

@@ -131,7 +131,7 @@ fn a_new_critical_rule_is_quoted_to_the_user() {
 #[test]
 fn the_review_gate_holds_rule_changes_until_approved_or_rejected() {
     let env = Env::new();
-    fs::write(env.mem.join("memory-save.toml"), "review = \"rules\"\n").unwrap();
+    env.config("review = \"rules\"\n");
     let memory = template_with("proj", &["- Kept."]).replacen(
         "## CRITICAL RULES\n- None yet.",
         "## CRITICAL RULES\n- Old rule.",

@@ -96,6 +96,9 @@ pub struct Bench {
     pub extra_env: Vec<(String, String)>,
     /// Folders put in front of PATH for every CLI run.
     pub path_prefix: Vec<PathBuf>,
+    /// Variables left out of every CLI run, even the bench's own (e.g.
+    /// `ANTHROPIC_API_KEY`, for a run as a subscription login).
+    pub removed_env: Vec<String>,
 }
 
 /// What one CLI run left behind.
@@ -132,8 +135,16 @@ impl Bench {
         assert!(git.is_ok_and(|s| s.success()), "git init failed");
 
         std::fs::create_dir_all(home.path().join(".claude")).unwrap();
-        let bench =
-            Bench { claude, base_url, home, project_root, project, extra_env: Vec::new(), path_prefix: Vec::new() };
+        let bench = Bench {
+            claude,
+            base_url,
+            home,
+            project_root,
+            project,
+            extra_env: Vec::new(),
+            path_prefix: Vec::new(),
+            removed_env: Vec::new(),
+        };
         bench.write_claude_json(json!({}));
         bench.write_settings(json!({}));
         bench
@@ -217,6 +228,7 @@ impl Bench {
             env.push((var.into(), "1".into()));
         }
         env.extend(self.extra_env.iter().cloned());
+        env.retain(|(k, _)| !self.removed_env.contains(k));
         env
     }
 

@@ -2,6 +2,7 @@
 //! stand-in for the Messages API. See tests/e2e/README.md.
 
 mod app;
+mod billing;
 mod harness;
 mod scenarios;
 mod standin;

@@ -36,6 +36,10 @@ pub enum Reply {
     /// Answer as the inner reply does, but report the request as a prompt
     /// cache miss: nothing read from the cache, all of it written.
     Missed(Box<Reply>),
+    /// Any HTTP status with extra response headers (e.g. the
+    /// `anthropic-ratelimit-unified-*` set of a used-up plan) and a JSON
+    /// body sent as is (e.g. `{"type":"error","error":{…}}`).
+    Refused { status: u16, headers: Vec<(String, String)>, body: Value },
 }
 
 impl Reply {
@@ -50,6 +54,14 @@ impl Reply {
     }
     pub fn after(self, delay: Duration) -> Reply {
         Reply::Delayed(delay, Box::new(self))
+    }
+    /// `status` with `headers` and the API's error body of `error_type`.
+    pub fn refused(status: u16, headers: &[(&str, String)], error_type: &str, message: &str) -> Reply {
+        Reply::Refused {
+            status,
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            body: json!({ "type": "error", "error": { "type": error_type, "message": message } }),
+        }
     }
 }
 
@@ -332,6 +344,9 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
         let err = json!({ "type": "error", "error": { "type": "api_error", "message": message } });
         return respond_json(&mut out, "POST", *status, &err);
     }
+    if let Reply::Refused { status, headers, body } = &reply {
+        return respond_with(&mut out, *status, headers, body);
+    }
 
     let n = shared.counter.fetch_add(1, Ordering::SeqCst) + 1;
     // Unique ids matter: the CLI merges transcript entries that share a
@@ -343,7 +358,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             json!({ "type": "tool_use", "id": format!("toolu_standin_{n:06}"), "name": name, "input": input }),
             "tool_use",
         ),
-        Reply::Delayed(..) | Reply::Error(..) | Reply::Missed(..) => unreachable!(),
+        Reply::Delayed(..) | Reply::Error(..) | Reply::Missed(..) | Reply::Refused { .. } => unreachable!(),
     };
     let model = req.model().to_string();
     let message = json!({
@@ -414,6 +429,31 @@ fn respond_json(out: &mut TcpStream, method: &str, status: u16, body: &Value) ->
     if method != "HEAD" {
         out.write_all(text.as_bytes())?;
     }
+    out.flush()?;
+    let _ = out.shutdown(Shutdown::Both);
+    Ok(())
+}
+
+/// A JSON answer with any status and extra headers (`Reply::Refused`).
+fn respond_with(out: &mut TcpStream, status: u16, headers: &[(String, String)], body: &Value) -> std::io::Result<()> {
+    let text = body.to_string();
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        529 => "Overloaded",
+        _ => "Error",
+    };
+    let mut head = format!("HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\nconnection: close\r\n\r\n", text.len()));
+    out.write_all(head.as_bytes())?;
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     let _ = out.shutdown(Shutdown::Both);
     Ok(())

@@ -1,0 +1,177 @@
+//! A fork the API refused for an allowance, read from what `claude -p
+//! --output-format json` prints: `api_error_status` and the `result` text
+//! the CLI renders from the refusal's headers **[measured: 2.1.328,
+//! 2.1.332; tests/e2e/billing.rs]**. A refused request costs nothing, so
+//! what matters is not to ask again before it can succeed.
+
+/// What kind of refusal a fork met.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// A used-up allowance (the plan's limits, the Agent SDK credit, usage
+    /// credits, a prepaid balance): no fork on this machine until `reset`,
+    /// or, when the refusal names none, one try an hour.
+    Allowance { text: String, reset: Option<i64> },
+    /// The plan cannot use this model without usage credits (a `[1m]`
+    /// model on Pro): only sessions on that model wait.
+    Model { text: String },
+    /// A short, temporary rate limit or overload: the next save tries again.
+    Brief { text: String },
+}
+
+/// Reads a failed fork's status and text; `None` for any other failure.
+/// `now` and `local_offset` (seconds east of UTC) place a reset time the
+/// CLI printed in the machine's local time.
+pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_offset: i64) -> Option<Refusal> {
+    let text = result.trim().chars().take(300).collect::<String>();
+    let lower = text.to_lowercase();
+    let model = ["long context", "1m context", "required for this model"];
+    if (lower.contains("usage credits") || lower.contains("extra usage")) && model.iter().any(|m| lower.contains(m)) {
+        return Some(Refusal::Model { text });
+    }
+    let allowance = [
+        "hit your",
+        "limit reached",
+        "out of usage credits",
+        "out of extra usage",
+        "usage credits",
+        "credit balance is too low",
+        "credits required",
+        "agent sdk credit",
+        "spending cap",
+        "usage limit",
+    ];
+    if allowance.iter().any(|a| lower.contains(a)) {
+        return Some(Refusal::Allowance { reset: reset_time(&text, now, local_offset), text });
+    }
+    // Overloaded (529) and server errors are failures, not the account's
+    // limits: they show as errors.
+    let brief = api_error_status == Some(429) || lower.contains("rate limit") || lower.contains("rate_limit_error");
+    brief.then_some(Refusal::Brief { text })
+}
+
+/// The reset the CLI names: `resets 5:05pm (UTC)`, `resets 5pm`, `resets
+/// Dec 3, 5pm (Europe/Istanbul)`, `resets Dec 3 at 5:05pm`. A zone other
+/// than UTC is the machine's own (the CLI prints local time). The next such
+/// moment after `now`; `None` when there is no reset to read.
+pub fn reset_time(text: &str, now: i64, local_offset: i64) -> Option<i64> {
+    let lower = text.to_lowercase();
+    let rest = &lower[lower.find("resets")? + "resets".len()..];
+    let rest = rest.trim_start().trim_start_matches("at ").trim_start();
+    let offset = if rest.contains("(utc)") { 0 } else { local_offset };
+    let (date, clock) = split_date(rest);
+    let minutes = clock_minutes(clock)?;
+    let day_start = |unix: i64| (unix + offset).div_euclid(86_400) * 86_400 - offset;
+    let mut at = day_start(now) + minutes * 60;
+    match date {
+        Some((month, day)) => {
+            // That date this year, or next year once it has passed.
+            let local_now = time::OffsetDateTime::from_unix_timestamp(now + offset).ok()?;
+            for year in [local_now.year(), local_now.year() + 1] {
+                let date = time::Date::from_calendar_date(year, time::Month::try_from(month).ok()?, day).ok()?;
+                let midnight = date.midnight().assume_utc().unix_timestamp() - offset;
+                at = midnight + minutes * 60;
+                if at > now - 3600 {
+                    return Some(at);
+                }
+            }
+            Some(at)
+        }
+        None => {
+            if at <= now {
+                at += 86_400;
+            }
+            Some(at)
+        }
+    }
+}
+
+const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+/// `dec 3, 5pm (utc)` → (Some((12, 3)), `5pm (utc)`).
+fn split_date(text: &str) -> (Option<(u8, u8)>, &str) {
+    let Some(month) = MONTHS.iter().position(|m| text.starts_with(m)) else {
+        return (None, text);
+    };
+    let after = text.split_once(' ').map_or("", |(_, rest)| rest);
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    let Ok(day) = digits.parse::<u8>() else {
+        return (None, text);
+    };
+    let rest = after[digits.len()..].trim_start_matches(',').trim_start();
+    let rest = rest.strip_prefix("at ").unwrap_or(rest);
+    (Some((month as u8 + 1, day)), rest)
+}
+
+/// `5:05pm`, `5pm`, `17:05` → minutes after midnight.
+fn clock_minutes(text: &str) -> Option<i64> {
+    let word: String = text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == ':').collect();
+    let (digits, pm) = match (word.strip_suffix("pm"), word.strip_suffix("am")) {
+        (Some(d), _) => (d, Some(true)),
+        (_, Some(d)) => (d, Some(false)),
+        _ => (word.as_str(), None),
+    };
+    let (hour, minute) = digits.split_once(':').unwrap_or((digits, "0"));
+    let (mut hour, minute): (i64, i64) = (hour.parse().ok()?, minute.parse().ok()?);
+    if !(0..60).contains(&minute) {
+        return None;
+    }
+    match pm {
+        Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
+        None if (0..24).contains(&hour) && digits.contains(':') => {}
+        _ => return None,
+    }
+    Some(hour * 60 + minute)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-12-01 14:00:00 UTC.
+    const NOW: i64 = 1_796_133_600;
+
+    #[test]
+    fn what_the_cli_prints_for_each_refusal() {
+        let cases: &[(Option<u16>, &str, &str)] = &[
+            (Some(429), "You've hit your 5-hour limit · resets 5:05pm (UTC)", "allowance"),
+            (Some(429), "You've hit your weekly limit · resets Dec 3, 5pm (UTC)", "allowance"),
+            (Some(429), "You're out of usage credits", "allowance"),
+            (Some(429), "You're out of extra usage · resets 5pm (UTC)", "allowance"),
+            (Some(400), "Credit balance is too low", "allowance"),
+            (Some(429), "Usage credits required for 1M context", "model"),
+            (Some(429), "Usage credits are required for long context", "model"),
+            (Some(429), "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}", "brief"),
+            (Some(529), "API Error: Repeated 529 Overloaded errors", "none"),
+            (None, "API Error: 500 internal", "none"),
+            (Some(400), "Prompt is too long", "none"),
+        ];
+        for (status, text, want) in cases {
+            let got = match classify(*status, text, NOW, 0) {
+                Some(Refusal::Allowance { .. }) => "allowance",
+                Some(Refusal::Model { .. }) => "model",
+                Some(Refusal::Brief { .. }) => "brief",
+                None => "none",
+            };
+            assert_eq!(got, *want, "{text}");
+        }
+    }
+
+    #[test]
+    fn resets_are_read_in_the_zone_printed() {
+        let at = |text: &str, offset: i64| reset_time(text, NOW, offset);
+        // 17:05 UTC today.
+        assert_eq!(at("You've hit your 5-hour limit · resets 5:05pm (UTC)", 0), Some(NOW + 3 * 3600 + 300));
+        // 1pm UTC has passed today: tomorrow.
+        assert_eq!(at("resets 1pm (UTC)", 0), Some(NOW - 3600 + 86_400));
+        // The machine's zone (UTC+3): 5pm local is 14:00 UTC, now: tomorrow.
+        assert_eq!(at("resets 5pm (Europe/Istanbul)", 3 * 3600), Some(NOW + 86_400));
+        assert_eq!(at("resets 6pm (Europe/Istanbul)", 3 * 3600), Some(NOW + 3600));
+        // A date.
+        assert_eq!(at("resets Dec 3, 5pm (UTC)", 0), Some(NOW + 2 * 86_400 + 3 * 3600));
+        assert_eq!(at("resets Jan 2 at 9am (UTC)", 0).map(|t| t > NOW + 30 * 86_400), Some(true));
+        assert_eq!(at("resets 17:30 (UTC)", 0), Some(NOW + 3 * 3600 + 1800));
+        for none in ["You're out of usage credits", "resets soon", "resets 13pm", "resets 5:75pm"] {
+            assert_eq!(at(none, 0), None, "{none}");
+        }
+    }
+}

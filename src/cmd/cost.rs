@@ -1,0 +1,92 @@
+//! `memory-save cost [--json]`: this billing month, day by day, with a bar
+//! a day on a terminal, against the budgets.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+
+use crate::memory::cost::usd;
+use crate::save::month::{self, Month};
+
+/// Bars are at most this wide.
+const BAR_WIDTH: usize = 30;
+
+/// This billing month's saves day by day: how many, the tokens by kind and
+/// what they counted, against the budgets, with the month's pace.
+#[derive(Debug, clap::Args)]
+pub struct CostArgs {
+    /// Print it as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+impl super::Run for CostArgs {
+    fn run(&self) -> Result<()> {
+        let roots = crate::config::roots()?;
+        let config = crate::config::of(&roots);
+        let month = month::gather(&roots, &config, crate::env::now_unix());
+        if self.json {
+            return super::println(&serde_json::to_string_pretty(&month)?);
+        }
+        super::print(&render(&month, std::io::stdout().is_terminal()))
+    }
+}
+
+/// The month's summary lines, shared with `status`.
+pub fn summary(month: &Month) -> String {
+    let t = &month.totals;
+    let mut out = format!("billing month {} to {}\n", month.start, month.end);
+    if let Some(pays) = &month.pays {
+        out.push_str(&format!("  who pays  {pays}\n"));
+    }
+    out.push_str(&format!(
+        "  month     {} · in {} · cache read {} · cache write {} · out {} · {}\n",
+        plural(t.saves, "save"),
+        t.input_tokens,
+        t.cache_read_input_tokens,
+        t.cache_creation_input_tokens,
+        t.output_tokens,
+        usd(t.cost_usd)
+    ));
+    for b in &month.budgets {
+        let default = if b.default { ", the default for a subscription" } else { "" };
+        out.push_str(&format!(
+            "  budget    {} {}{default}: {} spent ({:.0}%)\n",
+            b.budget,
+            usd(b.limit_usd),
+            usd(b.spent_usd),
+            b.share * 100.0
+        ));
+    }
+    if let Some(average) = month.average_per_save_usd {
+        out.push_str(&format!(
+            "  pace      {} a save on average; {} by {} at this pace\n",
+            usd(average),
+            usd(month.projected_usd),
+            month.end
+        ));
+    }
+    out
+}
+
+fn render(month: &Month, terminal: bool) -> String {
+    let mut out = summary(month);
+    let most = month.days.iter().map(|d| d.totals.cost_usd).fold(0.0, f64::max);
+    for day in &month.days {
+        let t = &day.totals;
+        let width = if most > 0.0 { (t.cost_usd / most * BAR_WIDTH as f64).round() as usize } else { 0 };
+        let bar = if terminal { "█".repeat(width) } else { "#".repeat(width) };
+        out.push_str(&format!(
+            "{}  {bar:<BAR_WIDTH$}  {:>9}  {}\n",
+            day.date,
+            plural(t.saves, "save"),
+            usd(t.cost_usd)
+        ));
+    }
+    out
+}
+
+/// `1 save`, `2 saves`.
+pub fn plural(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}

@@ -1,0 +1,369 @@
+//! Budgets that hold before the spend: every save is priced before its
+//! fork runs (`memory::cost`), and a save that would pass a budget never
+//! starts. The ledger is `saves.jsonl`, this machine's record of what each
+//! save counted; the Agent SDK credit it guards is the account's, shared
+//! with the user's other machines, scripts and CI (docs/cost.md).
+//!
+//! `limits.json` keeps what is machine-wide: a used-up allowance that
+//! stops every fork until its reset, models a plan cannot use, the budget
+//! that stopped saves (for every session's start and the status line), and
+//! which 80% warnings were given.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::memory::cost::{self, usd};
+use crate::store::paths::Roots;
+
+/// A refusal that names no reset is tried again at most this often: a
+/// refused request costs nothing, but each try runs a whole fork.
+pub const RETRY_UNNAMED_SECONDS: i64 = 3600;
+/// The share of a budget at which the user is told, once.
+const WARN_SHARE: f64 = 0.8;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Forks on this machine wait for this refusal.
+    pub allowance: Option<Hold>,
+    /// Sessions on these models wait (the plan needs usage credits for
+    /// them).
+    pub models: BTreeMap<String, Hold>,
+    /// A budget that stops saves until its period turns or it rises.
+    pub stopped: Option<Stopped>,
+    /// The warnings already given, by budget and period.
+    pub told: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hold {
+    /// What the CLI said, as it said it.
+    pub text: String,
+    pub at: i64,
+    /// The reset the refusal named.
+    pub until: Option<i64>,
+    /// With no reset named: one fork may try from then.
+    pub next_try: i64,
+}
+
+impl Hold {
+    /// Whether a fork must wait at `now`.
+    pub fn holds(&self, now: i64) -> bool {
+        match self.until {
+            Some(until) => now < until,
+            None => now < self.next_try,
+        }
+    }
+
+    /// The status-line words.
+    pub fn status(&self) -> String {
+        match self.until {
+            Some(until) => format!("paused: allowance used up until {}", crate::env::clock(until)),
+            None => "paused: allowance used up (memory-save doctor)".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// `max_cost_per_month_usd`, `max_cost_per_day_usd`.
+    pub budget: String,
+    pub limit: f64,
+    pub spent: f64,
+    /// When its period turns.
+    pub until: i64,
+    pub route: String,
+}
+
+impl Stopped {
+    /// Whether it still stops saves: its period has not turned and the
+    /// budget has not risen.
+    pub fn holds(&self, config: &Config, now: i64) -> bool {
+        let limit = match self.budget.as_str() {
+            "max_cost_per_month_usd" => config.max_cost_per_month_usd,
+            _ => config.max_cost_per_day_usd,
+        };
+        let risen = match limit {
+            crate::config::Budget::Off => true,
+            crate::config::Budget::Usd(usd) => usd > self.limit,
+            // Unset: the default, which is what stopped it, or none.
+            crate::config::Budget::Unset => self.budget != "max_cost_per_month_usd",
+        };
+        now < self.until && !risen
+    }
+
+    /// The one line every session's start shows while saves are stopped.
+    pub fn line(&self) -> String {
+        format!(
+            "memory-save: saves are stopped: {} of {} ({}) spent; they go on {} or when you raise it in memory-save.toml",
+            usd(self.spent),
+            usd(self.limit),
+            self.budget,
+            crate::env::timestamp(self.until)
+        )
+    }
+
+    pub fn status(&self) -> String {
+        format!("paused: {} reached ({} of {})", self.budget, usd(self.spent), usd(self.limit))
+    }
+}
+
+/// The route the machine's last session start saw, for the commands that
+/// run outside a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeenRoute {
+    pub route: crate::claude::route::Route,
+    pub at: i64,
+}
+
+fn route_path(roots: &Roots) -> std::path::PathBuf {
+    roots.state.join("route.json")
+}
+
+/// Keeps `route` as the last seen, rewritten only when it changed (or a
+/// day passed, so `at` stays roughly true).
+pub fn record_route(roots: &Roots, route: &crate::claude::route::Route) {
+    let now = crate::env::now_unix();
+    let old = last_route(roots);
+    if old.as_ref().is_some_and(|old| &old.route == route && now - old.at < 86_400) {
+        return;
+    }
+    let seen = SeenRoute { route: route.clone(), at: now };
+    if let Err(e) = crate::store::record::write(&route_path(roots), &seen) {
+        crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
+    }
+}
+
+pub fn last_route(roots: &Roots) -> Option<SeenRoute> {
+    crate::store::record::read(&route_path(roots))
+}
+
+fn path(roots: &Roots) -> std::path::PathBuf {
+    roots.state.join("limits.json")
+}
+
+pub fn load(roots: &Roots) -> Limits {
+    crate::store::record::read(&path(roots)).unwrap_or_default()
+}
+
+/// Changes `limits.json` under its lock.
+pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut Limits) -> R) -> anyhow::Result<R> {
+    crate::store::fsutil::create_private_dir(&roots.state)?;
+    let _lock =
+        crate::store::fsutil::Lock::acquire(&roots.state.join("limits.lock"), std::time::Duration::from_secs(5))?;
+    let mut limits = load(roots);
+    let before = limits.clone();
+    let result = change(&mut limits);
+    if limits != before {
+        crate::store::record::write(&path(roots), &limits)?;
+    }
+    Ok(result)
+}
+
+/// The billing month holding `now`: its start and end (Unix time, local
+/// midnight of `billing_day`) and its first day, for labels.
+pub fn billing_month(now: i64, billing_day: u8) -> (i64, i64, (i32, u8, u8)) {
+    let start = cost::period_start(crate::env::local_date(now), billing_day);
+    (crate::env::local_date_start(start), crate::env::local_date_start(cost::next_period(start)), start)
+}
+
+/// The budgets one save faces, with what they have spent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Budgets {
+    pub per_save: Option<f64>,
+    pub cold_max: Option<f64>,
+    /// (limit, spent this billing month by this route, when it turns)
+    pub month: Option<(f64, f64, i64)>,
+    /// (limit, spent today by every route, when it turns)
+    pub day: Option<(f64, f64, i64)>,
+}
+
+impl Budgets {
+    /// The budgets of `config` for a save billed by `route`.
+    pub fn of(roots: &Roots, config: &Config, route: &crate::claude::route::Route, now: i64) -> Budgets {
+        let default = route.is_subscription().then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
+        let month = config.max_cost_per_month_usd.or(default).map(|limit| {
+            let (start, end, _) = billing_month(now, config.billing_day());
+            (limit, crate::store::saves::spent_since(roots, start, Some(&route.key())), end)
+        });
+        let day = config.max_cost_per_day_usd.or(None).map(|limit| {
+            let midnight = crate::env::local_midnight(now);
+            (limit, crate::store::saves::spent_since(roots, midnight, None), midnight + 86_400)
+        });
+        Budgets { per_save: config.max_cost_per_save_usd.or(None), cold_max: config.cold_save_max(), month, day }
+    }
+}
+
+/// What to do with a priced save.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Run,
+    /// Not this save; the next one may run (`status`, a report line).
+    Skip {
+        status: String,
+        report: String,
+    },
+    /// The cache has expired and the save is dear: wait for the next turn
+    /// to warm it.
+    WaitWarm {
+        status: String,
+    },
+    /// A budget is reached: no save until its period turns or it rises.
+    Stop {
+        status: String,
+        report: String,
+        stopped: Stopped,
+    },
+}
+
+/// The verdict on a save estimated at `estimate`, `warm` or not, at the
+/// session's end or not.
+pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, route: &str) -> Verdict {
+    let about = usd(estimate);
+    // A cold save first: it waits for a warm cache (or, at the session's
+    // end, is dropped) rather than stop a budget a warm one would fit.
+    if !warm {
+        let month_left = budgets.month.map(|(limit, spent, _)| (limit - spent).max(0.0));
+        let cap = [budgets.per_save, budgets.cold_max, month_left].into_iter().flatten().fold(f64::INFINITY, f64::min);
+        if estimate > cap {
+            if ended {
+                return Verdict::Skip {
+                    status: format!("skipped: cache expired, about {about}"),
+                    report: format!(
+                        "memory-save: MEMORY.md: the session's last turns were not saved: its prompt cache had expired, and re-reading the conversation would have cost about {about} (over {}; see cold_save_max_usd)",
+                        usd(cap)
+                    ),
+                };
+            }
+            return Verdict::WaitWarm {
+                status: format!("waiting: cache expired (about {about}); saved after the next turn"),
+            };
+        }
+    }
+    for (name, budget) in [("max_cost_per_day_usd", budgets.day), ("max_cost_per_month_usd", budgets.month)] {
+        if let Some((limit, spent, until)) = budget
+            && spent + estimate > limit
+        {
+            let stopped = Stopped { budget: name.into(), limit, spent, until, route: route.into() };
+            return Verdict::Stop {
+                status: stopped.status(),
+                report: format!(
+                    "memory-save: MEMORY.md: not saved: this save (about {about}) would pass {name} ({} of {} spent); saves stop until {} or until you raise it",
+                    usd(spent),
+                    usd(limit),
+                    crate::env::timestamp(until)
+                ),
+                stopped,
+            };
+        }
+    }
+    if let Some(max) = budgets.per_save
+        && estimate > max
+    {
+        return Verdict::Skip {
+            status: format!("skipped: about {about}, over max_cost_per_save_usd ({})", usd(max)),
+            report: format!(
+                "memory-save: MEMORY.md: not saved: this save would cost about {about}, over max_cost_per_save_usd ({})",
+                usd(max)
+            ),
+        };
+    }
+    Verdict::Run
+}
+
+/// The 80% warnings a save's spend brings, each given once per period.
+pub fn warnings(roots: &Roots, budgets: &Budgets, route: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let candidates = [
+        ("max_cost_per_month_usd", "this billing month's", budgets.month),
+        ("max_cost_per_day_usd", "today's", budgets.day),
+    ];
+    // Most saves pass no mark: they touch no file.
+    if !candidates.iter().any(|(_, _, b)| b.is_some_and(|(limit, spent, _)| limit > 0.0 && spent >= limit * WARN_SHARE))
+    {
+        return lines;
+    }
+    let _ = update(roots, |limits| {
+        for (name, when, budget) in candidates {
+            let Some((limit, spent, until)) = budget else { continue };
+            if limit <= 0.0 || spent < limit * WARN_SHARE {
+                continue;
+            }
+            let key = format!("{name}:{route}:{until}:80");
+            if limits.told.contains(&key) {
+                continue;
+            }
+            limits.told.push(key);
+            lines.push(format!(
+                "memory-save: {}% of {when} save budget is spent ({} of {}, {name})",
+                (spent / limit * 100.0).floor() as u64,
+                usd(spent),
+                usd(limit)
+            ));
+        }
+        // Old periods' warnings are kept no longer than their periods.
+        let now = crate::env::now_unix();
+        limits.told.retain(|key| key.rsplit(':').nth(1).and_then(|u| u.parse::<i64>().ok()).is_none_or(|u| u > now));
+    });
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn budgets(per_save: Option<f64>, month: Option<(f64, f64)>) -> Budgets {
+        Budgets { per_save, cold_max: Some(0.25), month: month.map(|(l, s)| (l, s, 0)), day: None }
+    }
+
+    fn kind(v: &Verdict) -> &'static str {
+        match v {
+            Verdict::Run => "run",
+            Verdict::Skip { .. } => "skip",
+            Verdict::WaitWarm { .. } => "wait",
+            Verdict::Stop { .. } => "stop",
+        }
+    }
+
+    #[test]
+    fn a_save_runs_only_within_every_budget() {
+        // (per save, month (limit, spent), estimate, warm, ended) → verdict
+        type Case = (Option<f64>, Option<(f64, f64)>, f64, bool, bool, &'static str);
+        let cases: &[Case] = &[
+            (None, None, 0.08, true, false, "run"),
+            (Some(0.05), None, 0.08, true, false, "skip"),
+            (Some(0.10), None, 0.08, true, false, "run"),
+            (None, Some((10.0, 9.95)), 0.08, true, false, "stop"),
+            (None, Some((10.0, 9.90)), 0.08, true, false, "run"),
+            (None, Some((10.0, 10.0)), 0.0, true, false, "run"),
+            (None, Some((10.0, 10.01)), 0.0, true, false, "stop"),
+            // Cold: under the smallest of per-save, cold_save_max_usd and
+            // what the month has left.
+            (None, None, 0.94, false, false, "wait"),
+            (None, None, 0.94, false, true, "skip"),
+            (None, None, 0.20, false, false, "run"),
+            (Some(0.10), None, 0.20, false, false, "wait"),
+            (Some(0.10), None, 0.20, false, true, "skip"),
+            (None, Some((10.0, 9.85)), 0.20, false, false, "wait"),
+            (None, Some((10.0, 9.50)), 0.20, false, false, "run"),
+        ];
+        for (per_save, month, estimate, warm, ended, want) in cases {
+            let v = verdict(&budgets(*per_save, *month), *estimate, *warm, *ended, "subscription");
+            assert_eq!(kind(&v), *want, "{per_save:?} {month:?} {estimate} warm={warm} ended={ended}: {v:?}");
+        }
+        let Verdict::Skip { report, .. } = verdict(&budgets(None, None), 0.94, false, true, "subscription") else {
+            unreachable!()
+        };
+        assert!(report.contains("would have cost about $0.94"), "{report}");
+    }
+
+    #[test]
+    fn a_hold_waits_for_its_reset_or_an_hour() {
+        let named = Hold { text: "x".into(), at: 0, until: Some(100), next_try: 0 };
+        assert!(named.holds(99) && !named.holds(100));
+        let unnamed = Hold { text: "x".into(), at: 0, until: None, next_try: RETRY_UNNAMED_SECONDS };
+        assert!(unnamed.holds(10) && !unnamed.holds(RETRY_UNNAMED_SECONDS));
+    }
+}

@@ -1,0 +1,153 @@
+//! The billing month as `status` and `memory-save cost` show it: saves,
+//! tokens by kind and what they counted, day by day, against the budgets,
+//! with the pace the month is on. Read from `saves.jsonl`, this machine's
+//! ledger.
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::memory::cost::round_usd;
+use crate::store::paths::Roots;
+use crate::store::saves::SaveRecord;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub saves: u64,
+    pub input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub output_tokens: u64,
+    /// What budgets count: the larger of each save's estimate and the
+    /// CLI's figure.
+    pub cost_usd: f64,
+}
+
+impl Totals {
+    pub fn add(&mut self, record: &SaveRecord) {
+        if record.usage.is_none() && record.counted_usd.is_none() {
+            return; // a save that never ran a fork
+        }
+        self.saves += 1;
+        if let Some(u) = &record.usage {
+            self.input_tokens += u.input_tokens;
+            self.cache_read_input_tokens += u.cache_read_input_tokens;
+            self.cache_creation_input_tokens += u.cache_creation_input_tokens;
+            self.output_tokens += u.output_tokens;
+        }
+        self.cost_usd = round_usd(self.cost_usd + record.counted());
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Day {
+    /// `2026-12-01`
+    pub date: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetShare {
+    pub budget: String,
+    pub limit_usd: f64,
+    pub spent_usd: f64,
+    pub share: f64,
+    /// Not set in memory-save.toml: the subscription default.
+    pub default: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Month {
+    pub start: String,
+    pub end: String,
+    /// The route counted (`Route::key`), and who pays, in a sentence.
+    pub route: Option<String>,
+    pub pays: Option<String>,
+    #[serde(flatten)]
+    pub totals: Totals,
+    pub average_per_save_usd: Option<f64>,
+    /// What the month comes to at this month's pace so far.
+    pub projected_usd: f64,
+    pub budgets: Vec<BudgetShare>,
+    pub days: Vec<Day>,
+}
+
+/// This billing month on this machine, for the route its last session
+/// started with (every save when none was seen yet).
+pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
+    let seen = super::budget::last_route(roots).map(|s| s.route);
+    let route = seen.as_ref().map(crate::claude::route::Route::key);
+    let (start, end, first) = super::budget::billing_month(now, config.billing_day());
+    let records: Vec<SaveRecord> = crate::store::saves::all(roots)
+        .into_iter()
+        .filter(|r| (start..end).contains(&r.counted_at(now)))
+        .filter(|r| route.as_deref().is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
+        .collect();
+    let mut totals = Totals::default();
+    let mut days: Vec<Day> = Vec::new();
+    let mut day_start = crate::env::local_date_start(first);
+    while day_start < end.min(now + 1) {
+        let next = crate::env::local_date_start(next_day(crate::env::local_date(day_start)));
+        let mut day = Totals::default();
+        for record in records.iter().filter(|r| (day_start..next).contains(&r.counted_at(now))) {
+            day.add(record);
+            totals.add(record);
+        }
+        let (y, m, d) = crate::env::local_date(day_start);
+        days.push(Day { date: format!("{y:04}-{m:02}-{d:02}"), totals: day });
+        if next <= day_start {
+            break;
+        }
+        day_start = next;
+    }
+    let elapsed = ((now - start).max(1)) as f64;
+    let projected_usd = round_usd(totals.cost_usd * (end - start) as f64 / elapsed);
+    let mut budgets = Vec::new();
+    let default =
+        seen.as_ref().is_some_and(|r| r.is_subscription()).then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
+    if let Some(limit) = config.max_cost_per_month_usd.or(default) {
+        let is_default = config.max_cost_per_month_usd == crate::config::Budget::Unset;
+        budgets.push(share("max_cost_per_month_usd", limit, totals.cost_usd, is_default));
+    }
+    if let Some(limit) = config.max_cost_per_day_usd.or(None) {
+        let today = days.last().map_or(0.0, |d| d.totals.cost_usd);
+        budgets.push(share("max_cost_per_day_usd", limit, today, false));
+    }
+    let fmt = |(y, m, d): (i32, u8, u8)| format!("{y:04}-{m:02}-{d:02}");
+    Month {
+        start: fmt(first),
+        end: fmt(crate::memory::cost::next_period(first)),
+        pays: seen.as_ref().map(crate::claude::route::Route::sentence),
+        route,
+        average_per_save_usd: (totals.saves > 0).then(|| round_usd(totals.cost_usd / totals.saves as f64)),
+        projected_usd,
+        totals,
+        budgets,
+        days,
+    }
+}
+
+fn share(budget: &str, limit: f64, spent: f64, default: bool) -> BudgetShare {
+    let share = if limit > 0.0 {
+        spent / limit
+    } else if spent > 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    BudgetShare {
+        budget: budget.into(),
+        limit_usd: limit,
+        spent_usd: round_usd(spent),
+        share: (share * 1000.0).round() / 1000.0,
+        default,
+    }
+}
+
+fn next_day((year, month, day): (i32, u8, u8)) -> (i32, u8, u8) {
+    let Ok(month_enum) = time::Month::try_from(month) else { return (year, month, day) };
+    match time::Date::from_calendar_date(year, month_enum, day).ok().and_then(|d| d.next_day()) {
+        Some(next) => (next.year(), next.month() as u8, next.day()),
+        None => (year, month, day),
+    }
+}
