@@ -188,5 +188,6 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         more_skipped: 0,
         more_refused: 0,
         topic_files: &[],
+        view: memory_save::memory::prompt::MemoryView::Whole,
     }
 }

@@ -180,6 +180,12 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
             command.env_remove(name);
         }
     }
+    // A short rate limit is retried for about three minutes by default
+    // (measured): a save is not worth holding a fork slot that long, and
+    // the next save tries again.
+    if crate::env::passed_to_fork("CLAUDE_CODE_MAX_RETRIES").is_none() {
+        command.env("CLAUDE_CODE_MAX_RETRIES", "2");
+    }
     command
         .args(arguments(req, &settings_path))
         .current_dir(cwd)
@@ -189,6 +195,11 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         // summary again and see the summary, not the conversation
         // (measured). 2.1.328 and 2.1.332 both read DISABLE_COMPACT.
         .env("DISABLE_COMPACT", "1")
+        // One memory pass, not two: the fork's request is byte-equal with
+        // Claude Code's auto memory on or off, whichever the parent had (the
+        // resumed transcript carries the system prompt), and makes one
+        // request either way (measured: tests/e2e/billing.rs).
+        .env("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));

@@ -28,14 +28,19 @@ pub enum Payer {
     Subscription,
 }
 
-/// How the fork's requests authenticate, as the API sees them.
+/// How the fork's requests authenticate, as the API sees them
+/// **[measured: 2.1.328, 2.1.332; tests/e2e/billing.rs]**.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Header {
-    /// `x-api-key: …`
+    /// `x-api-key: …` alone (`ANTHROPIC_API_KEY`).
     XApiKey,
-    /// `Authorization: Bearer …`
+    /// `Authorization: Bearer …` alone (`ANTHROPIC_AUTH_TOKEN`, or the
+    /// subscription's OAuth token).
     Bearer,
+    /// Both: an `apiKeyHelper` sends its key as both, and a key beside an
+    /// auth token sends each.
+    Both,
     /// The cloud provider's own signing.
     Provider,
 }
@@ -72,13 +77,14 @@ impl Route {
             return Route { payer: Payer::Cloud, header: Header::Provider, detail: provider.to_string() };
         }
         let set = |name: &str| source.var(name).is_some_and(|v| !v.is_empty());
-        // The credential decides the header, whoever bills it.
-        let header = if set("ANTHROPIC_AUTH_TOKEN") {
-            Header::Bearer
-        } else if set("ANTHROPIC_API_KEY") || source.api_key_helper() {
-            Header::XApiKey
-        } else {
-            Header::Bearer
+        // The credentials decide the headers, whoever bills them: the key or
+        // the helper's key as x-api-key, the auth token or the helper's key
+        // as Bearer, and the OAuth token only when none of them is set.
+        let (key, token, helper) = (set("ANTHROPIC_API_KEY"), set("ANTHROPIC_AUTH_TOKEN"), source.api_key_helper());
+        let header = match (key || helper, token || helper || !key) {
+            (true, true) => Header::Both,
+            (true, false) => Header::XApiKey,
+            _ => Header::Bearer,
         };
         if let Some(host) = source.var("ANTHROPIC_BASE_URL").as_deref().and_then(host).filter(|h| !is_anthropic(h)) {
             return Route { payer: Payer::Gateway, header, detail: host };
@@ -203,9 +209,13 @@ mod tests {
             (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], false, Subscription, Bearer),
             (&[("ANTHROPIC_API_KEY", "k")], false, ApiKey, XApiKey),
             (&[("ANTHROPIC_API_KEY", "k"), ("CLAUDE_CODE_OAUTH_TOKEN", "t")], false, ApiKey, XApiKey),
-            (&[], true, ApiKeyHelper, XApiKey),
-            (&[("ANTHROPIC_API_KEY", "k")], true, ApiKey, XApiKey),
-            (&[("ANTHROPIC_AUTH_TOKEN", "a"), ("ANTHROPIC_API_KEY", "k")], false, AuthToken, Bearer),
+            (&[], true, ApiKeyHelper, Both),
+            (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], true, ApiKeyHelper, Both),
+            (&[("ANTHROPIC_API_KEY", "k")], true, ApiKey, Both),
+            (&[("ANTHROPIC_AUTH_TOKEN", "a")], false, AuthToken, Bearer),
+            (&[("ANTHROPIC_AUTH_TOKEN", "a"), ("CLAUDE_CODE_OAUTH_TOKEN", "t")], false, AuthToken, Bearer),
+            (&[("ANTHROPIC_AUTH_TOKEN", "a")], true, AuthToken, Both),
+            (&[("ANTHROPIC_AUTH_TOKEN", "a"), ("ANTHROPIC_API_KEY", "k")], false, AuthToken, Both),
             (&[("ANTHROPIC_API_KEY", "")], false, Subscription, Bearer),
             (&[("ANTHROPIC_BASE_URL", "https://api.anthropic.com")], false, Subscription, Bearer),
             (

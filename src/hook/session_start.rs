@@ -77,7 +77,13 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let held = if team_gate { crate::team::held_rules(&ctx.roots, &project, &folder.dir, &memory) } else { Vec::new() };
     let loaded = crate::team::without(&memory, &held);
     let parts = block::context_parts(&label, &loaded, topic_line.as_deref());
+    let total = parts.len();
     let context = parts.into_iter().nth(part - 1);
+    if context.is_some() {
+        // What the model now holds: the worker's message points to it
+        // instead of repeating the file (docs/cost.md).
+        crate::save::baseline::record(&ctx.sessions(), &ctx.input.session_id, &loaded, part, total);
+    }
     // A hand edit may hold what no save may write; part 1 says so once.
     let unwanted = (part == 1 && !folder.is_checked(&memory))
         .then(|| {

@@ -32,6 +32,44 @@ pub struct PromptInput<'a> {
     /// How many more of each the last save had than are listed.
     pub more_skipped: usize,
     pub more_refused: usize,
+    /// How the message shows `memory` (see `view`).
+    pub view: MemoryView,
+}
+
+/// How the message shows the current file. The fork resumes the session,
+/// whose context already holds the memory block its SessionStart loaded,
+/// so the file is repeated only when it must be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MemoryView {
+    /// The whole file between markers.
+    Whole,
+    /// The file is what the block above shows.
+    Loaded,
+    /// The block above, with these lines added and removed since.
+    Changed { added: Vec<String>, removed: Vec<String> },
+}
+
+/// How to show `current` to a fork whose context holds `loaded` (the
+/// text the session's last complete SessionStart emitted; `None` when
+/// there is none to point to): nothing when they are equal, the changed
+/// lines when they are fewer than the file, else the whole file.
+pub fn view(current: &str, loaded: Option<&str>) -> MemoryView {
+    let Some(loaded) = loaded else { return MemoryView::Whole };
+    if loaded == current {
+        return MemoryView::Loaded;
+    }
+    let diff = similar::TextDiff::from_lines(loaded, current);
+    let (mut added, mut removed) = (Vec::new(), Vec::new());
+    for change in diff.iter_all_changes() {
+        let line = change.value().trim_end_matches('\n').to_string();
+        match change.tag() {
+            similar::ChangeTag::Insert => added.push(line),
+            similar::ChangeTag::Delete => removed.push(line),
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    let changed: usize = added.iter().chain(&removed).map(|l| l.len() + 1).sum();
+    if changed >= current.len() { MemoryView::Whole } else { MemoryView::Changed { added, removed } }
 }
 
 pub fn fork_message(input: &PromptInput) -> String {
@@ -41,8 +79,23 @@ pub fn fork_message(input: &PromptInput) -> String {
         " From the whole conversation above, decide what this project's MEMORY.md must keep for future \
 sessions. Call no tool, do not continue the task: reply with one JSON object only.\n\n",
     );
-    match input.memory {
-        Some(memory) => {
+    match (input.memory, &input.view) {
+        (Some(_), MemoryView::Loaded) => out.push_str(LOADED),
+        (Some(_), MemoryView::Changed { added, removed }) => {
+            out.push_str(LOADED_THEN);
+            for (what, lines) in [("added", added), ("removed", removed)] {
+                if !lines.is_empty() {
+                    out.push_str(&format!("Lines {what}:\n<<<\n"));
+                    for line in lines {
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                    out.push_str(">>>\n");
+                }
+            }
+            out.push('\n');
+        }
+        (Some(memory), MemoryView::Whole) => {
             out.push_str("The current MEMORY.md, between the markers:\n<<<MEMORY.md\n");
             out.push_str(memory);
             if !memory.ends_with('\n') {
@@ -50,7 +103,7 @@ sessions. Call no tool, do not continue the task: reply with one JSON object onl
             }
             out.push_str("MEMORY.md>>>\n\n");
         }
-        None => {
+        (None, _) => {
             out.push_str("No MEMORY.md yet; it starts as:\n<<<MEMORY.md\n");
             out.push_str(&template::skeleton(input.project));
             out.push_str("MEMORY.md>>>\n\n");
@@ -78,6 +131,14 @@ sessions. Call no tool, do not continue the task: reply with one JSON object onl
     out.push_str(REPLY_FORMAT);
     out
 }
+
+/// The file is what the session's memory block shows.
+const LOADED: &str = "The current MEMORY.md is exactly the [PROJECT MEMORY: …] block loaded at this session's start \
+(above): its lines are the file's, without the part labels and \"(continued)\" headings. Copy lines from there \
+exactly.\n\n";
+const LOADED_THEN: &str = "The current MEMORY.md is the [PROJECT MEMORY: …] block loaded at this session's start \
+(above; its lines are the file's, without the part labels and \"(continued)\" headings), changed since as follows. \
+Copy lines exactly.\n";
 
 fn rules() -> String {
     format!(
@@ -145,22 +206,22 @@ Do not move a ## CRITICAL RULES bullet out; shorten it with a replace op if it m
     Some(note)
 }
 
-/// BULLET SPLIT: lines over the bullet limit, by line number.
+/// BULLET SPLIT: lines over the bullet limit, quoted by their start (a
+/// line number would mean nothing to a fork shown only the block).
 fn split_note(memory: &str) -> Option<String> {
-    let long: Vec<String> = memory
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.chars().count() > MAX_BULLET_CHARS)
-        .map(|(i, l)| format!("line {} ({} characters)", i + 1, l.chars().count()))
-        .collect();
+    let long: Vec<&str> = memory.lines().filter(|l| l.chars().count() > MAX_BULLET_CHARS).collect();
     if long.is_empty() {
         return None;
     }
-    Some(format!(
-        "BULLET SPLIT NOTE\nThese lines are longer than {MAX_BULLET_CHARS} characters: {}. Replace each with a shorter \
-bullet and add the rest as separate bullets, or move the detail to a topic file.\n",
-        long.join(", ")
-    ))
+    let mut note = format!(
+        "BULLET SPLIT NOTE\nThese lines are longer than {MAX_BULLET_CHARS} characters (each quoted by its start). Replace \
+each with a shorter bullet and add the rest as separate bullets, or move the detail to a topic file:\n"
+    );
+    for line in long.iter().take(MAX_NOTE_ENTRIES) {
+        note.push_str(&format!("  {} ({} characters)\n", shorten(line, 120), line.chars().count()));
+    }
+    more_line(&mut note, long.len());
+    Some(note)
 }
 
 /// EXACT COPY: the last save's remove/replace lines that matched nothing.
@@ -216,6 +277,7 @@ mod tests {
             last_refused: refused,
             more_skipped: 0,
             more_refused: 0,
+            view: MemoryView::Whole,
         })
     }
 
@@ -242,6 +304,43 @@ mod tests {
     }
 
     #[test]
+    fn the_message_points_to_the_loaded_block_or_gives_only_what_changed() {
+        let memory = skeleton("app").replace("## Active Warnings\n- None yet.", "## Active Warnings\n- old warning");
+        let many: String = (0..150).map(|i| format!("- fact {i}\n")).collect();
+        let big = memory.replace("## Active Warnings", &format!("{many}\n## Active Warnings"));
+        assert_eq!(view(&big, None), MemoryView::Whole, "no baseline");
+        assert_eq!(view(&big, Some(&big)), MemoryView::Loaded);
+        let changed = big.replace("- old warning", "- new warning");
+        assert_eq!(
+            view(&changed, Some(&big)),
+            MemoryView::Changed { added: vec!["- new warning".into()], removed: vec!["- old warning".into()] }
+        );
+        assert_eq!(view(&memory, Some(&big)), MemoryView::Whole, "a diff larger than the file");
+
+        let input = |view| PromptInput {
+            project: "app",
+            memory: Some(&changed),
+            topic_files: &[],
+            last_skipped: &[],
+            last_refused: &[],
+            more_skipped: 0,
+            more_refused: 0,
+            view,
+        };
+        let loaded = fork_message(&input(MemoryView::Loaded));
+        assert!(loaded.contains("exactly the [PROJECT MEMORY: …] block") && !loaded.contains("- fact 7\n"), "{loaded}");
+        let diff = fork_message(&input(view(&changed, Some(&big))));
+        assert!(
+            diff.contains("Lines added:\n<<<\n- new warning\n>>>\nLines removed:\n<<<\n- old warning\n>>>"),
+            "{diff}"
+        );
+        let whole = fork_message(&input(MemoryView::Whole));
+        assert!(whole.len() > diff.len() + 1_000 && whole.contains("- fact 7\n"));
+        // The notes that read the file still see all of it.
+        assert!(loaded.contains("OFFLOAD NOTE"), "{loaded}");
+    }
+
+    #[test]
     fn no_file_yet_shows_the_template() {
         let text = message(None, &[], &[]);
         assert!(text.contains("No MEMORY.md yet"));
@@ -257,6 +356,7 @@ mod tests {
             .replace("## Active Warnings\n- None yet.", &format!("## Active Warnings\n- {}", "w".repeat(700)));
         let text = message(Some(&long), &[], &[]);
         assert!(text.contains("BULLET SPLIT NOTE") && text.contains("(702 characters)"), "{text}");
+        assert!(text.contains(&format!("  - {}… (702 characters)", "w".repeat(118))), "quoted, not numbered: {text}");
 
         let many: String = (0..165).map(|i| format!("- fact {i}\n")).collect();
         let big = skeleton("app").replace("## Active Warnings", &format!("{many}\n## Active Warnings"));

@@ -1,6 +1,7 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
+pub mod baseline;
 pub mod budget;
 pub mod guard;
 pub mod month;
@@ -45,6 +46,8 @@ pub struct Job {
     pub cache_read_at: Option<i64>,
     /// SessionEnd has come: a save that cannot run now never will.
     pub ended: bool,
+    /// What the session's last SessionStart loaded (`baseline`).
+    pub baseline: Option<baseline::Baseline>,
 }
 
 #[derive(Debug, Default)]
@@ -123,7 +126,15 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     // Every report of this save starts with the repair's line, if there was one.
     let report_with = |line: &str| report::join(repaired.then_some(REPAIR_REPORT), Some(line));
     let notes = notes::read(roots, &located.name)?;
+    // The session holds the memory it loaded: point to it, unless the fork
+    // resumes something else (a copy, an earlier message), the last save
+    // missed lines it must now see whole, or a team gate held lines back.
+    let plain =
+        job.resume_from.is_none() && job.resume_at.is_none() && notes.skipped.is_empty() && located.team_dir.is_none();
+    let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+    let loaded = plain.then(|| baseline::read(&sessions, &job.session_id, job.baseline.as_ref())).flatten();
     let message = prompt::fork_message(&prompt::PromptInput {
+        view: snapshot.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
         project: &folder.project,
         memory: snapshot.as_deref(),
         topic_files: &folder.topic_files(),

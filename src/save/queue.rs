@@ -113,7 +113,7 @@ pub const LOST_REPORT: &str = "memory-save: MEMORY.md: a save was not made: its 
 
 /// What the worker does next, decided under the session lock.
 enum Next {
-    Save(Job),
+    Save(Box<Job>),
     /// A job whose worker died twice: dropped, with a report line.
     GaveUp,
     /// An idle flush is due in this many seconds.
@@ -184,7 +184,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 return Next::Idle;
             }
             s.saving_since = Some(now);
-            Next::Save(Job {
+            Next::Save(Box::new(Job {
                 session_id: id.to_string(),
                 cwd: s.project_folder().to_string(),
                 prompt_id: s.prompt_id.clone(),
@@ -196,7 +196,8 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 effort: s.effort.clone(),
                 cache_read_at: s.cache_read_at,
                 ended: s.ended,
-            })
+                baseline: s.baseline.clone(),
+            }))
         })?;
         let job = match next {
             Next::Save(job) => {

@@ -95,6 +95,8 @@ pub struct SessionState {
     /// Who pays for this session's saves, recorded at SessionStart, where
     /// the hook sees the session's environment.
     pub route: Option<crate::claude::route::Route>,
+    /// What the session's last SessionStart loaded (`save::baseline`).
+    pub baseline: Option<crate::save::baseline::Baseline>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,6 +272,11 @@ impl SessionStore {
         self.dir.join(format!("{id}.{ext}"))
     }
 
+    /// The memory text the session's last load emitted (`save::baseline`).
+    pub fn baseline_path(&self, id: &str) -> PathBuf {
+        self.path(id, "baseline.md")
+    }
+
     pub fn worker_lock_path(&self, id: &str) -> PathBuf {
         self.path(id, "worker.lock")
     }
@@ -397,6 +404,7 @@ impl SessionStore {
                 let _ = std::fs::remove_file(path.with_extension("lock"));
                 let _ = std::fs::remove_file(path.with_extension("worker.lock"));
                 let _ = std::fs::remove_file(path.with_extension("claim"));
+                let _ = std::fs::remove_file(path.with_extension("baseline.md"));
             }
             // A copy a killed worker never removed.
             let snapshot = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SNAPSHOT_EXT));

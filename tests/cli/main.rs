@@ -21,6 +21,7 @@ mod save;
 mod sealed;
 mod session_start;
 mod skip;
+mod spend;
 mod statusline;
 mod stress;
 mod sync;

@@ -107,7 +107,10 @@ fn the_fork_gets_no_session_or_ide_variables_but_keeps_proxy_ca_and_cloud_ones()
     let seen = env.call(1).session_env;
     assert_eq!(
         seen,
-        "ANTHROPIC_API_KEY=test-key\nCLAUDE_CODE_USE_BEDROCK=1\nDISABLE_COMPACT=1\nHTTPS_PROXY=http://proxy:3128\nNODE_EXTRA_CA_CERTS=/etc/ca.pem\n"
+        // Ours: auto memory off (the request is the same either way,
+        // tests/e2e/billing.rs), at most two retries of a short rate limit,
+        // no compaction.
+        "ANTHROPIC_API_KEY=test-key\nCLAUDE_CODE_DISABLE_AUTO_MEMORY=1\nCLAUDE_CODE_MAX_RETRIES=2\nCLAUDE_CODE_USE_BEDROCK=1\nDISABLE_COMPACT=1\nHTTPS_PROXY=http://proxy:3128\nNODE_EXTRA_CA_CERTS=/etc/ca.pem\n"
     );
 }
 

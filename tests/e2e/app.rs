@@ -55,6 +55,7 @@ impl App {
             .expect("run memory-save install");
         assert!(out.status.success(), "install failed: {}", String::from_utf8_lossy(&out.stderr));
         let app = App { bench };
+        app.config("");
         let settings = app.settings().to_string();
         assert!(
             settings.contains(&format!("{BIN} hook stop")),
@@ -109,6 +110,20 @@ impl App {
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
+    }
+
+    /// Writes memory-save.toml. The suite saves after every turn
+    /// (`save_every_turns = 1`) unless `text` sets it: its scenarios follow
+    /// one turn to its save; s12 measures the batching default.
+    pub fn config(&self, text: &str) {
+        let every = if text.contains("save_every_turns") { "" } else { "save_every_turns = 1\n" };
+        self.config_exact(&format!("{every}{text}"));
+    }
+
+    /// Writes memory-save.toml as it is: `""` gives every default.
+    pub fn config_exact(&self, text: &str) {
+        std::fs::create_dir_all(self.root()).unwrap();
+        std::fs::write(self.root().join("memory-save.toml"), text).unwrap();
     }
 
     pub fn root(&self) -> PathBuf {

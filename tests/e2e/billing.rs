@@ -372,6 +372,40 @@ fn refusals_render() {
     }
 }
 
+/// A 429 without `anthropic-ratelimit-unified-*` headers and the CLI's
+/// default retries: 11 requests (10 retries, backoff about 0.5, 1, 2, 4, 8,
+/// 16, 32 s, then about 37 s each), the run ends after about 185 s with the
+/// same `result` as with fewer retries. Measured on 2.1.328 and 2.1.332; too
+/// slow for every run: `cargo test --test e2e plain_429 -- --ignored`.
+#[test]
+#[ignore = "takes about 3 minutes"]
+fn plain_429_default_retries() {
+    let Some(claude) = harness::claude() else {
+        return;
+    };
+    let _serial = serial();
+    let standin = StandIn::start(|_| rate_limited(vec![]));
+    let mut bench = Bench::new(claude, standin.base_url());
+    bench.removed_env.push("ANTHROPIC_API_KEY".into());
+    bench.extra_env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), OAUTH_TOKEN.into()));
+    let start = Instant::now();
+    let run = bench.print("hi", &[], Duration::from_secs(400));
+    let out = output(&run);
+    let at: Vec<String> =
+        standin.message_requests().iter().map(|r| format!("{:.1}", r.at.duration_since(start).as_secs_f64())).collect();
+    eprintln!(
+        "[{}] plain 429, default retries: exit {:?} after {:.1}s, requests at {at:?} s\n  result: {}",
+        harness::version(),
+        run.status.and_then(|s| s.code()),
+        run.elapsed.as_secs_f64(),
+        out["result"],
+    );
+    assert_eq!(at.len(), 11, "{run:?}");
+    assert_eq!(out["is_error"], true);
+    assert_eq!(out["api_error_status"], 429);
+    assert!(out["result"].as_str().unwrap_or("").starts_with("API Error: Server is temporarily limiting requests"));
+}
+
 /// Which credential reaches the API for each mix of ANTHROPIC_API_KEY,
 /// ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN and an `apiKeyHelper` in a
 /// `--settings` file (the fork's way of passing it).
@@ -450,6 +484,21 @@ fn auth_headers() {
             out["result"],
         );
         eprintln!("[{}] {row}", harness::version());
+        // memory-save's own reading of the same environment, as its
+        // SessionStart records it, must name the headers the CLI sent.
+        let route = recorded_route(&bench, helper.then(|| bench.home().join("key-helper.sh")));
+        let agrees = match (route["header"].as_str(), &seen) {
+            (Some("x_api_key"), Some(seen)) => seen.starts_with("x-api-key") && !seen.contains("authorization"),
+            (Some("bearer"), Some(seen)) => seen.starts_with("authorization"),
+            (Some("both"), Some(seen)) => seen.starts_with("x-api-key") && seen.contains("authorization"),
+            // Not logged in: the CLI sent nothing; a real machine's stored
+            // login would be a subscription's Bearer.
+            (Some("bearer"), None) => route["payer"] == "gateway",
+            _ => false,
+        };
+        if !agrees {
+            failures.push(format!("{row} but memory-save recorded {route}"));
+        }
         let want = expected(api_key, auth_token, oauth, helper);
         let ok = match &want {
             Some(_) => run.success() && out["result"] == "ok" && reqs.len() == 1 && seen == want,
@@ -466,6 +515,30 @@ fn auth_headers() {
         }
     }
     assert!(failures.is_empty(), "unexpected credentials:\n{}", failures.join("\n"));
+}
+
+/// The route memory-save's SessionStart records for a session with the
+/// bench's environment (the helper, if any, in the user's settings, where
+/// the fork's settings come from).
+fn recorded_route(bench: &Bench, helper: Option<std::path::PathBuf>) -> Value {
+    if let Some(helper) = helper {
+        let dir = bench.home().join(".claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), json!({ "apiKeyHelper": helper }).to_string()).unwrap();
+    }
+    let sid = "0b4f1c2e-0000-4000-8000-00000000e2e1";
+    let input = json!({"session_id": sid, "transcript_path": bench.home().join("t.jsonl"), "cwd": bench.home(),
+        "hook_event_name": "SessionStart", "source": "startup"});
+    let mut cmd = std::process::Command::new(crate::app::BIN);
+    cmd.args(["hook", "session-start", "--part", "1"]).env_clear().envs(bench.env_pairs());
+    cmd.env("MEMORY_SAVE_HOME", bench.home().join(".cli-tweaks"));
+    let mut child = cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let state = bench.home().join(format!(".cli-tweaks/state/memory-save/sessions/{sid}.json"));
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(state).unwrap_or_default()).unwrap_or_default();
+    state["route"].clone()
 }
 
 fn yn(b: bool) -> &'static str {
@@ -539,8 +612,59 @@ fn fork_auto_memory() {
     let n = standin::common_prefix_len(&a, &b);
     eprintln!("  the parents' system prompts part at byte {n}: on …{:?}…\n  off …{:?}…", around(&a, n), around(&b, n));
 
+    // Why: the transcript keeps the system prompt it was started with (an
+    // `attachment` of type `prompt_snapshot`), and a resumed run sends that.
+    for (parent_off, (sid, _)) in [false, true].into_iter().zip(&parents) {
+        let transcript = find_transcript(bench.home(), sid).expect("the parent's transcript");
+        let text = std::fs::read_to_string(&transcript).unwrap();
+        let memory = text.contains("You have a persistent file-based memory");
+        eprintln!(
+            "  transcript of the parent with auto memory {}: prompt_snapshot {}, Memory section {memory}",
+            on_off(!parent_off),
+            text.contains(r#""type":"prompt_snapshot""#),
+        );
+        assert!(text.contains(r#""type":"prompt_snapshot""#));
+        assert_eq!(memory, !parent_off);
+    }
+    // A fresh run with the fork's flags (no --resume) and the variable unset
+    // has the Memory section: `--setting-sources ""` leaves auto memory on.
+    bench.extra_env = vec![("DISABLE_COMPACT".into(), "1".into())];
+    let before = standin.message_requests().len();
+    let fresh = bench.run(
+        &[
+            "-p",
+            "--no-session-persistence",
+            "--setting-sources",
+            "",
+            "--settings",
+            &settings,
+            "--permission-mode",
+            "dontAsk",
+            "--max-turns",
+            "1",
+            "--output-format",
+            "json",
+        ],
+        Some(&format!("{MARKER} fresh")),
+        LIMIT,
+    );
+    assert!(fresh.success(), "{fresh:?}");
+    let reqs = standin.message_requests();
+    let fresh_memory = reqs.last().unwrap().body["system"].to_string().contains("MEMORY.md");
+    eprintln!(
+        "[{}] a fresh run with the fork's flags: {} request(s), system mentions MEMORY.md: {fresh_memory}",
+        harness::version(),
+        reqs.len() - before,
+    );
+    assert!(fresh_memory);
+
     for (parent_off, (sid, parent_last)) in [false, true].into_iter().zip(&parents) {
-        for fork_off in [false, true] {
+        // fork.rs resumes the session id, or a copy of the transcript taken
+        // at PreCompact (a path ending in .jsonl): both ways here.
+        let copy = bench.home().join(format!("{sid}.1.transcript.jsonl"));
+        std::fs::copy(find_transcript(bench.home(), sid).unwrap(), &copy).unwrap();
+        let copy = copy.display().to_string();
+        for (fork_off, resume) in [(false, sid), (true, sid), (false, &copy), (true, &copy)] {
             bench.extra_env = vec![("DISABLE_COMPACT".into(), "1".into())];
             if fork_off {
                 bench.extra_env.push((OFF.0.into(), OFF.1.into()));
@@ -551,7 +675,7 @@ fn fork_auto_memory() {
                 &[
                     "-p",
                     "--resume",
-                    sid,
+                    resume,
                     "--fork-session",
                     "--no-session-persistence",
                     "--setting-sources",
@@ -581,20 +705,30 @@ fn fork_auto_memory() {
             let (pt, ft) = (standin::prompt_text(&parent_last.body), standin::prompt_text(&f.body));
             let share = standin::common_prefix_len(&pt, &ft) as f64 / ft.len() as f64;
             eprintln!(
-                "[{}] parent auto memory {}, fork {} {}=1: {} request(s); system[1..] equal {system_eq}, tools equal {tools_eq}, earlier messages equal {messages_eq}; common prefix with the parent's last request {share:.3} of {} bytes",
+                "[{}] parent auto memory {}, fork of the {} {} {}=1: {} request(s); system[1..] equal {system_eq}, tools equal {tools_eq}, earlier messages equal {messages_eq}; common prefix with the parent's last request {share:.3} of {} bytes",
                 harness::version(),
                 on_off(!parent_off),
+                if resume == sid { "session id" } else { "transcript copy" },
                 if fork_off { "with" } else { "without" },
                 OFF.0,
                 forks.len(),
                 ft.len(),
             );
-            let what = format!("parent auto memory {}, fork_off {fork_off}", on_off(!parent_off));
+            let what = format!("parent auto memory {}, fork_off {fork_off}, resume {resume}", on_off(!parent_off));
             assert_eq!(forks.len(), 1, "{what}");
             assert!(system_eq && tools_eq && messages_eq, "{what}");
             assert!(share > 0.95, "{what}: {share}");
         }
     }
+}
+
+/// `~/.claude/projects/*/<sid>.jsonl`.
+fn find_transcript(home: &Path, sid: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(home.join(".claude/projects"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|d| d.path().join(format!("{sid}.jsonl")))
+        .find(|p| p.is_file())
 }
 
 fn on_off(b: bool) -> &'static str {

@@ -53,8 +53,7 @@ fn quiet_standin() -> StandIn {
 fn app_configured(claude: std::path::PathBuf, standin: &StandIn, config: &str) -> App {
     let app = App::new(claude, standin);
     app.add_logging_hook();
-    std::fs::create_dir_all(app.root()).unwrap();
-    std::fs::write(app.root().join("memory-save.toml"), config).unwrap();
+    app.config(config);
     app
 }
 
@@ -708,20 +707,22 @@ fn s11b_the_plugin_validates_without_warnings() {
     report("11b plugin validate", "repository and plugin/", "passed, no warnings");
 }
 
-/// Scenario 12: what `save_every_turns = 5` saves against every turn, on a
-/// 20-turn interactive session (a `-p` run ends its session each time, and
-/// SessionEnd saves what gathered): forks, and the tokens they sent by kind
-/// as the stand-in counted them.
+/// Scenario 12: what the default cadence (every 5 turns, after 120 s of
+/// quiet, at the end) saves against every turn, on a 20-turn interactive
+/// session (a `-p` run ends its session each time, and SessionEnd saves what
+/// gathered): forks, and the tokens they sent by kind as the stand-in
+/// counted them. docs/cost.md leads with this table.
 #[test]
 fn s12_save_every_five_turns_against_every_turn() {
     let (Some((claude, _g)), Some(())) = (claude_alone(), harness::tmux()) else {
         return;
     };
     let mut figures = Vec::new();
-    for every in [0u64, 5] {
+    for every in [1u64, 5] {
         let standin = quiet_standin();
-        let config = format!("save_every_turns = {every}\nidle_flush_seconds = 600\n");
-        let app = app_configured(claude.clone(), &standin, &config);
+        let app = app_configured(claude.clone(), &standin, "");
+        // Every turn, or the defaults as a new install has them.
+        app.config_exact(if every == 1 { "save_every_turns = 1\n" } else { "" });
         let (tmux, sid) = start_interactive(&app);
         std::thread::sleep(Duration::from_secs(2));
         for n in 1..=20 {
@@ -730,7 +731,7 @@ fn s12_save_every_five_turns_against_every_turn() {
         }
         app.wait_saved(&sid, 1, SAVE_LIMIT);
         let f = forks(&standin);
-        if every == 0 {
+        if every == 1 {
             // The interactive parent with no MEMORY.md (scenario 8 has one).
             let reqs = standin.message_requests();
             let fork_at = reqs.iter().position(is_fork).expect("a fork");
@@ -744,7 +745,7 @@ fn s12_save_every_five_turns_against_every_turn() {
         }
         let sum =
             |key: fn(&crate::standin::Usage) -> u64| f.iter().filter_map(|r| r.usage.as_ref()).map(key).sum::<u64>();
-        let label = if every == 0 { "every turn".to_string() } else { format!("every {every} turns") };
+        let label = if every == 1 { "every turn".to_string() } else { "the default (every 5 turns)".to_string() };
         report(
             "12 save cadence, 20 interactive turns",
             &format!("{label}: forks / input / cache read / cache write / output tokens"),

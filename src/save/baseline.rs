@@ -1,0 +1,99 @@
+//! The memory the session already holds: the text of the last complete
+//! set of parts its SessionStart emitted (the memory as loaded, without
+//! part labels or restated headings). The fork resumes the session's
+//! transcript, which carries that block, so a save's message need not
+//! repeat the file: it points to the block, or gives only the lines that
+//! changed since (docs/cost.md, "A smaller message").
+//!
+//! Each part's hook marks its part seen under the session lock; the text
+//! itself is kept in `<id>.baseline.md`, and a worker trusts it only when
+//! every part of one load was seen and the file's hash is the one marked.
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::stable_hash;
+use crate::store::state::SessionStore;
+
+/// The parts of one load start within milliseconds of each other; marks
+/// older than this belong to an earlier load.
+const ONE_LOAD_SECONDS: i64 = 30;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub hash: u64,
+    pub parts: usize,
+    /// Bit N-1: part N was emitted.
+    pub seen: u64,
+    pub at: i64,
+}
+
+impl Baseline {
+    pub fn complete(&self) -> bool {
+        self.parts > 0 && self.parts <= 64 && self.seen == (u64::MAX >> (64 - self.parts))
+    }
+}
+
+/// Marks `part` of `total` of a load of `text` as emitted.
+pub fn record(sessions: &SessionStore, id: &str, text: &str, part: usize, total: usize) {
+    if part == 0 || part > 64 || total > 64 {
+        return;
+    }
+    let hash = stable_hash(text);
+    let now = crate::env::now_unix();
+    let marked = sessions.update(id, |s| {
+        let bit = 1u64 << (part - 1);
+        match &mut s.baseline {
+            Some(b) if b.hash == hash && b.parts == total && now - b.at < ONE_LOAD_SECONDS => {
+                b.seen |= bit;
+                false
+            }
+            _ => {
+                s.baseline = Some(Baseline { hash, parts: total, seen: bit, at: now });
+                true
+            }
+        }
+    });
+    match marked {
+        // The first part of a load keeps the text; a file whose hash is not
+        // the marked one is never used.
+        Ok(true) => {
+            if let Err(e) = crate::store::fsutil::write_atomic(&sessions.baseline_path(id), text.as_bytes(), false) {
+                crate::store::log::error(&format!("cannot keep the loaded memory of session {id}: {e:#}"));
+            }
+        }
+        Ok(false) => {}
+        Err(e) => crate::store::log::error(&format!("cannot mark part {part} loaded in session {id}: {e:#}")),
+    }
+}
+
+/// The text the session holds, when a whole load of it was emitted.
+pub fn read(sessions: &SessionStore, id: &str, baseline: Option<&Baseline>) -> Option<String> {
+    let baseline = baseline.filter(|b| b.complete())?;
+    let bytes = crate::store::fsutil::read_regular(&sessions.baseline_path(id), 1024 * 1024).ok().flatten()?;
+    let text = String::from_utf8(bytes).ok()?;
+    (stable_hash(&text) == baseline.hash).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_counts_only_when_every_part_of_one_load_was_emitted() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = SessionStore::new(dir.path().join("sessions"));
+        let id = "s1";
+        let text = "# app\n\n## CRITICAL RULES\n- r\n";
+        record(&sessions, id, text, 1, 2);
+        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None, "part 2 of 2 missing");
+        record(&sessions, id, text, 2, 2);
+        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()).as_deref(), Some(text));
+        // A new load of other text starts over.
+        record(&sessions, id, "# app\n", 2, 2);
+        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None);
+        // A file that is not the text marked is not used.
+        record(&sessions, id, text, 1, 1);
+        std::fs::write(sessions.baseline_path(id), "# forged\n").unwrap();
+        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None);
+    }
+}

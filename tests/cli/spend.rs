@@ -1,0 +1,399 @@
+//! Memory a subscriber can afford (issue 16): who pays, a price before
+//! every fork, budgets that hold before the spend, a used-up allowance
+//! that stops forking, the month in view, and the smaller message.
+
+use std::fs;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A fork result with this usage and cost.
+fn answer(fresh: u64, read: u64, write: u64, cost: f64) -> Value {
+    json!({
+        "type": "result", "subtype": "success", "is_error": false, "result": no_change(), "session_id": "fork",
+        "usage": {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 400},
+        "total_cost_usd": cost
+    })
+}
+
+/// A refusal as `claude -p --output-format json` prints it (SPEC §8,
+/// tests/e2e/billing.rs).
+fn refusal(status: u16, result: &str) -> Value {
+    json!({
+        "type": "result", "subtype": "success", "is_error": true, "api_error_status": status,
+        "terminal_reason": "api_error", "result": result, "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 0}
+    })
+}
+
+/// The session's last request: `model`, `ago` seconds before now, with a
+/// prefix of `tokens`.
+fn transcript(env: &Env, model: &str, ago: i64, tokens: u64) {
+    let at = time::OffsetDateTime::now_utc() - time::Duration::seconds(ago);
+    let stamp = at.format(&time::format_description::well_known::Rfc3339).unwrap();
+    let line = json!({"type": "assistant", "timestamp": stamp, "message": {"role": "assistant", "model": model, "content": [],
+        "usage": {"input_tokens": 5, "cache_read_input_tokens": tokens, "cache_creation_input_tokens": 0, "output_tokens": 800}}});
+    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+}
+
+fn saves(env: &Env) -> Vec<Value> {
+    fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn start(env: &Env, session: &str) -> Output {
+    env.hook("session-start").fixture("SessionStart-startup.json").session(session).run().ok()
+}
+
+#[test]
+fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not() {
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+    let cases: &[Case] = &[
+        (&[], "subscription", "bearer", "monthly Agent SDK credit"),
+        (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], "subscription", "bearer", "monthly Agent SDK credit"),
+        (
+            &[("ANTHROPIC_API_KEY", "k"), ("CLAUDE_CODE_OAUTH_TOKEN", "t")],
+            "api_key",
+            "x_api_key",
+            "billed to ANTHROPIC_API_KEY",
+        ),
+        (&[("ANTHROPIC_AUTH_TOKEN", "a")], "auth_token", "bearer", "ANTHROPIC_AUTH_TOKEN"),
+        (
+            &[("ANTHROPIC_BASE_URL", "https://llm.corp.example/v1"), ("ANTHROPIC_API_KEY", "k")],
+            "gateway",
+            "x_api_key",
+            "llm.corp.example",
+        ),
+        (&[("CLAUDE_CODE_USE_BEDROCK", "1")], "cloud", "provider", "Amazon Bedrock"),
+    ];
+    for (vars, payer, header, says) in cases {
+        let env = Env::new();
+        let mut run = env.hook("session-start").fixture("SessionStart-startup.json");
+        for (k, v) in *vars {
+            run = run.var(k, v);
+        }
+        run.run().ok();
+        let route = &env.state(SID)["route"];
+        assert_eq!((route["payer"].as_str(), route["header"].as_str()), (Some(*payer), Some(*header)), "{vars:?}");
+        // status and doctor run in a shell without the session's variables.
+        let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+        assert!(status.contains("who pays") && status.contains(says), "{vars:?}: {status}");
+        let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+        assert!(doctor.contains(says), "{vars:?}: {doctor}");
+    }
+    // An apiKeyHelper in the settings the fork carries over.
+    let env = Env::new();
+    fs::create_dir_all(env.home.join(".claude")).unwrap();
+    fs::write(env.home.join(".claude/settings.json"), r#"{"apiKeyHelper": "/bin/echo key"}"#).unwrap();
+    start(&env, SID);
+    assert_eq!(env.state(SID)["route"]["payer"], "api_key_helper");
+}
+
+#[test]
+fn every_save_is_priced_before_its_fork_and_the_estimate_kept_beside_the_cost() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5-20251101", 30, 100_000);
+    env.script_output(1, &answer(3, 100_000, 2_000, 0.0));
+    env.saved_turn(SID, 1);
+    let record = saves(&env).pop().unwrap();
+    let estimate = record["estimate_usd"].as_f64().unwrap();
+    // A warm 100k prefix at $0.50/M, a few thousand written, 400 out.
+    assert!((0.06..0.09).contains(&estimate), "{record:#}");
+    assert_eq!(record["route"], "subscription");
+    // The CLI said 0 (a model it does not know): the budget counts the estimate.
+    assert_eq!(record["counted_usd"], record["estimate_usd"], "{record:#}");
+    env.script_output(2, &answer(3, 100_000, 2_000, 0.5));
+    env.saved_turn(SID, 2);
+    assert_eq!(saves(&env).pop().unwrap()["counted_usd"], 0.5, "the larger of the two");
+}
+
+#[test]
+fn a_save_over_the_per_save_budget_never_starts_its_fork() {
+    let env = Env::new();
+    env.config("max_cost_per_save_usd = 0.05\n");
+    transcript(&env, "claude-opus-4-5", 30, 100_000);
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0, "a fork ran over the per-save budget");
+    assert!(env.status(SID).starts_with("skipped: about $0.0"), "{}", env.status(SID));
+    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    assert!(report.contains("over max_cost_per_save_usd ($0.050)"), "{report}");
+}
+
+#[test]
+fn a_cold_save_waits_for_the_next_turn_and_at_the_end_is_dropped_with_its_price() {
+    let env = Env::new();
+    // The cache expired an hour ago: 150k tokens would be written again.
+    transcript(&env, "claude-opus-4-5", 3600, 150_000);
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0, "a cold save over cold_save_max_usd ran");
+    assert!(env.status(SID).starts_with("waiting: cache expired (about $0.9"), "{}", env.status(SID));
+    assert_eq!(env.state(SID)["save_when_warm"], true);
+    // The next turn warms the cache; with five turns a save, it still asks at once.
+    env.config("save_every_turns = 5\n");
+    transcript(&env, "claude-opus-4-5", 5, 150_000);
+    // (A fork that read no cache keeps nothing warm.)
+    env.script_output(1, &answer(3, 0, 2_000, 0.01));
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 1, "the warm save after the wait");
+    // At the session's end a cold save is dropped, and says what it would have cost.
+    transcript(&env, "claude-opus-4-5", 3600, 150_000);
+    env.config("");
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 3);
+    assert_eq!(env.call_count(), 1);
+    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    assert!(report.contains("would have cost about $0.9"), "{report}");
+}
+
+#[test]
+fn the_monthly_budget_stops_at_the_save_that_would_pass_it() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 100_000);
+    // The CLI reports 0 (a model it does not know): each save counts its
+    // estimate, E. A budget of 2.4 E holds two saves, not three.
+    env.saved_turn(SID, 1);
+    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
+    let limit = 2.4 * estimate;
+    env.config(&format!("max_cost_per_month_usd = {limit}\n"));
+    env.saved_turn(SID, 2);
+    let report = env.state(SID)["report"].as_str().unwrap_or_default().to_string();
+    assert!(report.contains("83% of this billing month's save budget is spent"), "told at 80%: {report}");
+    env.saved_turn(SID, 3);
+    assert_eq!(env.call_count(), 2, "the third save would pass the month's budget");
+    let usd = |x: f64| memory_save::memory::cost::usd(x);
+    let reached = format!("paused: max_cost_per_month_usd reached ({} of {})", usd(2.0 * estimate), usd(limit));
+    assert_eq!(env.status(SID), reached);
+    // Told once: the next turn says nothing new.
+    env.saved_turn(SID, 4);
+    assert!(env.state(SID)["report"].is_null(), "{}", env.state(SID));
+    // Every session's start says so, to the user, not the model.
+    let out = start(&env, SID_OTHER).json();
+    let message = out["systemMessage"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("memory-save: saves are stopped: {} of {}", usd(2.0 * estimate), usd(limit))),
+        "{out:#}"
+    );
+    assert!(out.get("hookSpecificOutput").is_none(), "not model context: {out:#}");
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID_OTHER).run().ok().stdout;
+    assert_eq!(line.trim(), format!("memory-save: {reached}"));
+    // Raised: saves go on, and the start says nothing more.
+    env.config("max_cost_per_month_usd = 5\n");
+    assert!(start(&env, SID_OTHER).stdout.is_empty());
+    env.saved_turn(SID, 5);
+    assert_eq!(env.call_count(), 3);
+}
+
+#[test]
+fn the_month_is_counted_per_route_and_an_api_key_has_no_default_budget() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 10_000);
+    // Earlier saves by a subscription: $12 this month, past its default $10.
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let old: String = (0..3)
+        .map(|i| format!("{}\n", json!({"at": now - 60 - i, "session_id": "x", "status": "+1", "route": "subscription", "counted_usd": 4.0})))
+        .collect();
+    fs::create_dir_all(env.mem.join("state/memory-save")).unwrap();
+    fs::write(env.mem.join("state/memory-save/saves.jsonl"), old).unwrap();
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0, "the subscription's default budget is spent");
+    assert_eq!(env.status(SID), "paused: max_cost_per_month_usd reached ($12.00 of $10.00)");
+    // The same machine with an API key: another route, no default budget.
+    let run = |hook: &str, fixture: &str| {
+        env.hook(hook).fixture(fixture).session(SID).var("ANTHROPIC_API_KEY", "k").run().ok()
+    };
+    run("user-prompt-submit", "UserPromptSubmit.json");
+    run("stop", "Stop.json");
+    env.wait_saves(SID, 2);
+    assert_eq!(env.call_count(), 1);
+    assert_eq!(saves(&env).pop().unwrap()["route"], "api_key");
+}
+
+#[test]
+fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
+    let env = Env::new();
+    env.script_output(1, &refusal(429, "You've hit your 5-hour limit · resets 11:59pm (UTC)"));
+    env.saved_turn(SID, 1);
+    assert!(env.status(SID).starts_with("paused: allowance used up until "), "{}", env.status(SID));
+    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    assert!(report.contains("You've hit your 5-hour limit") && report.contains("memory-save resume"), "{report}");
+    // This session and another: no fork until the reset, and not told again.
+    env.saved_turn(SID, 2);
+    let other = env.git_init("other");
+    env.saved_turn_in(SID_OTHER, &other, 1);
+    assert_eq!(env.call_count(), 1, "a fork ran past a used-up allowance");
+    assert!(env.state(SID_OTHER)["report"].is_null(), "told once: {}", env.state(SID_OTHER));
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID_OTHER).run().ok().stdout;
+    assert!(line.starts_with("memory-save: paused: allowance used up until "), "{line}");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
+    assert!(doctor.stdout.contains("You've hit your 5-hour limit") && doctor.code == Some(1), "{doctor:#?}");
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("no save runs on this machine: paused: allowance used up"), "{status}");
+    // resume lifts it early.
+    let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(resumed.contains("this machine's forks"), "{resumed}");
+    env.saved_turn(SID, 3);
+    assert_eq!(env.call_count(), 3, "doctor asked claude its version (call 2); then one fork");
+}
+
+#[test]
+fn a_refusal_without_a_reset_lets_one_fork_try_an_hour_later() {
+    let env = Env::new();
+    env.script_output(1, &refusal(429, "You're out of usage credits"));
+    env.saved_turn(SID, 1);
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 1);
+    assert_eq!(env.status(SID), "paused: allowance used up (memory-save doctor)");
+    // An hour on (the record's next try moved back), one fork tries again.
+    let path = env.mem.join("state/memory-save/limits.json");
+    let mut limits: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let next = limits["allowance"]["next_try"].as_i64().unwrap();
+    let at = limits["allowance"]["at"].as_i64().unwrap();
+    assert_eq!(next - at, 3600);
+    limits["allowance"]["next_try"] = json!(at - 1);
+    fs::write(&path, limits.to_string()).unwrap();
+    env.saved_turn(SID, 3);
+    assert_eq!(env.call_count(), 2);
+}
+
+#[test]
+fn a_short_rate_limit_is_a_wait_and_a_model_the_plan_refuses_pauses_only_its_sessions() {
+    let env = Env::new();
+    env.script_output(
+        1,
+        &refusal(
+            429,
+            "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}",
+        ),
+    );
+    env.saved_turn(SID, 1);
+    assert_eq!(env.status(SID), "waiting: rate limited; the next save tries again");
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 2, "a short rate limit does not pause");
+
+    env.write_transcript("claude-sonnet-4-5[1m]");
+    env.script_output(3, &refusal(429, "Usage credits required for 1M context"));
+    env.saved_turn(SID, 3);
+    assert_eq!(env.status(SID), "paused: claude-sonnet-4-5[1m] needs usage credits");
+    env.saved_turn(SID, 4);
+    assert_eq!(env.call_count(), 3, "the same model waits");
+    // A session on another model goes on.
+    let other = env.git_init("other");
+    env.saved_turn_in(SID_OTHER, &other, 1);
+    assert_eq!(env.call_count(), 3, "the transcript is shared here: same model");
+    env.write_transcript("claude-opus-4-5");
+    env.saved_turn_in(SID_OTHER, &other, 2);
+    assert_eq!(env.call_count(), 4, "another model is not paused");
+}
+
+#[test]
+fn a_misspelled_key_never_lets_a_rule_or_a_save_through() {
+    // Measured before: with one misspelled key, review was off and a
+    // $0.001 budget let a save run.
+    let env = Env::new();
+    env.config("max_cost_per_save_usd = 0.001\nreveiw = \"rules\"\n");
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0);
+    assert_eq!(env.status(SID), "paused: memory-save.toml has a problem (memory-save doctor)");
+    let out = start(&env, SID).json();
+    assert!(
+        out["systemMessage"].as_str().unwrap().contains("unknown key \"reveiw\" (did you mean \"review\"?)"),
+        "{out:#}"
+    );
+    // An unknown key far from any budget is ignored, and the budget holds.
+    env.config("max_cost_per_save_usd = 0.001\nfavourite_colour = \"blue\"\n");
+    transcript(&env, "claude-opus-4-5", 10, 10_000);
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 0);
+    assert!(env.status(SID).starts_with("skipped: about $"), "{}", env.status(SID));
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("unknown key \"favourite_colour\"; ignored"), "{status}");
+}
+
+#[test]
+fn cost_shows_the_month_day_by_day_and_status_the_budgets_and_pace() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 10_000);
+    start(&env, SID);
+    env.script_output(1, &answer(3, 10_000, 500, 0.41));
+    env.saved_turn(SID, 1);
+    let cost = env.cmd(&["cost"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(cost.contains("1 save · in 3 · cache read 10000 · cache write 500 · out 400 · $0.41"), "{cost}");
+    assert!(cost.contains("max_cost_per_month_usd $10.00, the default for a subscription: $0.41 spent (4%)"), "{cost}");
+    assert!(
+        cost.lines().any(|l| l.contains("##############################  ") && l.ends_with("1 save  $0.41")),
+        "{cost}"
+    );
+    let json = env.cmd(&["cost", "--json"]).in_dir(&env.proj).run().ok().json();
+    assert_eq!(json["saves"], 1);
+    assert_eq!(json["cost_usd"], 0.41);
+    assert_eq!(json["budgets"][0]["share"], 0.041);
+    assert!(json["projected_usd"].as_f64().unwrap() >= 0.41);
+    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+    assert_eq!(status["month"]["average_per_save_usd"], 0.41);
+    // The status line shows the month after a save.
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+    assert!(line.starts_with("memory-save: no change · $0.41 this month · "), "{line}");
+}
+
+/// The fork holds the block its session loaded: the message points to it,
+/// or carries only what changed since; the whole file when it must.
+#[test]
+fn the_message_points_to_the_loaded_block_and_repeats_the_file_only_when_it_must() {
+    let env = Env::new();
+    let facts: Vec<String> = (0..60).map(|i| format!("- Fact number {i} about the build.")).collect();
+    let facts: Vec<&str> = facts.iter().map(String::as_str).collect();
+    env.write_memory(&template_with("proj", &facts));
+    // No SessionStart recorded: the whole file.
+    env.saved_turn(SID, 1);
+    assert!(env.call(1).stdin.contains("- Fact number 37 about the build."));
+    // Loaded whole at SessionStart: a pointer, not the file.
+    start(&env, SID);
+    env.saved_turn(SID, 2);
+    let stdin = env.call(2).stdin;
+    assert!(stdin.contains("exactly the [PROJECT MEMORY: …] block") && !stdin.contains("Fact number 37"), "{stdin}");
+    assert!(stdin.len() + 2_000 < env.call(1).stdin.len(), "{} vs {}", stdin.len(), env.call(1).stdin.len());
+    // Changed since (a save, an edit): only the lines that changed.
+    let changed = env.memory().unwrap().replace("- Fact number 37 about the build.", "- Fact 37, corrected.");
+    env.write_memory(&changed);
+    env.saved_turn(SID, 3);
+    let stdin = env.call(3).stdin;
+    assert!(
+        stdin.contains(
+            "Lines added:\n<<<\n- Fact 37, corrected.\n>>>\nLines removed:\n<<<\n- Fact number 37 about the build.\n>>>"
+        ),
+        "{stdin}"
+    );
+    assert!(!stdin.contains("Fact number 36"));
+    // A part missing from the load: the whole file.
+    let big: Vec<String> = (0..150).map(|i| format!("- A long fact {i}: {}", "x".repeat(100))).collect();
+    let big: Vec<&str> = big.iter().map(String::as_str).collect();
+    env.write_memory(&template_with("proj", &big));
+    env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg("1").run().ok();
+    env.saved_turn(SID, 4);
+    assert!(env.call(4).stdin.contains("- A long fact 149: "), "part 2 never loaded: the whole file");
+    // The last save skipped a line: the whole file, so it can copy exactly.
+    for part in 1..=2 {
+        env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg(&part.to_string()).run().ok();
+    }
+    env.script_reply(5, &reply(json!([{"op": "remove", "line": "- not a line of the file"}]), json!([])));
+    env.saved_turn(SID, 5);
+    assert!(!env.call(5).stdin.contains("- A long fact 149: "), "a complete load: a pointer");
+    env.saved_turn(SID, 6);
+    assert!(env.call(6).stdin.contains("- A long fact 149: ") && env.call(6).stdin.contains("EXACT COPY NOTE"));
+}
+
+#[test]
+fn a_p_run_at_the_defaults_is_saved_at_its_end() {
+    let env = Env::new();
+    env.config("save_every_turns = 5\n");
+    env.turn(SID);
+    assert_eq!(env.call_count(), 0, "one turn of five waits");
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+}
