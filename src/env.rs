@@ -103,7 +103,28 @@ pub fn fault(name: &str) -> Option<String> {
 }
 
 pub fn now_unix() -> i64 {
+    #[cfg(debug_assertions)]
+    if let Some(now) = debug_clock() {
+        return now;
+    }
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// A debug build's virtual clock: `MEMORY_SAVE_DEBUG_CLOCK` names a file
+/// holding the Unix time, which a test moves on (the month-like run in
+/// tests/cli/month.rs, whose idle waits would not fit in real time).
+#[cfg(debug_assertions)]
+fn debug_clock() -> Option<i64> {
+    let path = var("MEMORY_SAVE_DEBUG_CLOCK")?;
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether a debug build runs on the virtual clock: waits poll it often.
+pub fn virtual_clock() -> bool {
+    #[cfg(debug_assertions)]
+    return var("MEMORY_SAVE_DEBUG_CLOCK").is_some();
+    #[cfg(not(debug_assertions))]
+    false
 }
 
 /// Local `HH:MM`, as the status line shows it.

@@ -209,10 +209,13 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 continue;
             }
             Next::Wait(seconds) => {
-                std::thread::sleep(
+                let pause = if crate::env::virtual_clock() {
+                    std::time::Duration::from_millis(5)
+                } else {
                     std::time::Duration::from_secs(seconds.clamp(0, 1) as u64)
-                        .max(std::time::Duration::from_millis(200)),
-                );
+                        .max(std::time::Duration::from_millis(200))
+                };
+                std::thread::sleep(pause);
                 continue;
             }
             Next::Idle => return Ok(()),

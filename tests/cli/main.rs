@@ -13,6 +13,7 @@ mod faults;
 mod fork;
 mod install;
 mod memory_cmds;
+mod month;
 mod perms;
 mod project;
 mod queue;

@@ -117,8 +117,13 @@ impl Env {
     /// one turn to its save; the batching default has tests of its own.
     pub fn config(&self, text: &str) {
         let every = if text.contains("save_every_turns") { "" } else { "save_every_turns = 1\n" };
+        self.config_exact(&format!("{every}{text}"));
+    }
+
+    /// Writes memory-save.toml as it is: `""` gives every default.
+    pub fn config_exact(&self, text: &str) {
         let path = self.mem.join("memory-save.toml");
-        fs::write(&path, format!("{every}{text}")).unwrap();
+        fs::write(&path, text).unwrap();
         fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     }
 
