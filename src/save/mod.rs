@@ -206,8 +206,16 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                     ..priced_result(String::new())
                 });
             }
+            // Claude Code gives its hooks no CLAUDE_CODE_OAUTH_TOKEN
+            // (measured, tests/e2e/spend.rs s20): a login that lives only in
+            // that variable never reaches the fork.
+            let advice = if e.status.contains("Not logged in") {
+                "; the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in with claude /login, or put the variable in the env of ~/.claude/settings.json"
+            } else {
+                ""
+            };
             return Ok(SaveResult {
-                report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({})", e.status))),
+                report: Some(report_with(&format!("memory-save: MEMORY.md: not saved ({}){advice}", e.status))),
                 counted_usd: Some(e.usage.total_cost_usd.max(estimate.usd)),
                 usage: Some(e.usage),
                 parent_last_request_at: facts.last_request_at,

@@ -397,3 +397,15 @@ fn a_p_run_at_the_defaults_is_saved_at_its_end() {
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 1);
 }
+
+/// Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook (measured,
+/// tests/e2e/spend.rs s20): a fork that cannot log in says what to do.
+#[test]
+fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
+    let env = Env::new();
+    env.script_output(1, &refusal(401, "Not logged in · Please run /login"));
+    env.saved_turn(SID, 1);
+    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    assert!(report.contains("Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook"), "{report}");
+    assert!(env.status(SID).starts_with("error: fork failed: Not logged in"));
+}

@@ -5,6 +5,7 @@ mod app;
 mod billing;
 mod harness;
 mod scenarios;
+mod spend;
 mod standin;
 
 use harness::Bench;
