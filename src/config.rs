@@ -306,7 +306,7 @@ impl Config {
     /// The review gate; a file that stops saves keeps it on, so a broken
     /// `review` line never lets a rule through.
     pub fn review_rules(&self) -> bool {
-        self.review == Review::Rules
+        self.review == Review::Rules || self.stopped().is_some()
     }
 
     pub fn effort(&self) -> Option<&str> {

@@ -166,12 +166,19 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
         }
     };
     let limits = config.limits();
+    let cadence = if limits.every_turns <= 1 {
+        "Saves run after every turn".to_string()
+    } else {
+        format!(
+            "Saves are batched: every {} turns, after {} s of quiet and at the session's end",
+            limits.every_turns,
+            limits.idle_flush.as_secs()
+        )
+    };
     super::println(&format!(
         "note: each save is a `claude -p` run, paid at API rates (on a Claude plan, from its monthly Agent SDK credit). \
-         Saves are batched: every {} turns, after {} s of quiet and at the session's end; {month}. \
+         {cadence}; {month}. \
          Change them with save_every_turns, max_cost_per_month_usd and billing_day in {} (docs/cost.md).",
-        limits.every_turns,
-        limits.idle_flush.as_secs(),
         crate::config::file(roots).display()
     ))?;
     let who = match crate::save::budget::last_route(roots) {

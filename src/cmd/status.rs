@@ -297,6 +297,11 @@ fn render(s: &Status) -> String {
     if let Some(why) = &s.saves_stopped {
         out.push_str(&format!("  paused    no save runs on this machine: {why}\n"));
     }
+    if let Some(model) = s.recent_saves.iter().find_map(|r| r.unknown_model.as_deref()) {
+        out.push_str(&format!(
+            "  prices    {model:?} is not in the price table: its saves are priced at the dearest entry; add [prices.\"<prefix>\"] (docs/configuration.md)\n"
+        ));
+    }
     for model in &s.paused_models {
         out.push_str(&format!("  paused    sessions on {model}; lift with: memory-save resume\n"));
     }

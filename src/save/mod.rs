@@ -71,6 +71,8 @@ pub struct SaveResult {
     /// What this billing month's saves by the same route counted, with
     /// this one.
     pub month_usd: Option<f64>,
+    /// A model the price table did not know (priced at the dearest entry).
+    pub unknown_model: Option<String>,
 }
 
 impl SaveResult {
@@ -165,10 +167,12 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     let estimate = crate::memory::cost::estimate(&shape, &priced.price);
     let budgets = budget::Budgets::of(roots, &config, &route, now);
+    let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
     let priced_result = |status: String| SaveResult {
         status,
         route: Some(route_key.clone()),
         estimate_usd: Some(estimate.usd),
+        unknown_model: unknown_model.clone(),
         ..SaveResult::default()
     };
     match budget::verdict(&budgets, estimate.usd, estimate.warm, job.ended, &route_key) {
@@ -467,6 +471,7 @@ fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) 
         route: result.route.clone(),
         estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),
         counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
+        unknown_model: result.unknown_model.clone(),
     };
     crate::store::saves::append(roots, &record);
 }

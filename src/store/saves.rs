@@ -33,6 +33,9 @@ pub struct SaveRecord {
     /// What budgets count: the larger of the estimate and the CLI's figure
     /// (which is 0 or wrong for a model it does not know).
     pub counted_usd: Option<f64>,
+    /// The model the save was priced for, when the price table did not
+    /// know it (priced at the dearest entry).
+    pub unknown_model: Option<String>,
 }
 
 impl SaveRecord {

@@ -409,3 +409,55 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     assert!(report.contains("Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook"), "{report}");
     assert!(env.status(SID).starts_with("error: fork failed: Not logged in"));
 }
+
+#[test]
+fn an_unknown_model_is_priced_at_the_dearest_entry_and_status_says_so() {
+    let env = Env::new();
+    let arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc";
+    transcript(&env, arn, 10, 10_000);
+    env.saved_turn(SID, 1);
+    let record = saves(&env).pop().unwrap();
+    assert_eq!(record["unknown_model"], arn);
+    // The same save on a known Opus-class model costs a third as much.
+    transcript(&env, "claude-opus-4-5", 10, 10_000);
+    env.saved_turn(SID, 2);
+    let known = saves(&env).pop().unwrap();
+    assert!(known["unknown_model"].is_null());
+    let ratio = record["estimate_usd"].as_f64().unwrap() / known["estimate_usd"].as_f64().unwrap();
+    assert!((2.9..3.1).contains(&ratio), "{ratio}");
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains(&format!("\"{arn}\" is not in the price table")), "{status}");
+}
+
+#[test]
+fn install_says_what_saves_cost_by_default_and_how_to_change_it() {
+    let env = Env::new();
+    env.config_exact("");
+    let out = env.cmd(&["install"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("each save is a `claude -p` run, paid at API rates"), "{out}");
+    assert!(out.contains("Saves are batched: every 5 turns, after 240 s of quiet and at the session's end"), "{out}");
+    assert!(out.contains("saves stop at $10.00 a billing month on this machine (the default)"), "{out}");
+    assert!(out.contains("max_cost_per_month_usd and billing_day in "), "{out}");
+    assert!(out.contains("who pays is read from a session's environment at its start"), "{out}");
+    // Once a session has started, install names who pays.
+    start(&env, SID);
+    env.cmd(&["uninstall"]).in_dir(&env.proj).run().ok();
+    let out = env.cmd(&["install"]).in_dir(&env.proj).var("ANTHROPIC_API_KEY", "k").run().ok().stdout;
+    assert!(
+        out.contains("at the last session start, saves are paid from your Claude plan's monthly Agent SDK credit"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
+    let env = Env::new();
+    env.config("max_cost_per_save_usd = 0.10\n");
+    transcript(&env, "claude-opus-4-5", 3600, 40_000);
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 0);
+    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    assert!(report.contains("its prompt cache had expired") && report.contains("over $0.10"), "{report}");
+}

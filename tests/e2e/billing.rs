@@ -372,40 +372,6 @@ fn refusals_render() {
     }
 }
 
-/// A 429 without `anthropic-ratelimit-unified-*` headers and the CLI's
-/// default retries: 11 requests (10 retries, backoff about 0.5, 1, 2, 4, 8,
-/// 16, 32 s, then about 37 s each), the run ends after about 185 s with the
-/// same `result` as with fewer retries. Measured on 2.1.328 and 2.1.332; too
-/// slow for every run: `cargo test --test e2e plain_429 -- --ignored`.
-#[test]
-#[ignore = "takes about 3 minutes"]
-fn plain_429_default_retries() {
-    let Some(claude) = harness::claude() else {
-        return;
-    };
-    let _serial = serial();
-    let standin = StandIn::start(|_| rate_limited(vec![]));
-    let mut bench = Bench::new(claude, standin.base_url());
-    bench.removed_env.push("ANTHROPIC_API_KEY".into());
-    bench.extra_env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), OAUTH_TOKEN.into()));
-    let start = Instant::now();
-    let run = bench.print("hi", &[], Duration::from_secs(400));
-    let out = output(&run);
-    let at: Vec<String> =
-        standin.message_requests().iter().map(|r| format!("{:.1}", r.at.duration_since(start).as_secs_f64())).collect();
-    eprintln!(
-        "[{}] plain 429, default retries: exit {:?} after {:.1}s, requests at {at:?} s\n  result: {}",
-        harness::version(),
-        run.status.and_then(|s| s.code()),
-        run.elapsed.as_secs_f64(),
-        out["result"],
-    );
-    assert_eq!(at.len(), 11, "{run:?}");
-    assert_eq!(out["is_error"], true);
-    assert_eq!(out["api_error_status"], 429);
-    assert!(out["result"].as_str().unwrap_or("").starts_with("API Error: Server is temporarily limiting requests"));
-}
-
 /// Which credential reaches the API for each mix of ANTHROPIC_API_KEY,
 /// ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN and an `apiKeyHelper` in a
 /// `--settings` file (the fork's way of passing it).
