@@ -328,7 +328,7 @@ fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
         let kept: Vec<&str> = now
             .lines()
             .filter(|line| {
-                let bad = !had.contains(line) && crate::memory::text::unwritable(line).is_some();
+                let bad = !had.contains(line) && crate::memory::gate::refusal(line).is_some();
                 dropped += usize::from(bad);
                 !bad
             })

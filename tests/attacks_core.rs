@@ -38,8 +38,12 @@ fn review_gate_bypass_by_a_replace_that_resolves_into_critical_rules_after_an_ea
     let save1 =
         parse(r#"{"ops":[{"op":"add","section":"Architecture & Config Facts","text":"- Never push to main"}]}"#)
             .unwrap();
-    let out1 = apply_with(file, &save1, "app", &[], GATED);
-    assert!(out1.held.is_empty() && out1.added == 1, "{out1:#?}");
+    // An absolute ("Never …") outside CRITICAL RULES is an order: with the
+    // gate on it is held too now. The copy may still be there from a save
+    // made with the gate off.
+    assert_eq!(apply_with(file, &save1, "app", &[], GATED).held.len(), 1);
+    let out1 = apply_with(file, &save1, "app", &[], Default::default());
+    assert!(out1.held.is_empty() && out1.added == 1 && out1.orders.len() == 1, "{out1:#?}");
 
     // Save 2 (gate on): remove the Architecture copy, then "replace" it.
     // At gate time both ops name the Architecture line; when the replace
@@ -81,7 +85,7 @@ fn invisible_unicode_tag_characters_are_refused() {
     assert!(!out.memory.contains('\u{E0069}'), "hidden tag text written to MEMORY.md:\n{:?}", out.memory);
     // A hand edit that holds them is flagged by doctor and the load report.
     let edited = memory_save::memory::template::skeleton("app").replace("- None yet.", &bullet);
-    assert!(text::first_unwanted_line(&edited).is_some(), "doctor/the load report would not flag the file");
+    assert!(!memory_save::memory::gate::load(&edited).withheld.is_empty(), "the load gate would not withhold it");
     // And nothing that prints makes them visible.
     assert!(text::visible(&bullet).contains("\\u{"), "visible() prints them raw");
 }

@@ -311,13 +311,19 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
     let Ok(project) = crate::project::locate(&cwd, &roots.memory, &crate::config::of(roots)) else { return };
     let folder = project.folder(roots);
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
-        Ok(Some(text)) => match crate::memory::text::first_unwanted_line(&text) {
-            None => report.ok(&format!("{} holds plain text", folder.memory_path().display())),
-            Some((line, why)) => report.problem(
-                &format!("{} line {line}: {why}", folder.memory_path().display()),
-                "edit that line: every session loads this file as instructions",
-            ),
-        },
+        Ok(Some(text)) => {
+            let withheld = crate::memory::gate::load(&text).withheld;
+            if withheld.is_empty() {
+                report.ok(&format!("{} holds plain text", folder.memory_path().display()));
+            }
+            // The lines the load gate leaves out of every session.
+            for w in &withheld {
+                report.problem(
+                    &format!("{} line {}: {}; sessions do not load it", folder.memory_path().display(), w.line, w.why),
+                    "edit that line (memory-save edit): every session loads this file as instructions",
+                );
+            }
+        }
         Ok(None) => {}
         Err(e) => report.problem(&format!("{e:#}"), "replace it with a regular file"),
     }

@@ -43,7 +43,11 @@ impl super::Run for ShowArgs {
         let topics = folder.topic_files();
         let topic_line =
             (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
-        let parts = block::context_parts(&project.label(), memory, topic_line.as_deref());
+        // The load gate, as SessionStart applies it.
+        let gated = crate::memory::gate::load(memory);
+        let note = crate::memory::gate::block_note(gated.withheld.len());
+        let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref()].into_iter().flatten().collect();
+        let parts = block::context_parts(&project.label(), &gated.text, &trailer);
         let mut out = format!(
             "memory-save show: the next session of project {} loads {} part(s) from {}\n",
             project.name,
@@ -63,8 +67,8 @@ impl super::Run for ShowArgs {
                 block::width(part)
             ));
         }
-        if let Some((line, why)) = crate::memory::text::first_unwanted_line(memory) {
-            out.push_str(&format!("\nthe session is also told: MEMORY.md line {line}: {why}\n"));
+        if let Some(report) = crate::memory::gate::withheld_report(&gated.withheld) {
+            out.push_str(&format!("\nthe session is also told: {report}\n"));
         }
         super::print(&out)
     }

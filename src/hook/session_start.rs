@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::Ctx;
 use super::wire::{HookOutput, HookSpecificOutput};
-use crate::memory::block;
+use crate::memory::{block, gate};
 use crate::save::repair::REPAIR_REPORT;
 
 /// A load waits this long for a save's write, then loads nothing: well
@@ -75,8 +75,22 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // on: every part leaves the same lines out.
     let team_gate = label != project && config.review_rules();
     let held = if team_gate { crate::team::held_rules(&ctx.roots, &project, &folder.dir, &memory) } else { Vec::new() };
-    let loaded = crate::team::without(&memory, &held);
-    let parts = block::context_parts(&label, &loaded, topic_line.as_deref());
+    // The last gate: a line no door could have admitted (a hand edit, a
+    // pull, an older version) never reaches the model. A text found clean
+    // once is remembered by its hash, so the common load scans nothing.
+    let gated = if folder.is_checked(&memory) {
+        gate::Loaded { text: memory.clone(), withheld: Vec::new() }
+    } else {
+        let gated = gate::load(&memory);
+        if gated.withheld.is_empty() && part == 1 {
+            folder.mark_checked(&memory);
+        }
+        gated
+    };
+    let loaded = crate::team::without(&gated.text, &held);
+    let note = gate::block_note(gated.withheld.len());
+    let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref()].into_iter().flatten().collect();
+    let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();
     let context = parts.into_iter().nth(part - 1);
     if context.is_some() {
@@ -84,17 +98,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         // instead of repeating the file (docs/cost.md).
         crate::save::baseline::record(&ctx.sessions(), &ctx.input.session_id, &loaded, part, total);
     }
-    // A hand edit may hold what no save may write; part 1 says so once.
-    let unwanted = (part == 1 && !folder.is_checked(&memory))
-        .then(|| {
-            let found = crate::memory::text::first_unwanted_line(&memory);
-            if found.is_none() {
-                folder.mark_checked(&memory);
-            }
-            found
-        })
-        .flatten()
-        .map(|(line, why)| format!("memory-save: MEMORY.md line {line}: {why}; edit it (memory-save doctor)"));
+    // Part 1 names what the load left out, once per load.
+    let unwanted = (part == 1).then(|| gate::withheld_report(&gated.withheld)).flatten();
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
     if let Some(line) = &stopped {
         report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));

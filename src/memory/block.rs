@@ -19,14 +19,15 @@ pub fn width(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
-/// `topic_line` is the "Topic files in …" line, present only when topic files
-/// exist. Returns at most `MAX_PARTS` parts.
-pub fn context_parts(project: &str, memory: &str, topic_line: Option<&str>) -> Vec<String> {
+/// `trailer` holds the lines after the file: the "Topic files in …" line
+/// when topic files exist, and the load gate's note when it left lines out.
+/// Returns at most `MAX_PARTS` parts.
+pub fn context_parts(project: &str, memory: &str, trailer: &[&str]) -> Vec<String> {
     let mut lines: Vec<&str> = vec![LANGUAGE_LINE, ""];
     lines.extend(memory.lines());
-    if let Some(topic) = topic_line {
+    for line in trailer {
         lines.push("");
-        lines.push(topic);
+        lines.push(line);
     }
     // The `##` heading each line sits under, to restate it when a part
     // starts mid-section.
@@ -146,7 +147,7 @@ mod tests {
 
     #[test]
     fn small_memory_is_one_unnumbered_part() {
-        let parts = context_parts("app", &skeleton("app"), Some("Topic files in /m/app: history.md"));
+        let parts = context_parts("app", &skeleton("app"), &["Topic files in /m/app: history.md"]);
         assert_eq!(parts.len(), 1);
         assert!(parts[0].starts_with("[PROJECT MEMORY: app]\nAnswer in the language"));
         assert!(parts[0].ends_with("\n\nTopic files in /m/app: history.md"));
@@ -155,7 +156,7 @@ mod tests {
     #[test]
     fn memory_at_the_cap_fits_six_parts_with_every_line() {
         let memory = big_memory(49_000);
-        let parts = context_parts("app", &memory, None);
+        let parts = context_parts("app", &memory, &[]);
         assert!(parts.len() <= MAX_PARTS && parts.len() >= 5, "{} parts", parts.len());
         let joined = parts.join("\n");
         for (n, part) in parts.iter().enumerate() {
@@ -173,7 +174,7 @@ mod tests {
     #[test]
     fn a_line_longer_than_a_part_is_cut_not_lost() {
         let memory = format!("# app\n\n## CRITICAL RULES\n- {}\n", "é".repeat(25_000));
-        let parts = context_parts("app", &memory, None);
+        let parts = context_parts("app", &memory, &[]);
         assert!(parts.iter().all(|p| width(p) <= PART_LIMIT));
         let total: usize = parts.iter().map(|p| p.matches('é').count()).sum();
         assert_eq!(total, 25_000);
@@ -182,7 +183,7 @@ mod tests {
     #[test]
     fn memory_beyond_six_parts_says_so_in_the_last() {
         let memory = big_memory(90_000);
-        let parts = context_parts("app", &memory, None);
+        let parts = context_parts("app", &memory, &[]);
         assert_eq!(parts.len(), MAX_PARTS);
         assert!(parts[MAX_PARTS - 1].contains("the rest was not loaded"));
         assert!(parts.iter().all(|p| width(p) <= PART_LIMIT));
@@ -191,7 +192,7 @@ mod tests {
     #[test]
     fn astral_characters_count_twice() {
         let memory = format!("# app\n\n## CRITICAL RULES\n{}", "- 😀😀😀😀😀😀😀😀😀😀\n".repeat(1_000));
-        let parts = context_parts("app", &memory, None);
+        let parts = context_parts("app", &memory, &[]);
         assert!(parts.len() > 1);
         assert!(parts.iter().all(|p| width(p) <= PART_LIMIT));
     }

@@ -5,7 +5,7 @@
 
 use super::reply::Op;
 use super::template::{self, ARCHITECTURE, LineKind, SECTIONS};
-use super::{MAX_BULLET_CHARS, Size, text};
+use super::{MAX_BULLET_CHARS, Size};
 
 /// The edit from `base` to `edited` as ops, or every reason it is refused.
 pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
@@ -46,7 +46,7 @@ pub fn check_edit(base: &str, edited: &str) -> Result<Vec<Op>, Vec<String>> {
             if kinds[at] == LineKind::Section {
                 continue;
             }
-            let why = text::unwritable(line).or_else(|| {
+            let why = super::gate::refusal(line).or_else(|| {
                 let chars = line.chars().count();
                 if kinds[at] != LineKind::Text {
                     return None;

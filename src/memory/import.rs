@@ -3,10 +3,10 @@
 //! files copied, with every line that cannot come in accounted for in the
 //! report. Text in, text out.
 
+use super::MAX_BULLET_CHARS;
 use super::apply::check_topic_name;
 use super::reply::TopicAppend;
 use super::template::{self, ARCHITECTURE, LineKind, PLACEHOLDER, SECTIONS, TOPIC_FILES};
-use super::{MAX_BULLET_CHARS, text};
 
 /// Where a bullet too long for MEMORY.md goes.
 pub const LONG_BULLETS_FILE: &str = "imported.md";
@@ -135,7 +135,7 @@ pub fn import(
             // a title carries text into every session as well as a bullet.
             let checked = kind != LineKind::Section && !line.trim().is_empty();
             let content = matches!(kind, LineKind::Text) && !line.trim().is_empty();
-            if let Some(why) = text::unwritable(line).filter(|_| checked) {
+            if let Some(why) = super::gate::refusal(line).filter(|_| checked) {
                 out.report.push(format!("{source}: line {} refused: {why}", line_of(n, line)));
                 continue;
             }
@@ -167,7 +167,7 @@ pub fn import(
         };
         let mut lines = Vec::new();
         for (n, line) in content.lines().enumerate() {
-            match text::unwritable(line) {
+            match super::gate::refusal(line) {
                 Some(why) => out.report.push(format!("{source}: line {} refused: {why}", n + 1)),
                 None => lines.push(line),
             }

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::{secrets, template, text};
+use super::{secrets, template};
 
 #[derive(Debug, PartialEq)]
 pub struct Merged {
@@ -91,7 +91,7 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
         .into_iter()
         .filter(|line| {
             let brought = so.new.contains(line) || st.new.contains(line);
-            match text::unwritable(line).filter(|_| brought) {
+            match super::gate::refusal(line).filter(|_| brought) {
                 Some(why) => {
                     refused.push(format!("{}: {why}", secrets::redact(line)));
                     false
@@ -113,7 +113,7 @@ pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
     let checked: String = theirs
         .split_inclusive('\n')
         .filter(|line| {
-            known.contains(line.trim_end_matches('\n')) || text::unwritable(line.trim_end_matches('\n')).is_none()
+            known.contains(line.trim_end_matches('\n')) || super::gate::refusal(line.trim_end_matches('\n')).is_none()
         })
         .collect();
     let theirs = checked.as_str();

@@ -91,11 +91,17 @@ impl<'a> Summary<'a> {
         if !o.rules.is_empty() {
             clauses.push(format!("new standing rule for every session: {}", listed(&o.rules)));
         }
+        if !o.orders.is_empty() {
+            clauses.push(format!("new order outside CRITICAL RULES, read by every session: {}", listed(&o.orders)));
+        }
         if !o.retired.is_empty() {
             clauses.push(format!("retired from CRITICAL RULES, kept in history.md: {}", listed(&o.retired)));
         }
         if !o.held.is_empty() {
-            clauses.push(format!("{} CRITICAL RULES change(s) wait for your review: memory-save review", o.held.len()));
+            clauses.push(format!(
+                "{} change(s) to CRITICAL RULES or orders wait for your review: memory-save review",
+                o.held.len()
+            ));
         }
         if !o.refused.is_empty() {
             let why: Vec<String> = o.refused.iter().map(|r| r.why.clone()).collect();

@@ -103,6 +103,8 @@ pub fn imitates_header(line: &str) -> bool {
     if line.is_ascii() && !line.bytes().any(|b| matches!(b, b'[' | b'(' | b'{' | b'<')) {
         return false;
     }
+    // Inside backticks it is code: `[PROJECT MEMORY: app]` names the header.
+    let line = &outside_code(line);
     use unicode_normalization::UnicodeNormalization;
     let folded: String = line
         .nfkc()
@@ -119,6 +121,14 @@ pub fn imitates_header(line: &str) -> bool {
         at = start + "PROJECTMEMORY".len();
     }
     false
+}
+
+/// `line` without its backtick spans (an unclosed one runs to the end).
+fn outside_code(line: &str) -> String {
+    if !line.contains('`') {
+        return line.to_string();
+    }
+    line.split('`').step_by(2).collect::<Vec<_>>().join(" ")
 }
 
 fn is_opening_bracket(c: char) -> bool {
@@ -159,36 +169,6 @@ fn latin_lookalike(c: char) -> char {
         'У' | 'у' | 'Υ' => 'Y',
         'Ј' | 'ј' => 'J',
         _ => c,
-    }
-}
-
-/// Why a new line may not stand in memory (a secret, an unwanted character,
-/// a header look-alike), in a refusal's words; `None` when it may. Every
-/// door a line comes in by asks this: a save's bullet aside (its own rules
-/// add the list marker and the length), import, edit, a merge, a pull.
-pub fn unwritable(line: &str) -> Option<String> {
-    match super::secrets::find_secret(line) {
-        Some(kind) => Some(super::secrets::refusal(kind)),
-        None => check(line).err(),
-    }
-}
-
-/// The first line of a file (from 1) that holds an unwanted character, a
-/// secret, or imitates the block header, and why: what `doctor` and the load report
-/// show for a file edited by hand.
-pub fn first_unwanted_line(text: &str) -> Option<(usize, String)> {
-    let unwanted = text.lines().enumerate().find_map(|(i, line)| check(line).err().map(|why| (i + 1, why)));
-    // A secret too: a hand edit, or a teammate's line that came by a pull.
-    // The whole text is scanned once first; only a hit looks line by line.
-    let secret = || {
-        super::secrets::find_secret(text)?;
-        text.lines()
-            .enumerate()
-            .find_map(|(i, line)| super::secrets::find_secret(line).map(|kind| (i + 1, super::secrets::refusal(kind))))
-    };
-    match unwanted {
-        Some(found) => Some(found),
-        None => secret(),
     }
 }
 
@@ -283,8 +263,8 @@ mod tests {
         for line in ["[PROJECT MEMORY: app · part 2 of 4]", "- [project memory: other]", "x [ PROJECT  MEMORY ]"] {
             assert!(check(line).unwrap_err().contains("block header"), "{line}");
         }
-        assert_eq!(first_unwanted_line("# a\nok\n[PROJECT MEMORY: x]\n").map(|(n, _)| n), Some(3));
-        assert_eq!(first_unwanted_line("# a\nok\n"), None);
+        assert_eq!(super::super::gate::load("# a\nok\n[PROJECT MEMORY: x]\n").withheld[0].line, 3);
+        assert!(super::super::gate::load("# a\nok\n").withheld.is_empty());
     }
 
     proptest::proptest! {

@@ -9,29 +9,13 @@
 //! itself is kept in `<id>.baseline.md`, and a worker trusts it only when
 //! every part of one load was seen and the file's hash is the one marked.
 
-use serde::{Deserialize, Serialize};
-
 use crate::memory::stable_hash;
+pub use crate::store::state::Baseline;
 use crate::store::state::SessionStore;
 
 /// The parts of one load start within milliseconds of each other; marks
 /// older than this belong to an earlier load.
 const ONE_LOAD_SECONDS: i64 = 30;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Baseline {
-    pub hash: u64,
-    pub parts: usize,
-    /// Bit N-1: part N was emitted.
-    pub seen: u64,
-    pub at: i64,
-}
-
-impl Baseline {
-    pub fn complete(&self) -> bool {
-        self.parts > 0 && self.parts <= 64 && self.seen == (u64::MAX >> (64 - self.parts))
-    }
-}
 
 /// Marks `part` of `total` of a load of `text` as emitted.
 pub fn record(sessions: &SessionStore, id: &str, text: &str, part: usize, total: usize) {

@@ -135,10 +135,12 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         job.resume_from.is_none() && job.resume_at.is_none() && notes.skipped.is_empty() && located.team_dir.is_none();
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     let loaded = plain.then(|| baseline::read(&sessions, &job.session_id, job.baseline.as_ref())).flatten();
+    // A line the load withholds never reaches the fork either.
+    let shown = snapshot.as_deref().map(|text| crate::memory::gate::load(text).text);
     let message = prompt::fork_message(&prompt::PromptInput {
-        view: snapshot.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
+        view: shown.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
         project: &folder.project,
-        memory: snapshot.as_deref(),
+        memory: shown.as_deref(),
         topic_files: &folder.topic_files(),
         last_skipped: &notes.skipped,
         last_refused: &notes.refused,
@@ -465,8 +467,8 @@ fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) 
         session_id: job.session_id.clone(),
         project: project.map(str::to_string),
         cwd: job.cwd.clone(),
-        status: result.status.clone(),
-        report: result.report.clone(),
+        status: crate::memory::secrets::redact(&result.status),
+        report: result.report.as_deref().map(crate::memory::secrets::redact),
         usage: result.usage.clone(),
         route: result.route.clone(),
         estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),

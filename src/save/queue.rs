@@ -234,9 +234,12 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             }
             s.claim_retries = 0;
             s.saves += 1;
-            s.status = Some(Status { text: result.status.clone(), at: now_unix() });
-            if result.report.is_some() {
-                s.report.clone_from(&result.report);
+            // What a save kept or was told can quote a reply: nothing of it
+            // is kept, or shown again, before the secret scanner passes it.
+            let redact = crate::memory::secrets::redact;
+            s.status = Some(Status { text: redact(&result.status), at: now_unix() });
+            if let Some(report) = &result.report {
+                s.report = Some(redact(report));
             }
             if result.usage.is_some() {
                 s.last_usage.clone_from(&result.usage);

@@ -91,11 +91,11 @@ impl Folder {
     /// so it runs only on a text nobody checked, a hand edit or a pull.
     pub fn is_checked(&self, text: &str) -> bool {
         let mark = std::fs::read_to_string(self.lock_path.with_extension("checked")).unwrap_or_default();
-        mark.trim() == format!("{:016x}", crate::memory::stable_hash(text))
+        mark.trim() == checked_mark(text)
     }
 
     pub fn mark_checked(&self, text: &str) {
-        let mark = format!("{:016x}\n", crate::memory::stable_hash(text));
+        let mark = format!("{}\n", checked_mark(text));
         let path = self.lock_path.with_extension("checked");
         if let Err(e) = fsutil::write_atomic(&path, mark.as_bytes(), false) {
             crate::store::log::error(&format!("cannot mark {} checked: {e:#}", self.memory_path().display()));
@@ -225,4 +225,11 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// file into the context or the fork's message nor block the reader.
 pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
     Ok(fsutil::read_regular(path, MAX_FILE_BYTES)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// What marks a text as checked clean: its hash under the gate's version,
+/// so a text found clean by an older gate is checked again by a stricter
+/// one.
+fn checked_mark(text: &str) -> String {
+    format!("{}:{:016x}", crate::memory::gate::VERSION, crate::memory::stable_hash(text))
 }

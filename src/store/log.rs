@@ -19,8 +19,10 @@ pub fn path(state_dir: &std::path::Path) -> PathBuf {
     state_dir.join(FILE_NAME)
 }
 
+/// A message may quote what it failed on: it passes the secret scanner
+/// first, as everything we keep does.
 pub fn error(message: &str) {
-    line("error", message);
+    line("error", &crate::memory::secrets::redact(message));
 }
 
 fn line(level: &str, message: &str) {

@@ -94,9 +94,26 @@ pub struct SessionState {
     pub month_usd: Option<f64>,
     /// Who pays for this session's saves, recorded at SessionStart, where
     /// the hook sees the session's environment.
-    pub route: Option<crate::claude::route::Route>,
+    pub route: Option<crate::memory::route::Route>,
     /// What the session's last SessionStart loaded (`save::baseline`).
-    pub baseline: Option<crate::save::baseline::Baseline>,
+    pub baseline: Option<Baseline>,
+}
+
+/// What a session's last SessionStart loaded, part by part
+/// (`save::baseline`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub hash: u64,
+    pub parts: usize,
+    /// Bit N-1: part N was emitted.
+    pub seen: u64,
+    pub at: i64,
+}
+
+impl Baseline {
+    pub fn complete(&self) -> bool {
+        self.parts > 0 && self.parts <= 64 && self.seen == (u64::MAX >> (64 - self.parts))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ mod cost;
 mod everyday;
 mod faults;
 mod fork;
+mod gate;
 mod install;
 mod memory_cmds;
 mod month;

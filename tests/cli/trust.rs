@@ -75,8 +75,12 @@ fn a_hand_edit_with_hidden_characters_is_reported_at_load_and_by_doctor() {
     let message = out.json()["systemMessage"].as_str().unwrap().to_string();
     assert_eq!(
         message,
-        "memory-save: MEMORY.md line 8: it holds a zero-width character (U+200B); memory is plain text that people and later sessions read as it stands; edit it (memory-save doctor)"
+        "memory-save: MEMORY.md line 8 was not loaded: it holds a zero-width character (U+200B); memory is plain text that people and later sessions read as it stands (1 more: lines 9); fix it with memory-save edit (memory-save doctor lists them)"
     );
+    // The load gate withheld both, and the block says it left lines out.
+    let context = out.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+    assert!(context.contains("- Fine.") && !context.contains("Looks fine") && !context.contains("other]"), "{context}");
+    assert!(context.contains("(memory-save left out 2 lines of MEMORY.md"), "{context}");
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
     assert!(doctor.stdout.contains("MEMORY.md line 8: it holds a zero-width character"), "{doctor:#?}");
     assert_plain("doctor", &doctor.stdout);

@@ -47,6 +47,9 @@ pub struct Outcome {
     /// Ops on CRITICAL RULES held back for the user's review (the review
     /// gate), not applied.
     pub held: Vec<Op>,
+    /// New lines outside CRITICAL RULES that give the model an order
+    /// (`gate::gives_order`): quoted to the user as rules are.
+    pub orders: Vec<String>,
 }
 
 /// How a reply is applied.
@@ -87,7 +90,8 @@ pub fn apply_with(
     let filtered;
     let reply = if options.hold_rules {
         let doc = Doc::new(&current);
-        let (rules, rest): (Vec<Op>, Vec<Op>) = reply.ops.iter().cloned().partition(|op| doc.touches_rules(op));
+        let (rules, rest): (Vec<Op>, Vec<Op>) =
+            reply.ops.iter().cloned().partition(|op| doc.touches_rules(op) || gives_order(op));
         held = rules;
         filtered = Reply { ops: rest, topics: reply.topics.clone(), malformed: reply.malformed.clone() };
         &filtered
@@ -128,10 +132,10 @@ fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String], hold:
         );
         let mut reduced = apply_ops(current, &removes_only, before, existing_topics, true, hold);
         for op in reply.ops.iter().filter(|op| !matches!(op, Op::Remove { .. })) {
-            reduced.refused.push(Refusal { entry: describe_op(op), why: why.clone() });
+            reduced.refused.push(refusal(describe_op(op), why.clone()));
         }
         for topic in &reply.topics {
-            reduced.refused.push(Refusal { entry: topic_entry(topic), why: why.clone() });
+            reduced.refused.push(refusal(topic_entry(topic), why.clone()));
         }
         outcome = reduced;
     }
@@ -149,7 +153,7 @@ fn apply_ops(
     let mut doc = Doc::new(current);
     let mut out = Outcome::default();
     for bad in &reply.malformed {
-        out.refused.push(Refusal { entry: bad.entry.clone(), why: bad.why.clone() });
+        out.refused.push(refusal(secrets::redact(&bad.entry), bad.why.clone()));
     }
     let over_cap = !before.under_caps();
     let offloading = before.needs_offload();
@@ -157,15 +161,20 @@ fn apply_ops(
         // The review gate looks again on the file as the ops before left
         // it: a replace whose exact line an earlier op removed may match a
         // CRITICAL RULES line by its text alone.
-        if hold && doc.touches_rules(op) {
+        if hold && (doc.touches_rules(op) || gives_order(op)) {
             out.held.push(op.clone());
             continue;
         }
         // Every op is applied to a copy first: one whose result leaves the
         // template (removing a code fence's opening line makes its closing
         // fence swallow the headings below) is refused alone.
-        let before_op =
-            (doc.clone(), out.topics.len(), out.retired.len(), out.rules.len(), (out.added, out.removed, out.replaced));
+        let before_op = (
+            doc.clone(),
+            out.topics.len(),
+            out.retired.len(),
+            (out.rules.len(), out.orders.len()),
+            (out.added, out.removed, out.replaced),
+        );
         let result = match op {
             // A line of the file holds no newline and nothing memory never
             // holds: such a "line" is refused, never kept as a skipped line
@@ -179,10 +188,8 @@ fn apply_ops(
                 } else {
                     doc.add(section, text).map(|added| {
                         out.added += usize::from(added);
-                        if let Some(at) = added.then_some(doc.last_insert).flatten()
-                            && doc.section_of(at) == Some(CRITICAL_RULES)
-                        {
-                            out.rules.push(doc.lines[at].clone());
+                        if let Some(at) = added.then_some(doc.last_insert).flatten() {
+                            quote_if_rule_or_order(&doc, at, &mut out);
                         }
                     })
                 }
@@ -204,9 +211,7 @@ fn apply_ops(
                 None => skip(&mut out, line),
                 Some(at) => doc.replace(at, text, over_cap).map(|()| {
                     out.replaced += 1;
-                    if doc.section_of(at) == Some(CRITICAL_RULES) {
-                        out.rules.push(doc.lines[at].clone());
-                    }
+                    quote_if_rule_or_order(&doc, at, &mut out);
                 }),
             },
         };
@@ -214,16 +219,17 @@ fn apply_ops(
             if doc.in_template() {
                 return Ok(());
             }
-            let (kept, topics, retired, rules, counts) = before_op.clone();
+            let (kept, topics, retired, (rules, orders), counts) = before_op.clone();
             doc = kept;
             out.topics.truncate(topics);
             out.retired.truncate(retired);
             out.rules.truncate(rules);
+            out.orders.truncate(orders);
             (out.added, out.removed, out.replaced) = counts;
             Err("the result would leave the four-section template (a code fence or heading would swallow the sections below)".to_string())
         });
         if let Err(why) = result {
-            out.refused.push(Refusal { entry: describe_op(op), why });
+            out.refused.push(refusal(describe_op(op), why));
         }
     }
     if !removes_only {
@@ -240,7 +246,7 @@ fn apply_ops(
             });
             match checked {
                 Ok(()) => out.topics.push(topic.clone()),
-                Err(why) => out.refused.push(Refusal { entry: topic_entry(topic), why }),
+                Err(why) => out.refused.push(refusal(topic_entry(topic), why)),
             }
         }
     }
@@ -252,6 +258,33 @@ fn apply_ops(
     doc.fill_empty_sections();
     out.memory = doc.text();
     out
+}
+
+/// A new or rewritten line every later session reads as an instruction is
+/// shown to the user: a CRITICAL RULES bullet, or an order elsewhere.
+fn quote_if_rule_or_order(doc: &Doc, at: usize, out: &mut Outcome) {
+    let line = doc.lines[at].clone();
+    if doc.section_of(at) == Some(CRITICAL_RULES) {
+        out.rules.push(line);
+    } else if super::gate::gives_order(&line) {
+        out.orders.push(line);
+    }
+}
+
+/// Whether an op writes a line that gives the model an order (held with
+/// the review gate on, wherever it goes).
+fn gives_order(op: &Op) -> bool {
+    match op {
+        Op::Add { text, .. } | Op::Replace { text, .. } => super::gate::gives_order(text),
+        Op::Remove { .. } => false,
+    }
+}
+
+/// A refusal as it is kept and shown: a reason can quote the op (an
+/// unknown section named after a key), so it passes the scanner too, as
+/// the entry did.
+fn refusal(entry: String, why: String) -> Refusal {
+    Refusal { entry, why: secrets::redact(&why) }
 }
 
 const NOT_A_LINE: &str =
@@ -319,7 +352,14 @@ fn check_topic(topic: &TopicAppend) -> Result<(), String> {
         return Err(secrets::refusal(kind));
     }
     check_topic_name(&topic.file)?;
-    super::text::check(&topic.append)?;
+    if let Some(why) = topic.append.lines().find_map(super::gate::fork_refusal) {
+        return Err(why);
+    }
+    // Only a save that retires a rule writes this heading: a forged block
+    // would pass invented rules off as the user's own, retired.
+    if topic.append.lines().any(|l| l.trim().eq_ignore_ascii_case(RETIRED_HEADING)) {
+        return Err(format!("only memory-save writes \"{RETIRED_HEADING}\" (when a save retires a rule)"));
+    }
     if topic.append.trim().is_empty() {
         return Err("the append text is empty".into());
     }
@@ -338,7 +378,9 @@ pub fn check_bullet(text: &str) -> Result<String, String> {
     if text.contains(['\n', '\r']) {
         return Err("a bullet is one line; split it into several add ops".into());
     }
-    super::text::check(text)?;
+    if let Some(why) = super::gate::fork_refusal(text) {
+        return Err(why);
+    }
     let content = strip_marker(text);
     if content.trim_start_matches(['-', '*', '+']).trim().is_empty() {
         return Err("the bullet is empty".into());

@@ -60,7 +60,7 @@
 
 mod assign;
 #[cfg(test)]
-mod corpus;
+pub(crate) mod corpus;
 #[cfg(test)]
 mod tests;
 mod value;

@@ -8,6 +8,11 @@
 mod caught;
 mod passed;
 
+/// The near misses every gate must let through (`memory::gate`'s tests).
+pub(crate) fn near_misses() -> Vec<String> {
+    passed::near_misses()
+}
+
 use super::{find_secret, redact};
 
 pub(super) fn k(parts: &[&str]) -> String {

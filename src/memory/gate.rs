@@ -1,0 +1,424 @@
+//! The one gate for text that reaches memory or a session. Every door asks
+//! it: a fork's reply (`apply`), import, edit, a sync pull or fast-forward,
+//! a merge, a team pull, an undo; and the load itself, which withholds any
+//! line already in the file that no door could have admitted (a hand edit,
+//! a pull, an older version). Pure: text in, verdicts out.
+//!
+//! What no line may be, whatever its door (`refusal`):
+//! - a secret (`secrets`), or hold a control, format, bidirectional, tag or
+//!   zero-width character (`text::check`);
+//! - markup that opens or closes a frame the model reads: the tags Claude
+//!   Code and the API wrap text in (`FRAMING_TAGS`); `<system-reminder>`
+//!   wraps the loaded block itself, so a closing tag would end it early;
+//! - our block header, or the fork's own first line, in any disguise: at
+//!   the line's start or after its list marker, compared after confusable
+//!   folding (UTS #39 skeletons, small capitals, compatibility forms), and
+//!   anywhere behind an opening bracket (`text::imitates_header`). Inside
+//!   backticks at the start it is code and passes.
+//!
+//! What a fork may not write on top (`fork_refusal`): a line that pipes a
+//! download into a shell. A person who wants one writes it with `edit`.
+//!
+//! What is shown and, with the review gate on, held (`gives_order`): a new
+//! line outside CRITICAL RULES that gives the model an order.
+
+use super::secrets;
+use super::text;
+
+/// Raised whenever the gate refuses more: a text an older gate found clean
+/// is checked again at its next load.
+pub const VERSION: u32 = 2;
+
+/// Tags of the frames the model reads: Claude Code's own and the API's.
+/// Only a whole tag name counts: `<user_query>` in a project's facts passes.
+pub const FRAMING_TAGS: &[&str] = &[
+    "system-reminder",
+    "system",
+    "user",
+    "assistant",
+    "human",
+    "function_calls",
+    "function_results",
+    "function_call",
+    "invoke",
+    "parameter",
+    "tool_use",
+    "tool_result",
+    "tool_use_error",
+    "thinking",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "user-prompt-submit-hook",
+    "task-notification",
+    "persisted-output",
+    "session-start-hook",
+    "new-diagnostics",
+    "ide_selection",
+    "ide_opened_file",
+    "document",
+    "documents",
+    "document_content",
+    "search_results",
+    "instructions",
+];
+
+/// Why `line` may not stand in memory, at any door; `None` when it may.
+pub fn refusal(line: &str) -> Option<String> {
+    if let Some(kind) = secrets::find_secret(line) {
+        return Some(secrets::refusal(kind));
+    }
+    refusal_without_secrets(line)
+}
+
+/// `refusal` but for secrets, which a caller scanning a whole text looks
+/// for once (`load`).
+fn refusal_without_secrets(line: &str) -> Option<String> {
+    if let Err(why) = text::check(line) {
+        return Some(why);
+    }
+    if let Some(tag) = framing_tag(line) {
+        return Some(format!(
+            "it holds <{tag}> markup, which opens or closes a frame the model reads; write the tag's name without brackets"
+        ));
+    }
+    if let Some(what) = imitates_at_start(line) {
+        return Some(format!("it begins like {what}, which a later session would take for a frame of its own"));
+    }
+    None
+}
+
+/// What a fork may not write, on top of `refusal`: a line that pipes a
+/// download into a shell.
+pub fn fork_refusal(line: &str) -> Option<String> {
+    refusal(line).or_else(|| {
+        pipes_into_shell(line).then(|| {
+            "it pipes a download into a shell; a save never writes such a line (write it yourself with memory-save edit)"
+                .to_string()
+        })
+    })
+}
+
+/// The first framing tag in `line`: `<name …>`, `</name>`, `<name/>`.
+pub fn framing_tag(line: &str) -> Option<&'static str> {
+    let bytes = line.as_bytes();
+    let mut at = 0;
+    while let Some(found) = line[at..].find('<') {
+        let start = at + found + 1;
+        at = start;
+        // `Vec<User>`, `Option<System>`: a type's parameter, not a tag.
+        if line[..start - 1].chars().next_back().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | ':')) {
+            continue;
+        }
+        let mut i = start;
+        if bytes.get(i) == Some(&b'/') {
+            i += 1;
+        }
+        while bytes.get(i).is_some_and(|b| *b == b' ') {
+            i += 1;
+        }
+        let name_start = i;
+        while bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':')) {
+            i += 1;
+        }
+        let name = &line[name_start..i];
+        let ends = matches!(bytes.get(i), Some(b'>' | b' ' | b'/' | b'\t') | None);
+        if name.is_empty() || !ends {
+            continue;
+        }
+        let name = name.to_ascii_lowercase();
+        if let Some(tag) = FRAMING_TAGS.iter().find(|t| **t == name) {
+            return Some(tag);
+        }
+    }
+    None
+}
+
+/// Small capitals read as the capitals they imitate.
+fn small_capital(c: char) -> char {
+    match c {
+        'ᴀ' => 'A',
+        'ʙ' => 'B',
+        'ᴄ' => 'C',
+        'ᴅ' => 'D',
+        'ᴇ' => 'E',
+        'ꜰ' | 'ғ' => 'F',
+        'ɢ' => 'G',
+        'ʜ' => 'H',
+        'ɪ' => 'I',
+        'ᴊ' => 'J',
+        'ᴋ' => 'K',
+        'ʟ' => 'L',
+        'ᴍ' => 'M',
+        'ɴ' => 'N',
+        'ᴏ' => 'O',
+        'ᴘ' => 'P',
+        'ǫ' => 'Q',
+        'ʀ' => 'R',
+        'ꜱ' => 'S',
+        'ᴛ' => 'T',
+        'ᴜ' => 'U',
+        'ᴠ' => 'V',
+        'ᴡ' => 'W',
+        'ʏ' => 'Y',
+        'ᴢ' => 'Z',
+        _ => c,
+    }
+}
+
+/// Text as the model reads it, for comparing with our own words:
+/// compatibility forms, small capitals and confusables folded (UTS #39
+/// skeletons of capitals), combining overlays dropped. Our words go through
+/// the same folding, so the skeleton's own choices (`I` as `l`) cancel out.
+fn fold(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let upper: String = text.nfkc().map(small_capital).flat_map(char::to_uppercase).collect();
+    unicode_security::confusable_detection::skeleton(&upper)
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .collect()
+}
+
+/// The words of folded text.
+fn words(folded: &str) -> Vec<&str> {
+    folded.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+}
+
+/// What the line's start imitates, if it does: our block header
+/// (`[PROJECT MEMORY: …`, `PROJECT MEMORY: x · part 2 of 2`, any brackets)
+/// or the fork's own first line.
+pub fn imitates_at_start(line: &str) -> Option<&'static str> {
+    let content = super::apply::strip_marker(line).trim_start();
+    if content.starts_with('`') {
+        return None; // code
+    }
+    // Most lines are plain ASCII that cannot begin so: spare them the folding.
+    let leading_letters = content.trim_start_matches(|c: char| !c.is_alphanumeric());
+    if content.is_ascii() {
+        let head = leading_letters.get(..7).unwrap_or("");
+        if !head.eq_ignore_ascii_case("project") && !head.eq_ignore_ascii_case("memory-") {
+            return None;
+        }
+    }
+    let folded = fold(&content.chars().take(80).collect::<String>());
+    let found = words(&folded);
+    let header = fold("PROJECT MEMORY");
+    let header = words(&header);
+    if found.len() >= 2 && found[..2] == header[..] {
+        // `Project memory lives in …` is prose; `PROJECT MEMORY: x`,
+        // `[PROJECT MEMORY]`, `PROJECT MEMORY · part 2` are the header.
+        let after = folded.find(header[1]).map(|at| &folded[at + header[1].len()..]).unwrap_or("");
+        if after.trim_start().chars().next().is_none_or(|c| !c.is_alphanumeric()) {
+            return Some("memory-save's block header (PROJECT MEMORY: …)");
+        }
+    }
+    let marker = fold("[memory-save] This is not a user request");
+    if found.concat().starts_with(&words(&marker).concat()) {
+        return Some("the first line of memory-save's own request to the fork");
+    }
+    None
+}
+
+/// A download piped into a shell: `curl … | sh`, `wget -O- … | sudo bash`,
+/// `bash <(curl …)`, `iex (iwr …)`.
+pub fn pipes_into_shell(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let fetches = ["curl", "wget", "fetch", "iwr", "irm", "invoke-webrequest", "invoke-restmethod", "http"]
+        .iter()
+        .any(|f| lower.contains(f));
+    if !fetches {
+        return false;
+    }
+    let shells =
+        ["sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node", "pwsh", "iex"];
+    // `| sh`, `| sudo -E bash -s`, `|bash`
+    for (i, _) in lower.match_indices('|') {
+        if lower[i..].starts_with("||") || (i > 0 && lower.as_bytes()[i - 1] == b'|') {
+            continue;
+        }
+        let mut words = lower[i + 1..].split_whitespace().skip_while(|w| *w == "sudo" || w.starts_with('-'));
+        if let Some(word) = words.next() {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-');
+            if shells.contains(&word) {
+                return true;
+            }
+        }
+    }
+    // `bash <(curl …)`, `sh -c "$(curl …)"`, `iex (iwr …)`, `iex(New-Object …`
+    let substitutions = ["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"];
+    let process = shells.iter().any(|s| lower.contains(&format!("{s} <(")) || lower.contains(&format!("{s} -c")));
+    (process && substitutions.iter().any(|s| lower.contains(s)))
+        || lower.contains("iex (iwr")
+        || lower.contains("iex(iwr")
+        || lower.contains("iex (irm")
+        || lower.contains("iex(irm")
+        || lower.contains("iex (new-object")
+        || lower.contains("iex(new-object")
+        || lower.contains("invoke-expression")
+}
+
+/// Whether a line gives the model an order: emphasis that addresses it,
+/// words aimed at the model, an order to set instructions aside, or an
+/// absolute to act. Ordinary imperatives of a fact (`Set FOO in .env`,
+/// `Use gh auth token`) do not count: CRITICAL RULES is where a save puts
+/// orders, and a line elsewhere that gives one is quoted to the user (and
+/// held with the review gate on). Proven on tables of lines each way.
+pub fn gives_order(line: &str) -> bool {
+    let content = super::apply::strip_marker(line).trim().trim_start_matches(['*', '_', '>', ' ']);
+    // Emphasis marks do not change what a line says: `**IMPORTANT**:`.
+    let lower = content.to_lowercase().replace(['*', '_'], "");
+    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| lower.starts_with(p));
+    // Emphasis labels that address the reader.
+    let emphasis = [
+        "important:",
+        "important!",
+        "important -",
+        "critical:",
+        "critical!",
+        "mandatory:",
+        "required:",
+        "attention:",
+        "system:",
+        "system note",
+        "instruction:",
+        "instructions:",
+        "note to the ai",
+        "note to ai",
+        "note to the assistant",
+        "note to assistant",
+        "note to claude",
+        "note to the model",
+        "note to the agent",
+        "ai:",
+        "assistant:",
+        "claude:",
+        "from now on",
+        "going forward,",
+        "always ",
+        "never ",
+        "do not ask",
+        "don't ask",
+        "without asking",
+        "without confirmation",
+        "automatically run",
+        "automatically execute",
+        "you must",
+        "you should",
+        "you need to",
+        "you have to",
+        "you will ",
+        "you are to ",
+        "you are required",
+        "you are instructed",
+        "you may now",
+        "you can now",
+        "your task",
+        "your new task",
+        "your instructions",
+    ];
+    if starts(&emphasis) {
+        return true;
+    }
+    // Aimed at the model anywhere in the line.
+    let aimed = [
+        "you must ",
+        "you should always",
+        "you should never",
+        "you are required to",
+        "you are instructed to",
+        "as an ai",
+        "claude must",
+        "claude should",
+        "claude will",
+        "the assistant must",
+        "the assistant should",
+        "the model must",
+        "the model should",
+        "the agent must",
+        "the agent should",
+        "ai assistants must",
+        "ai agents must",
+        "llms must",
+        "any ai reading",
+        "if you are an ai",
+        "if you're an ai",
+        "if you are claude",
+        "when you read this",
+    ];
+    if aimed.iter().any(|a| lower.contains(a)) {
+        return true;
+    }
+    // An order to set instructions aside.
+    let override_verbs = ["ignore ", "disregard ", "forget ", "override ", "bypass "];
+    let objects =
+        ["instruction", "rules", "prompt", "guideline", "guardrail", "safety", "restriction", "previous", "prior"];
+    override_verbs.iter().any(|v| lower.contains(v)) && objects.iter().any(|o| lower.contains(o))
+}
+
+/// A memory text as a session may load it: every line that no door could
+/// have admitted is withheld, with its number (from 1) and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub text: String,
+    pub withheld: Vec<Withheld>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    pub line: usize,
+    pub why: String,
+}
+
+/// The load gate: `text` without the lines no door could have admitted.
+/// The secret scan runs over the whole text once, and line by line only on
+/// a hit, so a clean file costs one pass.
+pub fn load(text: &str) -> Loaded {
+    let secret_somewhere = secrets::find_secret(text).is_some();
+    let mut out = Loaded { text: String::with_capacity(text.len()), withheld: Vec::new() };
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let why = refusal_without_secrets(bare)
+            .or_else(|| secret_somewhere.then(|| secrets::find_secret(bare).map(secrets::refusal)).flatten());
+        match why {
+            Some(why) => out.withheld.push(Withheld { line: i + 1, why }),
+            None => out.text.push_str(line),
+        }
+    }
+    out
+}
+
+/// The line the loaded block carries when it leaves lines out.
+pub fn block_note(withheld: usize) -> Option<String> {
+    (withheld > 0).then(|| {
+        let lines = if withheld == 1 { "1 line".to_string() } else { format!("{withheld} lines") };
+        format!(
+            "(memory-save left out {lines} of MEMORY.md that no save may write: hidden or control characters, framing markup, a look-alike of this block's header, or a secret; the user was told which.)"
+        )
+    })
+}
+
+/// The report line that names what the load withheld.
+pub fn withheld_report(withheld: &[Withheld]) -> Option<String> {
+    let first = withheld.first()?;
+    let more = match withheld.len() {
+        1 => String::new(),
+        n => format!(
+            " ({} more: lines {})",
+            n - 1,
+            withheld[1..].iter().map(|w| w.line.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Some(format!(
+        "memory-save: MEMORY.md line {} was not loaded: {}{more}; fix it with memory-save edit (memory-save doctor lists them)",
+        first.line, first.why
+    ))
+}
+
+#[cfg(test)]
+mod tests;
