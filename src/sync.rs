@@ -66,6 +66,32 @@ pub fn is_on(root: &Path) -> bool {
         && std::fs::read_to_string(root.join(".gitattributes")).is_ok_and(|t| t.contains("merge=memory-save"))
 }
 
+/// ssh never asks (batch mode) and gives up on a dead host, but runs as
+/// the user has it: their `GIT_SSH_COMMAND`, else the repository's or
+/// global `core.sshCommand`, else `ssh`, with our two options added.
+/// `None` with `GIT_SSH` set: that program may take no ssh options.
+fn ssh_command(root: &Path) -> Option<String> {
+    const OPTIONS: &str = "-o BatchMode=yes -o ConnectTimeout=10";
+    if let Some(theirs) = crate::env::passed_to_fork("GIT_SSH_COMMAND").filter(|c| !c.trim().is_empty()) {
+        return Some(format!("{theirs} {OPTIONS}"));
+    }
+    if crate::env::passed_to_fork("GIT_SSH").is_some() {
+        return None;
+    }
+    let configured = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["config", "--get", "core.sshCommand"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|c| !c.is_empty());
+    Some(format!("{} {OPTIONS}", configured.as_deref().unwrap_or("ssh")))
+}
+
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
 pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
@@ -74,7 +100,7 @@ pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
         .arg(root)
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=10")
+        .envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c)))
         .env("GIT_MERGE_AUTOEDIT", "no")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -67,9 +67,7 @@ impl Guard {
             -1 => None,
             0 => unsafe {
                 // Hold none of the worker's files: its locks must end with it.
-                for fd in 3..1024 {
-                    libc::close(fd);
-                }
+                close_descriptors_from(3);
                 loop {
                     let orphaned = libc::getppid() != worker;
                     let late = monotonic_ns().saturating_sub(started) > deadline_ns;
@@ -96,6 +94,34 @@ impl Drop for Guard {
             libc::kill(self.pid, libc::SIGKILL);
             libc::waitpid(self.pid, std::ptr::null_mut(), 0);
         }
+    }
+}
+
+/// Closes every descriptor from `lowest` up, in a child between fork and
+/// exec, where time is not on a hook's path: close_range(2) where the
+/// kernel has it (Linux 5.9), else each one up to the soft RLIMIT_NOFILE,
+/// capped at 65,536 (macOS, older kernels). Only system calls, so it is
+/// async-signal-safe.
+///
+/// # Safety
+/// Call only in a single-threaded child about to exec or exit: it closes
+/// descriptors that the rest of the process may still use.
+pub unsafe fn close_descriptors_from(lowest: libc::c_int) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: close_range takes two descriptor numbers and flags.
+    if unsafe { libc::syscall(libc::SYS_close_range, lowest as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint) }
+        == 0
+    {
+        return;
+    }
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the rlimit we own.
+    let known =
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 && limit.rlim_cur != libc::RLIM_INFINITY;
+    let top = if known { limit.rlim_cur.min(65_536) as libc::c_int } else { 65_536 };
+    for fd in lowest..top {
+        // SAFETY: closing a number that is not open only fails with EBADF.
+        unsafe { libc::close(fd) };
     }
 }
 

@@ -1,7 +1,7 @@
 //! Everything about Claude Code itself: running the fork, reading a
 //! session's transcript, and its settings files.
 
-mod child;
+pub mod child;
 pub mod fork;
 pub mod hooks;
 pub mod jsonedit;

@@ -377,6 +377,19 @@ fn check_spend(report: &mut Report, roots: &Roots) {
             ),
         );
     }
+    // A record dated ahead counts as now (so a budget never waits for its
+    // date); one far ahead means the clock was wrong when it was written.
+    let ahead = crate::store::saves::all(roots).into_iter().filter(|r| r.at > now + 600).count();
+    if ahead > 0 {
+        report.warn(
+            &format!(
+                "{} holds {} dated more than ten minutes ahead of this machine's clock; they count as now",
+                roots.saves_log().display(),
+                super::cost::plural(ahead as u64, "save record")
+            ),
+            "check the clock (date); budgets stay safe meanwhile",
+        );
+    }
     let month = crate::save::month::gather(roots, &config, now);
     for b in month.budgets.iter().filter(|b| b.share >= 0.8 && b.share < 1.0) {
         report.warn(

@@ -63,7 +63,15 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
         HookEvent::PreCompact => pre_compact::run(&ctx)?,
     };
     if let Some(output) = output {
-        println!("{}", serde_json::to_string(&output)?);
+        // Not println!: with stdout closed it panics, and with panic =
+        // "abort" the hook would exit 134, an error in the user's session.
+        // A reader that went away is no failure of ours.
+        use std::io::Write;
+        let line = format!("{}\n", serde_json::to_string(&output)?);
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush()) {
+            crate::store::log::error(&format!("hook {event:?}: cannot write its output: {e}"));
+        }
     }
     Ok(())
 }

@@ -18,26 +18,46 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let transcript_path = std::path::Path::new(&ctx.input.transcript_path);
     let last = transcript::last_message_uuid(transcript_path);
-    queue::update_then_start(&sessions, &ctx.input.session_id, |s| {
-        remember_session(s, ctx);
-        if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
-            s.request_save();
-            s.resume_at = last;
-            // A copy no save has started on yet is ours to replace; one a
-            // running save may be reading is its worker's to remove.
-            if s.saving_since.is_none()
-                && let Some(old) = s.snapshot.take().and_then(|name| sessions.snapshot_path(&name))
-            {
-                let _ = std::fs::remove_file(old);
-            }
-            let name = sessions.new_snapshot_name(&ctx.input.session_id);
-            let copy = sessions.snapshot_path(&name).expect("a name of our own making");
-            match transcript::snapshot(transcript_path, &copy, transcript::MAX_SNAPSHOT_BYTES) {
-                Ok(true) => s.snapshot = Some(name),
-                Ok(false) => {}
-                Err(e) => crate::store::log::error(&format!("no transcript copy at PreCompact: {e:#}")),
+    let limits = || crate::config::of(&ctx.roots).limits();
+    // The copy (up to 256 MB) is taken before the session lock, which other
+    // hooks wait for at most two seconds; a glance at the state says
+    // whether one is wanted, and the lock below decides.
+    let copy = if sessions.peek(&ctx.input.session_id).save_due(limits) {
+        let name = sessions.new_snapshot_name(&ctx.input.session_id);
+        let path = sessions.snapshot_path(&name).expect("a name of our own making");
+        sessions.ensure_dir()?;
+        match transcript::snapshot(transcript_path, &path, transcript::MAX_SNAPSHOT_BYTES) {
+            Ok(true) => Some((name, path)),
+            Ok(false) => None,
+            Err(e) => {
+                crate::store::log::error(&format!("no transcript copy at PreCompact: {e:#}"));
+                None
             }
         }
+    } else {
+        None
+    };
+    let kept = queue::update_then_start(&sessions, &ctx.input.session_id, |s| {
+        remember_session(s, ctx);
+        if !s.save_due(limits) {
+            return false;
+        }
+        s.request_save();
+        s.resume_at = last;
+        // A copy no save has started on yet is ours to replace; one a
+        // running save may be reading is its worker's to remove.
+        if s.saving_since.is_none()
+            && let Some(old) = s.snapshot.take().and_then(|name| sessions.snapshot_path(&name))
+        {
+            let _ = std::fs::remove_file(old);
+        }
+        if let Some((name, _)) = &copy {
+            s.snapshot = Some(name.clone());
+        }
+        true
     })?;
+    if !kept && let Some((_, path)) = copy {
+        let _ = std::fs::remove_file(path);
+    }
     Ok(None)
 }

@@ -85,7 +85,8 @@ fn spawn_worker(id: &str) -> Result<()> {
     // Everything the child needs is prepared above: between fork and exec
     // it may only make async-signal-safe calls.
     // SAFETY: hooks are single-threaded, and the child only calls setsid,
-    // open, dup2, close, execv and _exit before it is replaced.
+    // open, dup2, close, close_range or getrlimit, execv and _exit before
+    // it is replaced.
     match unsafe { libc::fork() } {
         -1 => Err(std::io::Error::last_os_error()).context("cannot fork the worker"),
         0 => unsafe {
@@ -98,9 +99,7 @@ fn spawn_worker(id: &str) -> Result<()> {
             }
             // Claude Code may have passed descriptors beyond stdio; a worker
             // holding one of its pipes would keep the hook looking unfinished.
-            for fd in 3..256 {
-                libc::close(fd);
-            }
+            crate::claude::child::close_descriptors_from(3);
             libc::execv(exe.as_ptr(), argv.as_ptr());
             libc::_exit(127)
         },

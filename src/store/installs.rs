@@ -56,11 +56,15 @@ pub fn find(roots: &Roots, settings: &Path) -> Option<InstallRecord> {
 }
 
 /// Stores `record` for its file, or forgets the file with `None`.
+/// Under `installs.lock`: installs into several projects at once each read
+/// and rewrite the whole list, and without the lock one lost another's
+/// record (measured: 4 or 5 of 7 kept).
 pub fn put(roots: &Roots, settings: &Path, record: Option<InstallRecord>) -> Result<()> {
+    fsutil::create_private_dir(&roots.state)?;
+    let _lock = fsutil::Lock::acquire(&roots.state.join("installs.lock"), std::time::Duration::from_secs(10))?;
     let key = settings.display().to_string();
     let mut records: Vec<InstallRecord> = all(roots).into_iter().filter(|r| r.path != key).collect();
     records.extend(record);
-    fsutil::create_private_dir(&roots.state)?;
     let text = serde_json::to_vec_pretty(&records).context("cannot encode the install records")?;
     fsutil::write_atomic(&records_path(roots), &text, true)
 }

@@ -552,3 +552,22 @@ fn the_everyday_commands_are_quick_on_a_large_settings_file() {
     }
     eprintln!("median of five: {}", report.join(", "));
 }
+
+/// Installs into six projects and the user's settings at once: every one
+/// keeps its record, so each uninstall gives its file back (before the
+/// lock, 4 or 5 of 7 records survived).
+#[test]
+fn concurrent_installs_keep_every_record() {
+    let home = Home::new();
+    let projects: Vec<std::path::PathBuf> = (0..6).map(|n| home.env.git_init(&format!("p{n}"))).collect();
+    std::thread::scope(|scope| {
+        for project in &projects {
+            let home = &home;
+            scope.spawn(move || home.run_in(project, &["install", "--project"]).ok());
+        }
+        scope.spawn(|| home.run(&["install"]).ok());
+    });
+    let records = std::fs::read_to_string(home.env.mem.join("state/memory-save/installs.json")).unwrap();
+    let records: Value = serde_json::from_str(&records).unwrap();
+    assert_eq!(records.as_array().unwrap().len(), 7, "{records:#}");
+}

@@ -109,3 +109,80 @@ fn an_unusable_state_folder_still_exits_zero() {
         assert_eq!(out.code, Some(0), "{event}: {out:#?}");
     }
 }
+
+/// With stdout closed, a hook's output cannot be written: it still exits
+/// 0 (before, `println!` panicked and `panic = "abort"` made it 134).
+#[test]
+fn a_hook_whose_stdout_is_closed_exits_zero_for_every_event() {
+    let env = Env::new();
+    env.write_memory(&template_with("proj", &["- Fact."]));
+    for event in HOOK_EVENTS {
+        // A report waiting, so UserPromptSubmit and Stop have output too.
+        env.script_reply(1, &adds("- Another fact."));
+        let out = env.hook(event).fixture(fixture_for(event)).session(SID).close_stdout().run();
+        assert_eq!(out.code, Some(0), "{event}: {out:#?}");
+        assert_eq!(out.stderr, "", "{event}");
+    }
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").close_stdout().run();
+    assert_eq!(out.code, Some(0), "{out:#?}");
+}
+
+/// A worker started by a hook holds none of the hook's descriptors, even
+/// one numbered past 256 or 1024: a pipe Claude Code passed would otherwise
+/// stay open as long as the worker waits (a batched session's worker waits
+/// for its idle flush).
+#[test]
+fn the_worker_holds_none_of_the_hooks_descriptors() {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    env.config("save_every_turns = 5\nidle_flush_seconds = 600\n");
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two descriptors into the array we own.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both are ours from now on.
+    let (mut reader, writer) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+    let write_fd = writer.as_raw_fd();
+    let mut input = fixture("Stop.json");
+    input["cwd"] = json!(env.proj.to_str().unwrap());
+    input["transcript_path"] = json!(env.transcript_path().to_str().unwrap());
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["hook", "stop"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("MEMORY_SAVE_HOME", &env.mem)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null());
+    for high in [300, 2000] {
+        // SAFETY: dup2 in the child before exec; no allocation.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(write_fd, high) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+    }
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    drop(writer);
+    // The worker waits for its idle flush: it must not hold the pipe open.
+    wait_until("the worker to start", || !env.state(SID)["flush_at"].is_null());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rest = Vec::new();
+        let _ = tx.send(reader.read_to_end(&mut rest).map(|_| ()));
+    });
+    let eof = rx.recv_timeout(std::time::Duration::from_secs(5));
+    assert!(eof.is_ok(), "the worker kept the hook's descriptor open");
+    // The worker is still there, waiting: the descriptor was not freed by its exit.
+    assert!(env.sessions_dir().join(format!("{SID}.worker.lock")).exists());
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+}

@@ -461,3 +461,25 @@ fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
     let report = env.state(SID)["report"].as_str().unwrap().to_string();
     assert!(report.contains("its prompt cache had expired") && report.contains("over $0.10"), "{report}");
 }
+
+/// A record dated ahead (a clock set back since) counts as now, so a
+/// budget never waits for its date, and doctor names it.
+#[test]
+fn a_save_record_dated_ahead_counts_now_and_doctor_names_it() {
+    let env = Env::new();
+    env.config("max_cost_per_day_usd = 1\n");
+    transcript(&env, "claude-opus-4-5", 10, 10_000);
+    let ahead = time::OffsetDateTime::now_utc().unix_timestamp() + 30 * 86_400;
+    fs::create_dir_all(env.mem.join("state/memory-save")).unwrap();
+    let record = json!({"at": ahead, "session_id": "x", "status": "+1", "route": "subscription", "counted_usd": 2.0});
+    fs::write(env.mem.join("state/memory-save/saves.jsonl"), format!("{record}\n")).unwrap();
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0, "a record dated ahead was not counted today");
+    assert!(
+        env.status(SID).starts_with("paused: max_cost_per_day_usd reached ($2.00 of $1.00)"),
+        "{}",
+        env.status(SID)
+    );
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains("1 save record dated more than ten minutes ahead"), "{doctor}");
+}

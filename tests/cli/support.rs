@@ -563,11 +563,29 @@ pub struct Run<'a> {
     dir: Option<PathBuf>,
     /// Keep stdin open after writing it, as a writer that never closes.
     hold_stdin: bool,
+    close_stdout: bool,
 }
 
 impl<'a> Run<'a> {
     fn new(env: &'a Env, args: Vec<String>) -> Run<'a> {
-        Run { env, args, input: None, raw: None, vars: Vec::new(), unset: Vec::new(), dir: None, hold_stdin: false }
+        Run {
+            env,
+            args,
+            input: None,
+            raw: None,
+            vars: Vec::new(),
+            unset: Vec::new(),
+            dir: None,
+            hold_stdin: false,
+            close_stdout: false,
+        }
+    }
+
+    /// The reading end of stdout is closed before the input is written:
+    /// the run's every write to stdout fails (EPIPE).
+    pub fn close_stdout(mut self) -> Run<'a> {
+        self.close_stdout = true;
+        self
     }
 
     /// Runs in `dir` instead of the bench's root (for commands that work on
@@ -658,6 +676,9 @@ impl<'a> Run<'a> {
         }
         let started = Instant::now();
         let mut child = cmd.spawn().expect("run memory-save");
+        if self.close_stdout {
+            drop(child.stdout.take());
+        }
         // A hook may exit without reading its input (the fork marker): a
         // closed pipe is its answer, not a failure.
         let mut pipe = child.stdin.take().unwrap();
@@ -704,7 +725,8 @@ impl Output {
 }
 
 /// Every hook event, as the `hook` subcommand names it.
-pub const HOOK_EVENTS: [&str; 5] = ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end"];
+pub const HOOK_EVENTS: [&str; 6] =
+    ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end", "pre-compact"];
 
 /// The real payload each hook event is tested with.
 pub fn fixture_for(event: &str) -> &'static str {
@@ -714,6 +736,7 @@ pub fn fixture_for(event: &str) -> &'static str {
         "post-tool-use" => "PostToolUse-main.json",
         "stop" => "Stop.json",
         "session-end" => "SessionEnd-other.json",
+        "pre-compact" => "PreCompact-manual.json",
         other => panic!("no fixture for hook event {other:?}"),
     }
 }

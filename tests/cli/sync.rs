@@ -229,3 +229,21 @@ fn machines_that_sync_at_once_or_meet_a_refusing_remote_catch_up_later() {
     let doctor = a.cmd(&["doctor"]).run().stdout;
     assert!(doctor.contains("git push failed"), "{doctor}");
 }
+
+/// Sync keeps ssh from asking, but through the user's own ssh command
+/// (`core.sshCommand` here): setting GIT_SSH_COMMAND alone overrode it.
+#[test]
+fn sync_keeps_the_users_ssh_command_and_adds_batch_mode() {
+    let env = Env::new();
+    let log = env.root().join("ssh-args");
+    let script = env.root().join("my-ssh");
+    fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", log.display())).unwrap();
+    fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The user's global git config, as a real machine has it.
+    fs::write(env.home.join(".gitconfig"), format!("[core]\n\tsshCommand = {} -i /keys/mine\n", script.display()))
+        .unwrap();
+    let out = sync(&env, &["--init", "ssh://git@memories.example/me/memories.git"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    let args = fs::read_to_string(&log).unwrap_or_default();
+    assert!(args.contains("-i /keys/mine") && args.contains("-o BatchMode=yes"), "{args}");
+}
