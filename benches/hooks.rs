@@ -179,6 +179,11 @@ fn main() {
     std::fs::create_dir_all(&memory_dir).unwrap();
     let memory = memory_of(49_000);
     std::fs::write(memory_dir.join("MEMORY.md"), &memory).unwrap();
+    // A save a turn, as before batching became the default, so each row
+    // measures the same work across versions (a batched Stop leaves a
+    // worker waiting minutes for its idle flush, which `settle` would wait
+    // out).
+    std::fs::write(bench.dir.path().join("home/memory-save.toml"), "save_every_turns = 1\n").unwrap();
 
     println!("memory-save hook wall time, {runs} runs per row (MEMORY.md: {} characters)\n", memory.chars().count());
     println!("| {:<36} | {:>9} | {:>9} | {:>9} | {:>6} |", "hook", "median ms", "p90 ms", "no-op ms", "ratio");

@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
-    let report = queue::update_then_start(&sessions, id, |s| {
+    let report = queue::update_then_start_for_prompt(&sessions, id, |s| {
         remember_session(s, ctx);
         // The previous turn never reached Stop: it was interrupted. Save it
         // now, before this turn's flags mix with it.

@@ -175,15 +175,23 @@ fn small_capital(c: char) -> char {
 
 /// Text as the model reads it, for comparing with our own words:
 /// compatibility forms, small capitals and confusables folded (UTS #39
-/// skeletons of capitals), combining overlays dropped. Our words go through
-/// the same folding, so the skeleton's own choices (`I` as `l`) cancel out.
+/// skeletons of capitals, from `unicode-security`'s data through the table
+/// build.rs makes), combining overlays dropped. Our words go through the
+/// same folding, so the skeleton's own choices (`I` as `l`) cancel out.
 fn fold(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
-    let upper: String = text.nfkc().map(small_capital).flat_map(char::to_uppercase).collect();
-    unicode_security::confusable_detection::skeleton(&upper)
+    text.nfkc()
+        .map(small_capital)
+        .flat_map(char::to_uppercase)
         .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .map(|c| match CONFUSABLES.binary_search_by_key(&(c as u32), |(code, _)| *code) {
+            Ok(at) => char::from(CONFUSABLES[at].1),
+            Err(_) => c,
+        })
         .collect()
 }
+
+include!(concat!(env!("OUT_DIR"), "/confusables.rs"));
 
 /// The words of folded text.
 fn words(folded: &str) -> Vec<&str> {

@@ -36,9 +36,31 @@ pub fn update_then_start<R>(
     id: &str,
     change: impl FnOnce(&mut SessionState) -> R,
 ) -> Result<R> {
+    update_then_start_if(sessions, id, SessionState::has_job, change)
+}
+
+/// `update_then_start` for a new prompt: a session whose only job is an
+/// idle flush has its worker already, started by the Stop that set it and
+/// waiting for the quiet; a prompt right after that Stop would race the
+/// worker's own start and fork a second one (a millisecond on the prompt,
+/// measured). If that worker died, the next Stop or SessionEnd starts one.
+pub fn update_then_start_for_prompt<R>(
+    sessions: &SessionStore,
+    id: &str,
+    change: impl FnOnce(&mut SessionState) -> R,
+) -> Result<R> {
+    update_then_start_if(sessions, id, |s| s.save_pending || s.saving_since.is_some(), change)
+}
+
+fn update_then_start_if<R>(
+    sessions: &SessionStore,
+    id: &str,
+    needs_worker: impl FnOnce(&SessionState) -> bool,
+    change: impl FnOnce(&mut SessionState) -> R,
+) -> Result<R> {
     let (result, start) = sessions.update(id, |s| {
         let result = change(s);
-        (result, s.has_job() && worker_needed(sessions, id))
+        (result, needs_worker(s) && worker_needed(sessions, id))
     })?;
     if start {
         start_worker(id);
