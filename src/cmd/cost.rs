@@ -39,15 +39,7 @@ pub fn summary(month: &Month) -> String {
     if let Some(pays) = &month.pays {
         out.push_str(&format!("  who pays  {pays}\n"));
     }
-    out.push_str(&format!(
-        "  month     {} · in {} · cache read {} · cache write {} · out {} · {}\n",
-        plural(t.saves, "save"),
-        t.input_tokens,
-        t.cache_read_input_tokens,
-        t.cache_creation_input_tokens,
-        t.output_tokens,
-        usd(t.cost_usd)
-    ));
+    out.push_str(&format!("  month     {}\n", t.line()));
     for b in &month.budgets {
         let default = if b.default { ", the default for a subscription" } else { "" };
         out.push_str(&format!(
@@ -86,7 +78,4 @@ fn render(month: &Month, terminal: bool) -> String {
     out
 }
 
-/// `1 save`, `2 saves`.
-pub fn plural(count: u64, noun: &str) -> String {
-    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
-}
+pub use crate::memory::report::plural;

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::env::timestamp;
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
+use crate::save::month::Totals;
 use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
 use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
@@ -65,41 +66,6 @@ struct Paused {
     session_id: String,
     why: String,
     at: i64,
-}
-
-#[derive(Debug, Default, Serialize)]
-struct Totals {
-    saves: u64,
-    input_tokens: u64,
-    cache_read_input_tokens: u64,
-    cache_creation_input_tokens: u64,
-    output_tokens: u64,
-    cost_usd: f64,
-}
-
-impl Totals {
-    fn add(&mut self, record: &SaveRecord) {
-        self.saves += 1;
-        if let Some(u) = &record.usage {
-            self.input_tokens += u.input_tokens;
-            self.cache_read_input_tokens += u.cache_read_input_tokens;
-            self.cache_creation_input_tokens += u.cache_creation_input_tokens;
-            self.output_tokens += u.output_tokens;
-            self.cost_usd += u.total_cost_usd;
-        }
-    }
-
-    fn line(&self) -> String {
-        format!(
-            "{} saves · in {} · cache read {} · cache write {} · out {} · ${:.4}",
-            self.saves,
-            self.input_tokens,
-            self.cache_read_input_tokens,
-            self.cache_creation_input_tokens,
-            self.output_tokens,
-            self.cost_usd
-        )
-    }
 }
 
 #[derive(Serialize)]

@@ -21,6 +21,11 @@ fn listed(items: &[String]) -> String {
     out.join(" | ")
 }
 
+/// `1 save`, `2 saves`.
+pub fn plural(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
+}
+
 pub struct Summary<'a> {
     outcome: &'a Outcome,
     changed_meanwhile: bool,

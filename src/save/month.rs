@@ -38,6 +38,21 @@ impl Totals {
     }
 }
 
+impl Totals {
+    /// `3 saves · in 12 · cache read 40000 · cache write 300 · out 9 · $0.41`
+    pub fn line(&self) -> String {
+        format!(
+            "{} · in {} · cache read {} · cache write {} · out {} · {}",
+            crate::memory::report::plural(self.saves, "save"),
+            self.input_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+            self.output_tokens,
+            crate::memory::cost::usd(self.cost_usd)
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Day {
     /// `2026-12-01`

@@ -151,7 +151,8 @@ fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
     assert_eq!(env.call_count(), 2, "the fork ran past the daily budget");
     assert_eq!(env.status(SID), "paused: max_cost_per_day_usd reached ($0.30 of $0.25)");
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
-    assert_eq!(status["today"]["saves"], 3, "{status:#}");
+    // The stopped save ran no fork: it is not a save that cost anything.
+    assert_eq!(status["today"]["saves"], 2, "{status:#}");
     assert!((status["today"]["cost_usd"].as_f64().unwrap() - 0.30).abs() < 1e-9, "{status:#}");
 }
 
@@ -190,10 +191,10 @@ fn status_shows_what_saves_cost_today_and_per_session_beside_the_sessions_own_co
     assert!(session["share"].as_f64().is_some(), "{status:#}");
     let text = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(
-        text.contains("today (all projects): 1 saves · in 3 · cache read 40000 · cache write 300 · out 9"),
+        text.contains("today (all projects): 1 save · in 3 · cache read 40000 · cache write 300 · out 9"),
         "{text}"
     );
-    assert!(text.contains(&format!("session {SID}: 1 saves")) && text.contains("of the session's own $"), "{text}");
+    assert!(text.contains(&format!("session {SID}: 1 save")) && text.contains("of the session's own $"), "{text}");
 }
 
 #[test]

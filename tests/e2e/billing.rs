@@ -483,6 +483,24 @@ fn auth_headers() {
     assert!(failures.is_empty(), "unexpected credentials:\n{}", failures.join("\n"));
 }
 
+/// The flags src/claude/fork.rs gives every fork after what it resumes
+/// (the model aside).
+fn fork_flags(settings: &str) -> Vec<&str> {
+    vec![
+        "--no-session-persistence",
+        "--setting-sources",
+        "",
+        "--settings",
+        settings,
+        "--permission-mode",
+        "dontAsk",
+        "--max-turns",
+        "1",
+        "--output-format",
+        "json",
+    ]
+}
+
 /// The route memory-save's SessionStart records for a session with the
 /// bench's environment (the helper, if any, in the user's settings, where
 /// the fork's settings come from).
@@ -596,24 +614,7 @@ fn fork_auto_memory() {
     // has the Memory section: `--setting-sources ""` leaves auto memory on.
     bench.extra_env = vec![("DISABLE_COMPACT".into(), "1".into())];
     let before = standin.message_requests().len();
-    let fresh = bench.run(
-        &[
-            "-p",
-            "--no-session-persistence",
-            "--setting-sources",
-            "",
-            "--settings",
-            &settings,
-            "--permission-mode",
-            "dontAsk",
-            "--max-turns",
-            "1",
-            "--output-format",
-            "json",
-        ],
-        Some(&format!("{MARKER} fresh")),
-        LIMIT,
-    );
+    let fresh = bench.run(&[&["-p"][..], &fork_flags(&settings)].concat(), Some(&format!("{MARKER} fresh")), LIMIT);
     assert!(fresh.success(), "{fresh:?}");
     let reqs = standin.message_requests();
     let fresh_memory = reqs.last().unwrap().body["system"].to_string().contains("MEMORY.md");
@@ -638,24 +639,7 @@ fn fork_auto_memory() {
             let before = standin.message_requests().len();
             let model = format!("--model={}", parent_last.model());
             let fork = bench.run(
-                &[
-                    "-p",
-                    "--resume",
-                    resume,
-                    "--fork-session",
-                    "--no-session-persistence",
-                    "--setting-sources",
-                    "",
-                    "--settings",
-                    &settings,
-                    "--permission-mode",
-                    "dontAsk",
-                    "--max-turns",
-                    "1",
-                    "--output-format",
-                    "json",
-                    &model,
-                ],
+                &[&["-p", "--resume", resume, "--fork-session"][..], &fork_flags(&settings), &[&model]].concat(),
                 Some(&format!("{MARKER} what should the project remember?")),
                 LIMIT,
             );
