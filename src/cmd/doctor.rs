@@ -98,6 +98,7 @@ fn run(json: bool) -> Result<()> {
     check_memory_text(&mut report, &roots);
     check_paused(&mut report, &roots);
     check_sync(&mut report, &roots);
+    check_attributes(&mut report, &roots);
     check_config(&mut report, &roots);
     check_spend(&mut report, &roots);
     if json {
@@ -287,6 +288,29 @@ fn check_sync(report: &mut Report, roots: &Roots) {
             ),
             "check the remote and your access to it (git fetch in the memory folder), then run memory-save sync",
         ),
+    }
+}
+
+/// Only memory files may go to our merge driver: a `.gitattributes` line
+/// that routes others there (a teammate's edit, a remote's) gets them
+/// declined with git's own conflict, but it should not be there.
+fn check_attributes(report: &mut Report, roots: &Roots) {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let files = [
+        (roots.memory.join(".gitattributes"), "*.md"),
+        (crate::project::work_tree_top(&cwd).join(".gitattributes"), ".claude/memory/*.md"),
+    ];
+    for (file, ours) in files {
+        let Ok(Some(text)) = crate::store::folder::read_if_exists(&file) else { continue };
+        for line in text.lines().filter(|l| l.contains("merge=memory-save")) {
+            let pattern = line.split_whitespace().next().unwrap_or("");
+            if pattern != ours {
+                report.problem(
+                    &format!("{}: \"{}\" sends files that are not memory to memory-save's merge driver", file.display(), line.trim()),
+                    &format!("keep only \"{ours} merge=memory-save\" (the driver declines other files, leaving git's own conflict)"),
+                );
+            }
+        }
     }
 }
 

@@ -33,32 +33,48 @@ fn read(path: &Path) -> Result<Option<String>> {
     String::from_utf8(bytes).map(Some).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
+/// Only our files come this far: a `.gitattributes` line that routes
+/// another file here (a teammate's, a remote's) gets git's own conflict
+/// instead of a merge that does not know the file's format. Memory files
+/// are small: anything far larger is not one.
+const MAX_MEMORY_FILE_BYTES: usize = 4 * 1024 * 1024;
+
+fn is_memory_file(name: &str) -> bool {
+    name == MEMORY_FILE || crate::memory::apply::check_topic_name(name).is_ok()
+}
+
 impl super::Run for MergeDriverArgs {
     fn run(&self) -> Result<()> {
+        let name = self.path.as_deref().unwrap_or(MEMORY_FILE);
+        let file = Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or(name);
+        if !is_memory_file(file) {
+            bail!("{name} is not a memory file; git keeps its own conflict (check .gitattributes)");
+        }
         // git gives an empty file as the base when there is none.
         let base = read(&self.base)?.filter(|t| !t.is_empty());
         let ours = read(&self.ours)?.with_context(|| format!("cannot read ours, {}", self.ours.display()))?;
         let theirs = read(&self.theirs)?.with_context(|| format!("cannot read theirs, {}", self.theirs.display()))?;
-        let name = self.path.as_deref().unwrap_or(MEMORY_FILE);
-        let file = Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or(name);
+        if [base.as_deref().unwrap_or(""), &ours, &theirs].iter().any(|t| t.len() > MAX_MEMORY_FILE_BYTES) {
+            bail!("{name} is larger than a memory file; git keeps its own conflict");
+        }
         let merged = if file == MEMORY_FILE {
             // The project's folder names it, as in the file's own title.
             let project = Path::new(name)
                 .parent()
                 .and_then(|p| p.file_name())
                 .map_or_else(|| "project".to_string(), |n| n.to_string_lossy().into_owned());
-            let merged = merge_memory(base.as_deref(), &ours, &theirs, &project);
-            for refused in &merged.refused {
-                eprintln!("memory-save: {name}: a merged line was left out: {}", crate::memory::text::visible(refused));
-            }
-            merged.text
+            merge_memory(base.as_deref(), &ours, &theirs, &project)
         } else {
             merge_topic(base.as_deref(), &ours, &theirs)
         };
-        if merged.contains("\n<<<<<<< ") {
+        // Nothing is dropped silently: each line left out is named.
+        for refused in &merged.refused {
+            eprintln!("memory-save: {name}: a merged line was left out: {}", crate::memory::text::visible(refused));
+        }
+        if merged.text.contains("\n<<<<<<< ") {
             bail!("the merge of {name} holds conflict markers; resolve it by hand");
         }
         // %A is git's own temp file: git reads it back once we exit.
-        fs_err::write(&self.ours, merged).context("cannot write the merge into %A")
+        fs_err::write(&self.ours, merged.text).context("cannot write the merge into %A")
     }
 }

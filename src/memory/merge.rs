@@ -31,10 +31,19 @@ struct Side<'a> {
     new: HashSet<&'a str>,
 }
 
+/// A diff gets this long; past it, `similar` gives a coarser one (larger
+/// replaced blocks, whose lines the merge keeps both ways), so a merge is
+/// bounded whatever git hands the driver (20,000 lines took 8 s, 40,000
+/// took 37 s). The pure core reads no clock: a count of work would do, but
+/// the deadline is `similar`'s own bound, and only the driver's process
+/// runs it.
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+
 fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
     let mut out =
         Side { fate: vec![None; base.len()], inserted: vec![Vec::new(); base.len() + 1], new: HashSet::new() };
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, base, version) {
+    let deadline = std::time::Instant::now() + DIFF_TIME;
+    for op in similar::capture_diff_slices_deadline(similar::Algorithm::Myers, base, version, Some(deadline)) {
         match op {
             similar::DiffOp::Equal { .. } => {}
             similar::DiffOp::Delete { old_index, old_len, .. } => {
@@ -107,16 +116,32 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
 /// Topic files only grow: what either side appended to the base, once
 /// each, ours first. Without a common start (a hand edit, two files
 /// started apart), every line of theirs that ours lacks is appended.
-pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
-    // What theirs brought that no save could write stays out.
-    let known: HashSet<&str> = base.unwrap_or("").lines().chain(ours.lines()).collect();
+pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> Merged {
+    // What theirs brought that no save could write stays out, and is named.
+    // A line ends at `\n` or `\r\n`: a teammate's CRLF line is a line.
+    let bare = |line: &'_ str| line.trim_end_matches('\n').trim_end_matches('\r').to_string();
+    let known: HashSet<String> = base.unwrap_or("").lines().chain(ours.lines()).map(bare).collect();
+    let mut refused = Vec::new();
     let checked: String = theirs
         .split_inclusive('\n')
         .filter(|line| {
-            known.contains(line.trim_end_matches('\n')) || super::gate::refusal(line.trim_end_matches('\n')).is_none()
+            let line = bare(line);
+            if known.contains(&line) {
+                return true;
+            }
+            match super::gate::refusal(&line) {
+                Some(why) => {
+                    refused.push(format!("{}: {why}", secrets::redact(&line)));
+                    false
+                }
+                None => true,
+            }
         })
         .collect();
-    let theirs = checked.as_str();
+    Merged { text: merge_topic_text(base, ours, &checked), refused }
+}
+
+fn merge_topic_text(base: Option<&str>, ours: &str, theirs: &str) -> String {
     let appended = base.and_then(|base| Some((ours.strip_prefix(base)?, theirs.strip_prefix(base)?)));
     if let Some((a, b)) = appended {
         return if a.starts_with(b) || a.ends_with(b) {
@@ -127,10 +152,19 @@ pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> String {
             join(ours, b)
         };
     }
+    // Lines as written, their ends (`\n` or `\r\n`) kept.
     let have: HashSet<&str> = ours.lines().collect();
-    let missing: Vec<&str> = theirs.lines().filter(|l| l.trim().is_empty() || !have.contains(l)).collect();
-    let missing = missing.join("\n");
-    if missing.trim().is_empty() { ours.to_string() } else { join(ours, &(missing + "\n")) }
+    let mut missing: String = theirs
+        .split_inclusive('\n')
+        .filter(|l| {
+            let bare = l.trim_end_matches('\n').trim_end_matches('\r');
+            bare.trim().is_empty() || !have.contains(bare)
+        })
+        .collect();
+    if !missing.is_empty() && !missing.ends_with('\n') {
+        missing.push('\n');
+    }
+    if missing.trim().is_empty() { ours.to_string() } else { join(ours, &missing) }
 }
 
 fn join(head: &str, tail: &str) -> String {
@@ -202,11 +236,28 @@ mod tests {
 
     #[test]
     fn topic_files_merge_as_appends() {
-        assert_eq!(merge_topic(Some("a\n"), "a\nours\n", "a\ntheirs\n"), "a\nours\ntheirs\n");
-        assert_eq!(merge_topic(Some("a\n"), "a\nx\n", "a\nx\n"), "a\nx\n");
-        assert_eq!(merge_topic(Some("a\n"), "a\n", "a\nt\n"), "a\nt\n");
-        assert_eq!(merge_topic(None, "o\n", "o\nt\n"), "o\nt\n");
-        assert_eq!(merge_topic(None, "o\n", "t\n"), "o\nt\n");
+        let text = |base, ours, theirs| merge_topic(base, ours, theirs).text;
+        assert_eq!(text(Some("a\n"), "a\nours\n", "a\ntheirs\n"), "a\nours\ntheirs\n");
+        assert_eq!(text(Some("a\n"), "a\nx\n", "a\nx\n"), "a\nx\n");
+        assert_eq!(text(Some("a\n"), "a\n", "a\nt\n"), "a\nt\n");
+        assert_eq!(text(None, "o\n", "o\nt\n"), "o\nt\n");
+        assert_eq!(text(None, "o\n", "t\n"), "o\nt\n");
+        // A teammate's CRLF lines are lines, kept as they were written.
+        assert_eq!(text(Some("a\n"), "a\nours\n", "a\r\n- windows\r\n"), "a\nours\n- windows\r\n");
+        assert!(merge_topic(Some("a\n"), "a\n", "a\n- crlf\r\n").refused.is_empty());
+    }
+
+    /// The merge grows with its input, not with its square: 20,000 lines
+    /// took 8 s and 40,000 took 37 s. The diff's own deadline bounds it.
+    #[test]
+    fn a_large_merge_is_bounded() {
+        let lines = |seed: u64, n: usize| -> String {
+            (0..n).map(|i| format!("- line {} {i}\n", (i as u64).wrapping_mul(seed) % 9973)).collect()
+        };
+        let started = std::time::Instant::now();
+        let merged = merge_memory(Some(&lines(1, 20_000)), &lines(7, 20_000), &lines(13, 20_000), "p");
+        assert!(started.elapsed() < std::time::Duration::from_secs(6), "{:?}", started.elapsed());
+        assert!(merged.text.lines().count() >= 20_000);
     }
 
     fn refs(v: &[String]) -> Vec<&str> {
@@ -218,7 +269,9 @@ mod tests {
         let key = ["ghp_", "Zx8Qp2Lm9Rt4", "Vw7Ky1Nb6Hc3", "Fd5Gs0Ja8Ue2"].concat();
         let theirs = format!("a\n- key {key}\n- b\u{202e}c\n- fine\n");
         let merged = merge_topic(Some("a\n"), "a\nours\n", &theirs);
-        assert_eq!(merged, "a\nours\n- fine\n");
+        assert_eq!(merged.text, "a\nours\n- fine\n");
+        assert_eq!(merged.refused.len(), 2, "named, not dropped silently: {:?}", merged.refused);
+        assert!(!merged.refused[0].contains(&key));
     }
 
     fn edit(base: &[String], keep: &[bool], add: &[String]) -> Vec<String> {

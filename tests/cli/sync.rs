@@ -247,3 +247,38 @@ fn sync_keeps_the_users_ssh_command_and_adds_batch_mode() {
     let args = fs::read_to_string(&log).unwrap_or_default();
     assert!(args.contains("-i /keys/mine") && args.contains("-o BatchMode=yes"), "{args}");
 }
+
+/// A `.gitattributes` that routes a Python file to our driver: the driver
+/// declines it (git keeps its own conflict, and no line is lost), and
+/// doctor names the line.
+#[test]
+fn the_merge_driver_declines_a_file_that_is_not_memory() {
+    let env = Env::new();
+    let repo = env.proj.clone();
+    fs::write(repo.join("tool.py"), "def f():\n    return 1\n").unwrap();
+    fs::write(repo.join(".gitattributes"), "*.py merge=memory-save\n").unwrap();
+    let driver = format!("{} merge-driver %O %A %B %P", env!("CARGO_BIN_EXE_memory-save"));
+    env.git(&repo, &["config", "merge.memory-save.driver", &driver]);
+    env.git(&repo, &["add", "-A"]);
+    env.git(&repo, &["commit", "-q", "-m", "base"]);
+    env.git(&repo, &["checkout", "-q", "-b", "other"]);
+    fs::write(repo.join("tool.py"), "def f():\n    return 2\n").unwrap();
+    env.git(&repo, &["commit", "-q", "-am", "theirs"]);
+    env.git(&repo, &["checkout", "-q", "main"]);
+    fs::write(repo.join("tool.py"), "def f():\n    return 3\n").unwrap();
+    env.git(&repo, &["commit", "-q", "-am", "ours"]);
+    let merge = Command::new("git")
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.com", "merge", "-q", "--no-edit", "other"])
+        .current_dir(&repo)
+        .env("HOME", &env.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "git took the driver's merge of a Python file");
+    // A conflict git keeps: the file is ours as it was, both versions in the
+    // index for the user to resolve.
+    assert_eq!(fs::read_to_string(repo.join("tool.py")).unwrap(), "def f():\n    return 3\n");
+    assert_eq!(git_out(&repo, &["diff", "--name-only", "--diff-filter=U"]).trim(), "tool.py");
+    let doctor = env.cmd(&["doctor"]).in_dir(&repo).run().stdout;
+    assert!(doctor.contains("\"*.py merge=memory-save\" sends files that are not memory"), "{doctor}");
+}

@@ -56,6 +56,9 @@ const MAX_NAME: usize = 128;
 /// Values are read this far: past any real secret.
 const MAX_VALUE: usize = 256;
 
+/// A name's line start is looked for this far back (a bullet's marker).
+const LINE_WINDOW: usize = 1024;
+
 pub(super) fn assignment(text: &str) -> Option<&'static str> {
     for found in NAME.find_iter(text) {
         // The regex vouches for the shape: the rest of the name, a closing
@@ -88,7 +91,18 @@ pub(super) fn assignment(text: &str) -> Option<&'static str> {
             continue;
         };
         let before = text[..start].trim_end_matches([' ', '\t']);
-        let line = text[..start].rsplit(['\n', '\r']).next().unwrap_or("").trim_start();
+        // The line's start, looked for at most LINE_WINDOW back: on one
+        // long line, scanning back to its start for every match made the
+        // scan quadratic (400 KB of `token=abc `: 12 s). A line longer than
+        // that is no bullet anyway.
+        let window = start.saturating_sub(LINE_WINDOW);
+        let back = &b[window..start];
+        let line = match back.iter().rposition(|&c| c == b'\n' || c == b'\r') {
+            Some(at) => &text[window + at + 1..start],
+            None if window == 0 => &text[..start],
+            None => "",
+        }
+        .trim_start();
         let bullet = ["- ", "* ", "+ "].iter().any(|b| line.starts_with(b))
             || line.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
         let ctx = Context {

@@ -125,3 +125,20 @@ fn one_huge_candidate_is_read_once() {
         assert_eq!(find_secret(&text), None, "{}", &text[..40]);
     }
 }
+
+/// The scan grows with the text, not with its square: one long line of
+/// `token=abc ` took 1.5 s at 100 KB and 12.3 s at 400 KB. Growth is
+/// tested, not wall time: 500 KB takes at most 15 times as long as 50 KB
+/// (the absolute figures are the bench's).
+#[test]
+fn the_scan_is_linear_in_the_text() {
+    let time = |bytes: usize| {
+        let text = "token=abc ".repeat(bytes / 10);
+        let started = std::time::Instant::now();
+        let _ = super::find_secret(&text);
+        started.elapsed()
+    };
+    let small = time(50_000);
+    let large = time(500_000);
+    assert!(large < small * 15 + std::time::Duration::from_millis(50), "50 KB: {small:?}, 500 KB: {large:?}");
+}
