@@ -175,22 +175,25 @@ static TOKENS: LazyLock<Rules> = LazyLock::new(|| Rules::new(TOKEN_RULES, 12));
 const TOKEN_RULES: &[Rule] = &[
     rule("a Google Cloud service account key", Tail(40),
         concat!(r#"\\?"private_key\\?"\s*:\s*\\?"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----"#, key_body!())),
+    // Any spacing in the armour line (a double space passed before).
     rule("a private key block", Tail(40),
-        concat!(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----", key_body!())),
+        concat!(r"-----BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+){0,4}PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?[ \t]*-----", key_body!())),
+    rule("a PuTTY private key", Tail(40),
+        r"Private-Lines:[ \t]*[0-9]+(?:\s|\\[nr])+[A-Za-z0-9+/=]{40}"),
     // DER of a PKCS#8, PKCS#1 or EC private key, or an OpenSSH key body,
     // pasted without its header.
     rule("a private key", Tail(40),
         r"(?-u:\b)(?:MII[A-Za-z0-9+/]{2,3}IBA(?:DAN|AKC|AKB)|b3BlbnNzaC1rZXktdjE|MHcCAQEE)[A-Za-z0-9+/]{40}"),
-    rule("an Anthropic API key", Tail(20),
-        r"(?-u:\b)sk-ant-[a-z]{2,8}[0-9]{0,3}-[A-Za-z0-9_-]{20,}"),
+    rule("an Anthropic API key", Tail(16),
+        r"(?-u:\b)sk-ant-[a-z]{2,8}[0-9]{0,3}-[A-Za-z0-9_-]{16,}"),
     rule("an OpenAI API key", Tail(20),
         r"(?-u:\b)sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"),
     rule("an OpenAI API key", Tail(32),
         r"(?-u:\b)sk-[A-Za-z0-9]{32,}(?-u:\b)"),
     rule("an AWS access key id", Tail(16),
         r"(?-u:\b)(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?-u:\b)"),
-    rule("a GitHub token", Tail(36),
-        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}"),
+    rule("a GitHub token", Tail(16),
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{16,}"),
     rule("a GitHub token", Tail(50),
         r"(?-u:\b)github_pat_[A-Za-z0-9_]{50,}"),
     rule("a GitLab token", Tail(20),
@@ -271,6 +274,41 @@ const TOKEN_RULES: &[Rule] = &[
         r"(?-u:\b)ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
     rule("an age secret key", Tail(58),
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    // Documented prefixes (issue 17): a known prefix and 16 key characters
+    // are a key, whatever its length or ending; short prefixes need their
+    // documented body length, so `sk-learn` and Python's `1//0` pass.
+    rule("an OpenRouter API key", Tail(16),
+        r"(?-u:\b)sk-or-v1-[A-Za-z0-9]{16,}"),
+    rule("a Replicate API token", Tail(16),
+        r"(?-u:\b)r8_[A-Za-z0-9]{37}"),
+    rule("an NVIDIA API key", Tail(16),
+        r"(?-u:\b)nvapi-[A-Za-z0-9_-]{16,}"),
+    rule("a Tavily API key", Tail(16),
+        r"(?-u:\b)tvly-(?:dev-|prod-)?[A-Za-z0-9]{16,}"),
+    rule("a Brevo API key", Tail(16),
+        r"(?-u:\b)xkeysib-[A-Za-z0-9-]{16,}"),
+    rule("a Terraform Cloud token", Tail(16),
+        r"\.atlasv1\.[A-Za-z0-9_=-]{16,}"),
+    rule("a Fly.io token", Tail(16),
+        r"(?-u:\b)FlyV1[ \t]+[A-Za-z0-9+/=,_-]{16,}"),
+    rule("a Square access token", Tail(16),
+        r"(?-u:\b)EAAA[A-Za-z0-9_-]{60,}"),
+    rule("a Meta access token", Tail(16),
+        r"(?-u:\b)EAA[A-Za-z0-9]{90,}"),
+    rule("a Netlify token", Tail(16),
+        r"(?-u:\b)nfp_[A-Za-z0-9]{36,}"),
+    rule("a Google OAuth refresh token", Tail(16),
+        r"(?-u:\b)1//0[A-Za-z0-9_-]{40,}"),
+    rule("a Kubernetes bootstrap token", Tail(16),
+        r"--token[ \t=]+[a-z0-9]{6}\.[a-z0-9]{16}(?-u:\b)"),
+    rule("a password hash", Custom(password_hash),
+        r"\$(?:2[abxy]?\$[0-9]{2}\$[./A-Za-z0-9]{53}|apr1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|[56]\$(?:rounds=[0-9]+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|1\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{43})"),
+    rule("a password hash", Tail(16),
+        r"\{SSHA?\}[A-Za-z0-9+/]{27,}={0,2}"),
+    rule("a session cookie", Custom(last_value_random),
+        r"(?i-u:cookie)[ \t]*:[^\r\n]*?(?i-u:sess|sid|token|auth)[A-Za-z0-9_.-]*=[A-Za-z0-9%._~+/=-]{16,}"),
+    rule("a token in a URL", Custom(last_value_random),
+        r"[?&](?:auth|token)=[A-Za-z0-9%._~+/-]{16,}"),
     rule("a JSON Web Token", Tail(10),
         r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
     rule(BEARER, Custom(bearer),
@@ -303,6 +341,8 @@ const SHAPE_RULES: &[Rule] = &[
         r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb)(?-u:\b)[^\r\n]*?[ \t]-p[^\s"'-][^\s"']*"#),
     rule("a registry credential", Custom(basic_auth),
         r#"(?:(?-u:\b)_auth|\\?"auth\\?")[ \t]*[:=][ \t]*\\?"?[A-Za-z0-9+/]{8,}={0,2}"#),
+    rule("a password in a .pgpass line", Custom(pgpass),
+        r"(?-u:\b)[A-Za-z*][A-Za-z0-9.*-]*:(?:[0-9]{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:[^\s:]{6,}"),
     rule("a password in a URL", Custom(url_password),
         r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]+@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
 ];
@@ -320,6 +360,25 @@ fn random_tail(found: &str, n: usize) -> bool {
         }
     }
     distinct >= (n / 2).clamp(4, 10) && !value::stand_in_run(&String::from_utf8_lossy(t))
+}
+
+/// A crypt(3) hash: a stand-in (`$2b$10$xxxx…`) is not one.
+fn password_hash(found: &str) -> bool {
+    let tail = found.rsplit('$').next().unwrap_or("");
+    random_tail(tail, tail.len().min(22))
+}
+
+/// The value after the last `=`, when it looks generated.
+fn last_value_random(found: &str) -> bool {
+    let value = found.rsplit('=').find(|v| !v.is_empty()).unwrap_or("");
+    value::looks_random(value.trim_end_matches('='))
+}
+
+/// `host:port:database:user:password`: a `.pgpass` line whose password is
+/// not a stand-in.
+fn pgpass(found: &str) -> bool {
+    let password = found.rsplit(':').next().unwrap_or("");
+    !value::stand_in_run(password) && !matches!(password, "password" | "changeme" | "secret" | "postgres")
 }
 
 fn sentry_dsn(found: &str) -> bool {

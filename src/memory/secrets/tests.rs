@@ -142,3 +142,53 @@ fn the_scan_is_linear_in_the_text() {
     let large = time(500_000);
     assert!(large < small * 15 + std::time::Duration::from_millis(50), "50 KB: {small:?}, 500 KB: {large:?}");
 }
+
+/// The shapes issue 17 found passing, each built from parts.
+#[test]
+fn documented_prefixes_key_bodies_and_hashes_are_caught() {
+    let hex = |seed, n| super::corpus::hx(seed, n);
+    let caught = [
+        k(&["-----BEGIN  OPENSSH PRIVATE KEY-----\n", "b3BlbnNzaC1rZXktdjEAAAA", &an(5, 60)]),
+        k(&["b3BlbnNzaC1rZXktdjE", &an(6, 60)]),
+        k(&["PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n", &an(7, 44)]),
+        k(&["sk-or-v1-", &hex(8, 64)]),
+        k(&["r8_", &an(9, 37)]),
+        k(&["nvapi-", &an(10, 64)]),
+        k(&["tvly-dev-", &an(11, 32)]),
+        k(&["xkeysib-", &hex(12, 64), "-", &an(13, 16)]),
+        k(&[&an(14, 14), ".atlasv1.", &an(15, 67)]),
+        k(&["FlyV1 fm2_", &an(16, 60)]),
+        k(&["EAA", &an(17, 180)]),
+        k(&["EAAA", &an(18, 60)]),
+        k(&["nfp_", &an(19, 36)]),
+        k(&["1//0", &an(20, 100)]),
+        k(&["db.example.com:5432:app:app_user:", &an(21, 20)]),
+        k(&["kubeadm join 10.0.0.1:6443 --token ", "abcdef", ".", &an(22, 16).to_lowercase()]),
+        k(&["admin:$apr1$", &an(23, 8), "$", &an(24, 22)]),
+        k(&["root:$6$", &an(25, 16), "$", &an(26, 86), ":19000:0:99999:7:::"]),
+        k(&["$2b$12$", &an(27, 53)]),
+        k(&["Cookie: sessionid=", &an(28, 32), "; theme=dark"]),
+        k(&["https://api.example.com/feed?auth=", &an(29, 32)]),
+        k(&["wss://x.example/socket?token=", &an(30, 40)]),
+        // A known prefix and 16 key characters, cut short or oddly ended.
+        k(&["sk-ant-", "api03-", &an(31, 18)]),
+        k(&["ghp_", &an(32, 20), "…"]),
+    ];
+    for text in &caught {
+        assert!(find_secret(text).is_some(), "not caught: {text}");
+    }
+    let passed = [
+        "- Model: sk-learn's GradientBoosting; `pip install scikit-learn`",
+        "- Python: `1//0` raises ZeroDivisionError",
+        "- EAA is the team's abbreviation for event-driven async architecture",
+        "- r8_ is Replicate's token prefix",
+        "- bcrypt hashes start with $2b$ and a cost such as 12",
+        "- the cookie is `sessionid`; it expires after 2 weeks",
+        "- feed URLs take ?token=<your token>",
+        "- postgres connection: localhost:5432:app:app_user:password",
+        "- ports: 8080:80:tcp",
+    ];
+    for text in passed {
+        assert_eq!(find_secret(text), None, "{text}");
+    }
+}
