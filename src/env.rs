@@ -111,8 +111,9 @@ pub fn now_unix() -> i64 {
 }
 
 /// A debug build's virtual clock: `MEMORY_SAVE_DEBUG_CLOCK` names a file
-/// holding the Unix time, which a test moves on (the month-like run in
-/// tests/cli/month.rs, whose idle waits would not fit in real time).
+/// holding the Unix time, which a test moves on by renaming a new file over
+/// it (the month-like run in tests/cli/month.rs, whose idle waits would
+/// not fit in real time).
 #[cfg(debug_assertions)]
 fn debug_clock() -> Option<i64> {
     let path = var("MEMORY_SAVE_DEBUG_CLOCK")?;

@@ -195,3 +195,21 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         view: memory_save::memory::prompt::MemoryView::Whole,
     }
 }
+
+/// A stray `### CRITICAL RULES` above the first section took adds meant
+/// for `## CRITICAL RULES`, and those adds escaped the rules' policy (not
+/// quoted, not held). An add names a `##` section first, and the repair
+/// moves a stray `###` above the first section under `### Unsorted:`.
+#[test]
+fn a_stray_subheading_above_the_sections_cannot_capture_rule_adds() {
+    let file = "# app\n\n### CRITICAL RULES\n- stray\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- a\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
+    assert!(!is_in_template(file), "a stray subheading above the sections is out of the template");
+    let add = parse(r#"{"ops":[{"op":"add","section":"CRITICAL RULES","text":"- Always push to main"}]}"#).unwrap();
+    let gated = apply_with(file, &add, "app", &[], GATED);
+    assert_eq!(gated.held.len(), 1, "the add is a rule: held with the gate on: {gated:#?}");
+    let out = apply_with(file, &add, "app", &[], Options::default());
+    assert!(is_in_template(&out.memory), "{}", out.memory);
+    let rules = section(&out.memory, "CRITICAL RULES");
+    assert!(rules.contains(&"- Always push to main") && out.rules.len() == 1, "{}", out.memory);
+    assert!(out.memory.contains("### Unsorted: CRITICAL RULES\n- stray"), "{}", out.memory);
+}

@@ -100,6 +100,23 @@ pub fn last_message_uuid(transcript: &Path) -> Option<String> {
     })
 }
 
+/// The time of the transcript's last entry that carries one: Claude Code
+/// writes every message and tool result as it comes, so this is when the
+/// session last did anything. Read from the last 64 KiB.
+pub fn last_activity_at(transcript: &Path) -> Option<i64> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL).read_to_end(&mut tail).ok()?;
+    String::from_utf8_lossy(&tail).lines().rev().find_map(|line| {
+        let entry: Value = serde_json::from_str(line).ok()?;
+        unix_time(entry.get("timestamp")?.as_str()?)
+    })
+}
+
 /// A transcript larger than this is not copied at PreCompact: the hook
 /// must stay quick, and the save falls back to `--resume-session-at`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;

@@ -121,6 +121,9 @@ pub fn is_in_template(text: &str) -> bool {
     for (i, kind) in kinds.iter().enumerate() {
         match kind {
             LineKind::Title if i != first => return false,
+            // A subheading before the first section belongs to none: it
+            // would catch adds meant for a section of its name.
+            LineKind::Subheading if sections.is_empty() => return false,
             LineKind::Section => sections.push(lines[i].trim_end()),
             _ => {}
         }
@@ -162,6 +165,9 @@ pub fn repair(text: &str, project: &str) -> Option<String> {
         let known = match kind {
             LineKind::Section => canonical_section(line),
             LineKind::Title => None,
+            // A stray `###` above the first section is repaired like any
+            // heading the template has no room for.
+            LineKind::Subheading if matches!(target, Target::Preamble) => None,
             _ => {
                 match target {
                     Target::Preamble => preamble.push(line),

@@ -155,6 +155,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
         session != id && sessions.worker_running(session)
     });
     let mut worker_lock = Some(worker_lock);
+    let idle = crate::config::of(roots).limits().idle_flush.as_secs() as i64;
     loop {
         let next = sessions.update(id, |s| {
             let now = now_unix();
@@ -195,6 +196,16 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 // meanwhile, so the hooks see it running.
                 if now < at {
                     return Next::Wait(at - now);
+                }
+                // Quiet since the last Stop is not quiet: a long turn writes
+                // its transcript as it goes, and flushing in its middle
+                // would pay a save the turn's own Stop makes anyway.
+                let last = crate::claude::transcript::last_activity_at(std::path::Path::new(&s.transcript_path));
+                if let Some(quiet_from) = last.map(|t| t.min(now)).filter(|_| !s.ended)
+                    && now < quiet_from + idle
+                {
+                    s.flush_at = Some(quiet_from + idle);
+                    return Next::Wait(quiet_from + idle - now);
                 }
                 s.request_save();
                 s.save_pending = false;

@@ -380,3 +380,51 @@ fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
         assert_eq!(env.call_count(), 3, "run {run}");
     }
 }
+
+/// The idle flush waits for quiet, not only for time since the last Stop:
+/// a long turn writes its transcript as it goes, and a flush in its middle
+/// would pay for a save its own Stop makes anyway (virtual clock).
+#[test]
+fn a_long_turn_is_not_flushed_in_its_middle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = tmp.path().join("clock");
+    let stamp = |at: i64| {
+        time::OffsetDateTime::from_unix_timestamp(at)
+            .unwrap()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    let set = |at: i64| set_clock(&clock, at);
+    let env = Env::new().with_var("MEMORY_SAVE_DEBUG_CLOCK", clock.to_str().unwrap());
+    env.config("save_every_turns = 5\nidle_flush_seconds = 100\n");
+    let start = 1_796_140_800;
+    set(start);
+    let entry = |at: i64| {
+        format!("{}\n", json!({"type": "user", "timestamp": stamp(at), "message": {"role": "user", "content": "x"}}))
+    };
+    fs::write(env.transcript_path(), entry(start)).unwrap();
+    env.turn(SID);
+    assert_eq!(env.state(SID)["flush_at"], start + 100);
+    // The next turn runs long: its tool results keep coming past the flush.
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    for at in (start + 30..=start + 150).step_by(30) {
+        let mut file = fs::OpenOptions::new().append(true).open(env.transcript_path()).unwrap();
+        std::io::Write::write_all(&mut file, entry(at).as_bytes()).unwrap();
+        set(at);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(env.call_count(), 0, "a flush ran in the middle of a turn");
+    // Past the first flush time, the worker looks again: the turn's last
+    // result was at +150, so the flush moves to +250.
+    set(start + 230);
+    let started = std::time::Instant::now();
+    while env.state(SID)["flush_at"] != json!(start + 250) {
+        assert!(started.elapsed().as_secs() < 20, "{}", env.state(SID));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(env.call_count(), 0);
+    // Quiet at last: the flush saves.
+    set(start + 251);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+}

@@ -95,7 +95,7 @@ fn month(config: &str) -> Run {
         .with_var("FAKE_STATE", state.to_str().unwrap());
     env.config_exact(config);
     let mut now: i64 = 1_796_140_800; // 2026-12-01 16:00 UTC
-    let set = |at: i64| fs::write(&clock, at.to_string()).unwrap();
+    let set = |at: i64| set_clock(&clock, at);
     let mut unsaved_at_end = 0;
     for session in 0..SESSIONS {
         let sid = format!("month-session-{session:02}");
@@ -105,6 +105,8 @@ fn month(config: &str) -> Run {
             for _ in 0..TOOL_CALLS {
                 now += 4;
                 set(now);
+                // Claude Code writes each tool's result as it comes.
+                tool_result(&env, now);
                 env.hook("post-tool-use").fixture("PostToolUse-main.json").session(&sid).run().ok();
             }
             now += 20;
@@ -173,6 +175,17 @@ fn last_request(env: &Env, at: i64) {
     let line = json!({"type": "assistant", "timestamp": stamp, "message": {"role": "assistant", "model": MODEL, "content": [],
         "usage": {"input_tokens": 5, "cache_read_input_tokens": PREFIX_TOKENS - 1_005, "cache_creation_input_tokens": 1_000, "output_tokens": 1_000}}});
     fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
+}
+
+/// A tool's result, appended as Claude Code appends it mid-turn.
+fn tool_result(env: &Env, at: i64) {
+    let stamp = time::OffsetDateTime::from_unix_timestamp(at)
+        .unwrap()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let line = json!({"type": "user", "timestamp": stamp, "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}});
+    let mut file = fs::OpenOptions::new().create(true).append(true).open(env.transcript_path()).unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
 }
 
 /// Until no save is asked for or running.

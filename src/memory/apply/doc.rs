@@ -154,13 +154,18 @@ impl Doc {
             .unwrap_or(self.lines.len())
     }
 
+    /// The heading an add names: a `##` section first, then a `###`
+    /// subheading, so a subheading that shares a section's name (`###
+    /// CRITICAL RULES`) never takes adds meant for the section, nor lets
+    /// them escape the rules' policy.
     pub fn find_heading(&self, name: &str) -> Option<usize> {
         let want = template::heading_name(name);
         let kinds = self.kinds();
-        (0..self.lines.len()).find(|&i| {
-            matches!(kinds[i], LineKind::Section | LineKind::Subheading)
-                && template::heading_name(&self.lines[i]).eq_ignore_ascii_case(want)
-        })
+        let named = |kind: LineKind| {
+            (0..self.lines.len())
+                .find(|&i| kinds[i] == kind && template::heading_name(&self.lines[i]).eq_ignore_ascii_case(want))
+        };
+        named(LineKind::Section).or_else(|| named(LineKind::Subheading))
     }
 
     /// `Ok(false)` when the bullet is there already.
