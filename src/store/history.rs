@@ -216,7 +216,7 @@ fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
     fsutil::create_private_dir(&folder.dir)?;
     fsutil::create_private_dir(&dir)?;
     let numbers = numbers(folder);
-    let next = numbers.last().map_or(1, |n| n + 1);
+    let next = numbers.last().map_or(1, |n| n.saturating_add(1));
     let path = dir.join(format!("{next:08}.json"));
     // A writer killed mid-write leaves its temp file; the lock makes any
     // temp file here no one's.
@@ -232,8 +232,14 @@ fn numbers(folder: &Folder) -> Vec<u64> {
     let Ok(entries) = std::fs::read_dir(dir(folder)) else {
         return Vec::new();
     };
-    let mut numbers: Vec<u64> =
-        entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok()).collect();
+    // Only names we write count: eight digits. A forged
+    // `18446744073709551615.json` made the next number wrap to 0, so that
+    // later saves overwrote one another.
+    let ours = |stem: &str| stem.len() == 8 && stem.bytes().all(|b| b.is_ascii_digit());
+    let mut numbers: Vec<u64> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").filter(|s| ours(s))?.parse().ok())
+        .collect();
     numbers.sort_unstable();
     numbers
 }

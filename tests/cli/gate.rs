@@ -126,3 +126,28 @@ fn import_refuses_framing_markup_by_the_same_gate() {
     assert!(memory.contains("- Good fact.") && !memory.contains("<system>"), "{memory}");
     assert!(out.contains("markup"), "{out}");
 }
+
+/// A history entry numbered past what we write (a team repository can ship
+/// `.claude/memory/.history/`): it is not an entry, so the numbering
+/// cannot wrap and later saves keep their own entries; `history` does not
+/// list it and `undo` does not apply it.
+#[test]
+fn a_forged_history_entry_number_cannot_wrap_the_numbering() {
+    let env = Env::new();
+    env.script_reply(1, &adds("- First fact."));
+    env.saved_turn(SID, 1);
+    let history = env.memory_dir("proj").join(".history");
+    let first = fs::read_dir(&history).unwrap().flatten().map(|e| e.file_name()).collect::<Vec<_>>();
+    assert_eq!(first.len(), 1, "{first:?}");
+    let forged = fs::read_to_string(history.join(&first[0])).unwrap().replace("- First fact.", "- Forged.");
+    fs::write(history.join("18446744073709551615.json"), &forged).unwrap();
+    env.script_reply(2, &adds("- Second fact."));
+    env.saved_turn(SID, 2);
+    env.script_reply(3, &adds("- Third fact."));
+    env.saved_turn(SID, 3);
+    for n in ["00000001.json", "00000002.json", "00000003.json"] {
+        assert!(history.join(n).exists(), "{n}: a later save overwrote an entry");
+    }
+    let listed = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!listed.contains("18446744073709551615"), "{listed}");
+}
