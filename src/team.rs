@@ -92,18 +92,27 @@ pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Opti
     })
 }
 
+/// Where this machine keeps the team rules it approved, by the
+/// repository's identity: never by a path, so a new clone, a worktree or a
+/// moved clone of the same repository shares them, and an unapproved rule
+/// is held there too, from its first load.
+fn approved_path(roots: &Roots, identity: &str) -> PathBuf {
+    roots.projects_state_dir().join(format!("team-{}.approved.json", crate::memory::stable_id(identity)))
+}
+
+/// The rules approved for `identity`. Before approvals were kept by
+/// identity, each clone kept what it had seen: that list stands for this
+/// clone until the first approval, so no user's current rules disappear.
+fn approved(roots: &Roots, identity: &str, project: &str, dir: &Path) -> Vec<String> {
+    crate::store::record::read(&approved_path(roots, identity))
+        .unwrap_or_else(|| read_seen(roots, project, dir).unwrap_or_default())
+}
+
 /// With the review gate on: the team memory's CRITICAL RULES this machine
-/// has not approved. Every part of the load computes the same list (they
-/// run at once), and none of them marks anything seen but the first load.
-pub fn held_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Vec<String> {
-    let now = rules(memory);
-    match read_seen(roots, project, dir) {
-        None => {
-            write_seen(roots, project, dir, &now);
-            Vec::new()
-        }
-        Some(seen) => now.into_iter().filter(|r| !seen.contains(r)).collect(),
-    }
+/// has not approved for this repository, also at a path's first load.
+pub fn held_rules(roots: &Roots, identity: &str, project: &str, dir: &Path, memory: &str) -> Vec<String> {
+    let approved = approved(roots, identity, project, dir);
+    rules(memory).into_iter().filter(|r| !approved.contains(r)).collect()
 }
 
 /// `memory` without the `held` lines (a section left empty gets the
@@ -131,13 +140,14 @@ pub fn rule_id(rule: &str) -> String {
     format!("team-{}", crate::memory::stable_id(rule))
 }
 
-/// `review --approve` of a team rule: it counts as seen, and loads.
-pub fn approve(roots: &Roots, project: &str, dir: &Path, rule: &str) {
-    let mut seen = read_seen(roots, project, dir).unwrap_or_default();
-    if !seen.iter().any(|r| r == rule) {
-        seen.push(rule.to_string());
+/// `review --approve` of a team rule: approved for this repository on this
+/// machine, wherever its clones are, and loads.
+pub fn approve(roots: &Roots, identity: &str, project: &str, dir: &Path, rule: &str) -> Result<()> {
+    let mut approved = approved(roots, identity, project, dir);
+    if !approved.iter().any(|r| r == rule) {
+        approved.push(rule.to_string());
     }
-    write_seen(roots, project, dir, &seen);
+    crate::store::record::write(&approved_path(roots, identity), &approved)
 }
 
 /// `memory-save team init` in `cwd`'s repository; what it wrote.

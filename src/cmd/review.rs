@@ -58,7 +58,7 @@ fn run(args: &[String]) -> Result<()> {
     let team_held = match &project.team_dir {
         Some(dir) if crate::config::of(&roots).review_rules() => {
             let memory = folder.read_memory()?.unwrap_or_default();
-            crate::team::held_rules(&roots, &folder.project, dir, &memory)
+            crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory)
         }
         _ => Vec::new(),
     };
@@ -66,7 +66,7 @@ fn run(args: &[String]) -> Result<()> {
     match args {
         [flag, id] if flag == "--approve" && team_rule(id).is_some() => {
             let rule = team_rule(id).expect("found above");
-            crate::team::approve(&roots, &folder.project, &folder.dir, &rule);
+            crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, &rule)?;
             super::println(&visible(&format!("memory-save: approved {id}: the team rule {rule} loads from now on")))
         }
         [flag, id] if flag == "--reject" && team_rule(id).is_some() => {

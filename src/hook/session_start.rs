@@ -74,7 +74,11 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // A team memory's new CRITICAL RULES wait for review when the gate is
     // on: every part leaves the same lines out.
     let team_gate = label != project && config.review_rules();
-    let held = if team_gate { crate::team::held_rules(&ctx.roots, &project, &folder.dir, &memory) } else { Vec::new() };
+    let held = if team_gate {
+        crate::team::held_rules(&ctx.roots, &located.identity, &project, &folder.dir, &memory)
+    } else {
+        Vec::new()
+    };
     // The last gate: a line no door could have admitted (a hand edit, a
     // pull, an older version) never reaches the model. A text found clean
     // once is remembered by its hash, so the common load scans nothing.

@@ -184,3 +184,43 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
     assert!(message.contains("MEMORY.md line") && message.contains("GitHub token"), "{block}");
     assert!(!message.contains(&key), "the secret is not echoed: {message}");
 }
+
+/// Approvals are kept by the repository's identity and the rule's text,
+/// never by a path: a worktree (or a new clone, or a moved one) loads what
+/// this machine approved, and holds a rule it never approved from its very
+/// first load (before, the first load at a new path marked every rule seen
+/// and loaded it silently).
+#[test]
+fn review_is_keyed_by_the_repository_not_by_the_path() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    git_out(&env.proj, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    let with_rule = |rule: &str| {
+        fs::read_to_string(&team).unwrap().replacen(
+            "## CRITICAL RULES\n- None yet.",
+            &format!("## CRITICAL RULES\n{rule}"),
+            1,
+        )
+    };
+    fs::write(&team, with_rule("- Approved rule.")).unwrap();
+    load(&env, &env.proj, "first");
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
+    // A teammate's unapproved rule arrives with the commit the worktree checks out.
+    let text =
+        fs::read_to_string(&team).unwrap().replace("- Approved rule.", "- Approved rule.\n- Never approved here.");
+    fs::write(&team, text).unwrap();
+    git_out(&env.proj, &["add", "-A"]);
+    git_out(&env.proj, &["commit", "-q", "-m", "team memory"]);
+    let tree = env.root().join("tree");
+    git_out(&env.proj, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    let block = load(&env, &tree, "in-the-worktree");
+    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- Approved rule."), "approved on this machine: {context}");
+    assert!(!context.contains("Never approved here"), "held at the first load of a new path: {context}");
+    assert!(block["systemMessage"].as_str().unwrap_or_default().contains("Never approved here"), "{block}");
+}
