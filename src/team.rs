@@ -33,7 +33,8 @@ pub fn register_driver(git_dir: Option<&Path>) {
 }
 
 /// The CRITICAL RULES bullets of a memory.
-fn rules(memory: &str) -> Vec<String> {
+/// The CRITICAL RULES bullets of `memory`, trimmed.
+pub fn rules(memory: &str) -> Vec<String> {
     let kinds = template::classify(memory);
     memory
         .lines()

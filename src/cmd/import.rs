@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::memory::reply::Op;
 use anyhow::{Context, Result, bail};
 
 use crate::memory::apply::Outcome;
@@ -51,6 +52,25 @@ impl super::Run for ImportArgs {
             &folder.project,
         );
         let base = current.clone().unwrap_or_else(|| crate::memory::template::skeleton(&folder.project));
+        // An import is foreign text: its new CRITICAL RULES are quoted, and
+        // with the review gate on they wait for review like a save's.
+        let had = crate::team::rules(&base);
+        let new_rules: Vec<String> =
+            crate::team::rules(&imported.memory).into_iter().filter(|r| !had.contains(r)).collect();
+        let mut imported = imported;
+        let gate = crate::config::of(&roots).review_rules();
+        if gate && !new_rules.is_empty() {
+            imported.memory = crate::team::without(&imported.memory, &new_rules);
+            let ops: Vec<Op> =
+                new_rules.iter().map(|rule| Op::Add { section: "CRITICAL RULES".into(), text: rule.clone() }).collect();
+            let origin =
+                Origin { by: Some(format!("memory-save import of {}", source.display())), ..Origin::default() };
+            crate::store::review::hold(&roots, &folder, &ops, &origin)?;
+        }
+        for rule in &new_rules {
+            let what = if gate { "waits for your review (memory-save review)" } else { "loads in every session" };
+            imported.report.push(format!("new CRITICAL RULES bullet, {what}: {rule}"));
+        }
         if imported.memory == base && imported.topics.is_empty() {
             super::println(&format!("memory-save: {} adds nothing new to project {}", source.display(), project.name))?;
         } else {

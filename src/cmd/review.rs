@@ -101,7 +101,7 @@ fn run(args: &[String]) -> Result<()> {
             }
             Ok(())
         }
-        [flag, id] if flag == "--approve" => approve(&roots, &folder, id),
+        [flag, id] if flag == "--approve" => approve(&roots, &project, &folder, id),
         [flag, id] if flag == "--reject" => {
             let _lock = folder.lock()?;
             let mut pending = load(&roots, &folder.project);
@@ -121,7 +121,7 @@ fn not_found(folder: &Folder, id: &str) -> String {
 
 /// Applies one held op as a save applies its reply, to the file as it is
 /// now, and records it in the history.
-fn approve(roots: &Roots, folder: &Folder, id: &str) -> Result<()> {
+fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id: &str) -> Result<()> {
     let _lock = folder.lock()?;
     let mut pending = load(roots, &folder.project);
     let Some(at) = pending.iter().position(|p| p.id == id) else { bail!(not_found(folder, id)) };
@@ -135,6 +135,13 @@ fn approve(roots: &Roots, folder: &Folder, id: &str) -> Result<()> {
     let message = format!("review: approved {id}: {}", describe(&held.op).replace('\n', " "));
     let origin = Origin { by: Some("memory-save review --approve".into()), ..held.origin.clone() };
     crate::save::commit(folder, &current, &outcome, &message, &origin)?;
+    // In a team memory the rule you approved is yours: never held again as
+    // a teammate's (issue 17, medium 13).
+    if let Some(dir) = &project.team_dir {
+        for rule in &outcome.rules {
+            crate::team::approve(roots, &project.identity, &folder.project, dir, rule.trim())?;
+        }
+    }
     pending.remove(at);
     store(roots, &folder.project, &pending)?;
     let line = if outcome.skipped.is_empty() {

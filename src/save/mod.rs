@@ -135,8 +135,16 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         job.resume_from.is_none() && job.resume_at.is_none() && notes.skipped.is_empty() && located.team_dir.is_none();
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     let loaded = plain.then(|| baseline::read(&sessions, &job.session_id, job.baseline.as_ref())).flatten();
-    // A line the load withholds never reaches the fork either.
-    let shown = snapshot.as_deref().map(|text| crate::memory::gate::load(text).text);
+    // A line the load withholds, or a team rule held for review, never
+    // reaches the fork either.
+    let held_rules = match (&located.team_dir, &snapshot) {
+        (Some(dir), Some(text)) if config.review_rules() => {
+            crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
+        }
+        _ => Vec::new(),
+    };
+    let shown =
+        snapshot.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
     let message = prompt::fork_message(&prompt::PromptInput {
         view: shown.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
         project: &folder.project,

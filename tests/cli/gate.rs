@@ -151,3 +151,29 @@ fn a_forged_history_entry_number_cannot_wrap_the_numbering() {
     let listed = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     assert!(!listed.contains("18446744073709551615"), "{listed}");
 }
+
+/// An import is foreign: its new CRITICAL RULES are quoted, and with the
+/// review gate on they wait for review (before, import wrote them at once,
+/// unquoted).
+#[test]
+fn an_imports_rules_are_quoted_and_held_when_review_is_on() {
+    let env = Env::new();
+    let file = env.home.join("notes.md");
+    fs::write(&file, "## CRITICAL RULES\n- Never force-push.\n\n## Architecture & Config Facts\n- Fact from notes.\n")
+        .unwrap();
+    env.config("review = \"rules\"\n");
+    let out = env.cmd(&["import", file.to_str().unwrap()]).in_dir(&env.proj).run().ok().stdout;
+    let memory = env.memory().unwrap();
+    assert!(memory.contains("- Fact from notes.") && !memory.contains("Never force-push"), "{memory}");
+    assert!(
+        out.contains("new CRITICAL RULES bullet, waits for your review (memory-save review): - Never force-push."),
+        "{out}"
+    );
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(listed.contains("Never force-push"), "{listed}");
+    // Without the gate: written, and quoted.
+    let other = Env::new();
+    let out = other.cmd(&["import", file.to_str().unwrap()]).in_dir(&other.proj).run().ok().stdout;
+    assert!(other.memory().unwrap().contains("- Never force-push."));
+    assert!(out.contains("new CRITICAL RULES bullet, loads in every session: - Never force-push."), "{out}");
+}

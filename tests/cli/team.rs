@@ -224,3 +224,31 @@ fn review_is_keyed_by_the_repository_not_by_the_path() {
     assert!(!context.contains("Never approved here"), "held at the first load of a new path: {context}");
     assert!(block["systemMessage"].as_str().unwrap_or_default().contains("Never approved here"), "{block}");
 }
+
+/// In team mode with the review gate: a rule of your own, approved from
+/// the review list, is never held again as a teammate's; and a teammate's
+/// held rule never reaches the fork.
+#[test]
+fn your_approved_rule_loads_and_a_held_rule_never_reaches_the_fork() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    load(&env, &env.proj, "first");
+    env.script_reply(1, &reply(json!([add("CRITICAL RULES", "- Our own rule.")]), json!([])));
+    env.saved_turn(SID, 1);
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    assert!(!id.starts_with("team-") && listed.contains("Our own rule"), "{listed}");
+    env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
+    let block = load(&env, &env.proj, "after-approve");
+    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- Our own rule."), "held again as a team rule: {block}");
+    // A teammate's rule by a pull: held, and the fork is not shown it.
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    let text = fs::read_to_string(&team).unwrap().replace("- Our own rule.", "- Our own rule.\n- A teammate's rule.");
+    fs::write(&team, text).unwrap();
+    env.saved_turn(SID, 2);
+    let stdin = env.call(2).stdin;
+    assert!(stdin.contains("- Our own rule.") && !stdin.contains("teammate's rule"), "{stdin}");
+}
