@@ -29,9 +29,8 @@ const STATE_FILE: &str = "sync.json";
 /// Only memories travel: MEMORY.md, topic files and identity records.
 /// A folder's backup from before a repair, its failed replies and its
 /// `.history/` stay on this machine.
-const GITIGNORE: &str =
-    "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n/*/MEMORY.pre-migration.md\n";
-const GITATTRIBUTES: &str = "*.md merge=memory-save\n";
+const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/.approved\n/*/MEMORY.pre-migration.md\n";
+const GITATTRIBUTES: &str = "*.md merge=memory-save\n.approved merge=union\n";
 
 /// What the last sync did, for the status line and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -324,6 +323,7 @@ fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
                     && !folder.starts_with('.')
                     && (*file == crate::store::folder::MEMORY_FILE
                         || *file == IDENTITY_FILE
+                        || *file == crate::store::approvals::APPROVED_FILE
                         || crate::memory::apply::check_topic_name(file).is_ok())
             }
             _ => false,

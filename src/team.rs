@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::memory::template::{self, CRITICAL_RULES, LineKind};
+use crate::memory::template;
 use crate::project::{TEAM_DIR, TEAM_MARKER};
 use crate::store::fsutil;
 use crate::store::paths::Roots;
@@ -35,19 +35,7 @@ pub fn register_driver(git_dir: Option<&Path>) {
 /// The CRITICAL RULES bullets of a memory.
 /// The CRITICAL RULES bullets of `memory`, trimmed.
 pub fn rules(memory: &str) -> Vec<String> {
-    let kinds = template::classify(memory);
-    memory
-        .lines()
-        .zip(template::sections_of_lines(memory))
-        .zip(kinds)
-        .filter(|((line, section), kind)| {
-            *section == Some(CRITICAL_RULES)
-                && *kind != LineKind::Section
-                && !line.trim().is_empty()
-                && line.trim() != template::PLACEHOLDER
-        })
-        .map(|((line, _), _)| line.trim().to_string())
-        .collect()
+    template::critical_rules(memory)
 }
 
 fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
@@ -128,12 +116,20 @@ pub fn without(memory: &str, held: &[String]) -> String {
 
 /// The report of held rules, for the session's first message.
 pub fn held_report(held: &[String]) -> Option<String> {
-    (!held.is_empty()).then(|| {
-        crate::memory::text::visible(&format!(
-            "memory-save: new CRITICAL RULES in the team memory wait for your review and are not loaded (memory-save review): {}",
-            quote(held)
-        ))
-    })
+    (!held.is_empty()).then(|| held_report_for("new CRITICAL RULES in the team memory", held))
+}
+
+/// `memory-save: <what> wait for your review and are not loaded …`.
+pub fn held_report_for(what: &str, held: &[String]) -> String {
+    crate::memory::text::visible(&format!(
+        "memory-save: {what} wait for your review and are not loaded (memory-save review): {}",
+        quote(held)
+    ))
+}
+
+/// Rules quoted for a report line.
+pub fn quote_rules(rules: &[String]) -> String {
+    quote(rules)
 }
 
 /// The id `review` shows a held team rule by.

@@ -33,14 +33,18 @@ pub struct ReviewArgs {
     /// Write this held change (checked again, on the file as it is now).
     #[arg(long, value_name = "ID")]
     approve: Option<String>,
-    /// Drop this held change.
+    /// Drop this held change (a held line is taken out of the file).
     #[arg(long, value_name = "ID")]
     reject: Option<String>,
+    /// Approve every held change and rule, each quoted as it is approved.
+    #[arg(long)]
+    approve_all: bool,
 }
 
 impl super::Run for ReviewArgs {
     fn run(&self) -> Result<()> {
         let args: Vec<String> = match (&self.approve, &self.reject) {
+            _ if self.approve_all => vec!["--approve-all".into()],
             (Some(id), _) => vec!["--approve".into(), id.clone()],
             (_, Some(id)) => vec!["--reject".into(), id.clone()],
             _ => Vec::new(),
@@ -54,6 +58,7 @@ fn run(args: &[String]) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
     let folder = project.folder(&roots);
+    let gate = crate::config::of(&roots).review_rules();
     // A team memory's new CRITICAL RULES (by a pull) wait here too.
     let team_held = match &project.team_dir {
         Some(dir) if crate::config::of(&roots).review_rules() => {
@@ -63,7 +68,58 @@ fn run(args: &[String]) -> Result<()> {
         _ => Vec::new(),
     };
     let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id).cloned();
+    // A personal memory's foreign rules (a sync pull, a hand edit): held
+    // with the gate on, approved here, and the approval travels with sync.
+    let foreign = match &project.team_dir {
+        None => crate::store::approvals::foreign(&folder, &folder.read_memory()?.unwrap_or_default()),
+        Some(_) => Vec::new(),
+    };
+    let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id).cloned();
     match args {
+        [flag] if flag == "--approve-all" => {
+            for rule in &team_held {
+                crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
+                super::println(&visible(&format!(
+                    "memory-save: approved {}: the team rule {rule}",
+                    crate::team::rule_id(rule)
+                )))?;
+            }
+            if !foreign.is_empty() {
+                crate::store::approvals::approve(&folder, &foreign)?;
+                commit_approvals(&folder);
+                for rule in &foreign {
+                    super::println(&visible(&format!("memory-save: approved {}: {rule}", foreign_id(rule))))?;
+                }
+            }
+            let ids: Vec<String> = load(&roots, &folder.project).into_iter().map(|p| p.id).collect();
+            for id in &ids {
+                approve(&roots, &project, &folder, id)?;
+            }
+            if team_held.is_empty() && foreign.is_empty() && ids.is_empty() {
+                super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
+            }
+            Ok(())
+        }
+        [flag, id] if flag == "--approve" && foreign_rule(id).is_some() => {
+            let rule = foreign_rule(id).expect("found above");
+            crate::store::approvals::approve(&folder, std::slice::from_ref(&rule))?;
+            commit_approvals(&folder);
+            super::println(&visible(&format!(
+                "memory-save: approved {id}: {rule} loads from now on, on every machine you sync"
+            )))
+        }
+        [flag, id] if flag == "--reject" && foreign_rule(id).is_some() => {
+            let rule = foreign_rule(id).expect("found above");
+            let _lock = folder.lock()?;
+            let current = crate::save::current_under_lock(&folder)?;
+            let outcome = apply::Outcome {
+                memory: crate::team::without(&current, std::slice::from_ref(&rule)),
+                ..Default::default()
+            };
+            let origin = Origin { by: Some("memory-save review".into()), ..Origin::default() };
+            crate::save::commit(&folder, &current, &outcome, &format!("rejected the rule {rule}"), &origin)?;
+            super::println(&visible(&format!("memory-save: rejected {id}: {rule} is taken out of MEMORY.md")))
+        }
         [flag, id] if flag == "--approve" && team_rule(id).is_some() => {
             let rule = team_rule(id).expect("found above");
             crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, &rule)?;
@@ -85,6 +141,19 @@ fn run(args: &[String]) -> Result<()> {
             )))
         }
         [] => {
+            for rule in &foreign {
+                let state = if gate {
+                    "waits: it did not come from this machine's saves"
+                } else {
+                    "loads; it did not come from this machine's saves"
+                };
+                super::println(&visible(&format!("{}  ({state})  CRITICAL RULES: {rule}", foreign_id(rule))))?;
+            }
+            if !gate {
+                super::println(
+                    "the review gate is off (review = \"rules\" in memory-save.toml turns it on): saves write CRITICAL RULES at once",
+                )?;
+            }
             for rule in &team_held {
                 super::println(&visible(&format!(
                     "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
@@ -92,7 +161,7 @@ fn run(args: &[String]) -> Result<()> {
                 )))?;
             }
             let pending = load(&roots, &folder.project);
-            if pending.is_empty() && team_held.is_empty() {
+            if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
                 super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
             }
             for p in &pending {
@@ -111,7 +180,20 @@ fn run(args: &[String]) -> Result<()> {
             super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))))?;
             Ok(())
         }
-        _ => bail!("review takes no arguments, --approve ID or --reject ID"),
+        _ => bail!("review takes no arguments, --approve ID, --reject ID or --approve-all"),
+    }
+}
+
+/// The id `review` shows a foreign rule by.
+fn foreign_id(rule: &str) -> String {
+    format!("rule-{}", crate::memory::stable_id(rule))
+}
+
+/// With sync on, an approval is a commit of the memory folder, so it
+/// travels to your other machines with the next sync.
+fn commit_approvals(folder: &Folder) {
+    if let Err(e) = crate::sync::commit_change(&folder.dir, "review: approved rules", None, None) {
+        crate::store::log::error(&format!("cannot commit the approvals for sync: {e:#}"));
     }
 }
 

@@ -74,11 +74,18 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // A team memory's new CRITICAL RULES wait for review when the gate is
     // on: every part leaves the same lines out.
     let team_gate = label != project && config.review_rules();
-    let held = if team_gate {
+    let mut held = if team_gate {
         crate::team::held_rules(&ctx.roots, &located.identity, &project, &folder.dir, &memory)
     } else {
         Vec::new()
     };
+    // A personal memory's foreign rules (a sync pull brought them, or a
+    // hand edit outside `memory-save edit`): held with the gate on, quoted
+    // once with it off.
+    let foreign = if label == project { crate::store::approvals::foreign(&folder, &memory) } else { Vec::new() };
+    if config.review_rules() {
+        held.extend(foreign.iter().cloned());
+    }
     // The last gate: a line no door could have admitted (a hand edit, a
     // pull, an older version) never reaches the model. A text found clean
     // once is remembered by its hash, so the common load scans nothing.
@@ -107,6 +114,25 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
     if let Some(line) = &stopped {
         report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));
+    }
+    if part == 1 && label == project && !foreign.is_empty() {
+        let said = if config.review_rules() {
+            Some(crate::team::held_report_for("CRITICAL RULES that did not come from this machine's saves", &foreign))
+        } else {
+            let quoted = crate::store::approvals::quoted(&folder);
+            let new: Vec<String> = foreign.iter().filter(|r| !quoted.contains(r)).cloned().collect();
+            if let Err(e) = crate::store::approvals::set_quoted(&folder, &foreign) {
+                crate::store::log::error(&format!("cannot record the quoted rules: {e:#}"));
+            }
+            (!new.is_empty()).then(|| {
+                format!(
+                    "memory-save: MEMORY.md holds CRITICAL RULES that did not come from this machine's saves (a sync pull, a hand edit), and every session loads them: {} (memory-save review --approve-all marks them yours)",
+                    crate::team::quote_rules(&new)
+                )
+            })
+        };
+        report =
+            crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), said.as_deref());
     }
     if part == 1 && label != project {
         // A team memory changes by pulls too: new CRITICAL RULES are shown.

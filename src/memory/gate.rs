@@ -193,6 +193,13 @@ fn fold(text: &str) -> String {
 
 include!(concat!(env!("OUT_DIR"), "/confusables.rs"));
 
+/// Whether two lines read the same to the model once folded: a save that
+/// writes a look-alike of a held foreign rule writes that rule.
+pub fn same_when_folded(a: &str, b: &str) -> bool {
+    let squeeze = |t: &str| fold(t).chars().filter(|c| c.is_alphanumeric()).collect::<String>();
+    squeeze(a) == squeeze(b)
+}
+
 /// The words of folded text.
 fn words(folded: &str) -> Vec<&str> {
     folded.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()

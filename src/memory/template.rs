@@ -102,6 +102,20 @@ pub fn sections_of_lines(text: &str) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// The CRITICAL RULES bullets of `memory`, trimmed: every line of the
+/// section but its heading, blanks and the placeholder.
+pub fn critical_rules(memory: &str) -> Vec<String> {
+    memory
+        .lines()
+        .zip(sections_of_lines(memory))
+        .zip(classify(memory))
+        .filter(|((line, section), kind)| {
+            *section == Some(0) && *kind != LineKind::Section && !line.trim().is_empty() && line.trim() != PLACEHOLDER
+        })
+        .map(|((line, _), _)| line.trim().to_string())
+        .collect()
+}
+
 fn canonical_section(line: &str) -> Option<usize> {
     let name = heading_name(line).trim_end_matches(':').trim();
     SECTIONS.iter().position(|s| s.eq_ignore_ascii_case(name))

@@ -141,6 +141,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         (Some(dir), Some(text)) if config.review_rules() => {
             crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
         }
+        (None, Some(text)) if config.review_rules() => crate::store::approvals::foreign_as_recorded(&folder, text),
         _ => Vec::new(),
     };
     let shown =
@@ -444,6 +445,16 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         return Ok(());
     }
     let added = crate::store::history::added_lines(current, &outcome.memory);
+    // The rules this machine writes are its own, not foreign; but a
+    // look-alike of a rule still held as foreign stays foreign, so a reply
+    // cannot launder one.
+    let before = template::critical_rules(current);
+    let foreign = crate::store::approvals::foreign_as_recorded(folder, current);
+    let own: Vec<String> = template::critical_rules(&outcome.memory)
+        .into_iter()
+        .filter(|r| !before.contains(r))
+        .filter(|r| !foreign.iter().any(|f| crate::memory::gate::same_when_folded(f, r)))
+        .collect();
     // A clean file plus lines checked as a save's are stays clean.
     let was_clean = folder.is_checked(current);
     let recorded = crate::store::history::record(folder, message, &changed, origin, added)?;
@@ -457,6 +468,9 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         return Err(e);
     }
     recorded.seal(folder)?;
+    if let Err(e) = crate::store::approvals::add_own(folder, &own) {
+        crate::store::log::error(&format!("cannot record this machine's rules: {e:#}"));
+    }
     if was_clean && memory_changes {
         folder.mark_checked(&outcome.memory);
     }

@@ -102,6 +102,11 @@ impl Folder {
         }
     }
 
+    /// A state file of this folder's, beside its lock (`<folder>.<ext>`).
+    pub fn state_file(&self, ext: &str) -> PathBuf {
+        self.lock_path.with_extension(ext)
+    }
+
     pub fn memory_path(&self) -> PathBuf {
         self.dir.join(MEMORY_FILE)
     }

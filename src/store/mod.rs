@@ -3,6 +3,7 @@
 //! notes for the next fork, `saves.jsonl` and the log. No command line and
 //! no environment reads (the debug-only fault hooks aside).
 
+pub mod approvals;
 pub mod folder;
 pub mod fsutil;
 pub mod history;

@@ -177,3 +177,66 @@ fn an_imports_rules_are_quoted_and_held_when_review_is_on() {
     assert!(other.memory().unwrap().contains("- Never force-push."));
     assert!(out.contains("new CRITICAL RULES bullet, loads in every session: - Never force-push."), "{out}");
 }
+
+/// A rule that did not come from this machine's saves (a hand edit here;
+/// a sync pull alike) is foreign: with the gate on it waits for review and
+/// is not loaded; approved, it loads. Rules already there at the upgrade
+/// stay loaded.
+#[test]
+fn a_foreign_rule_is_held_with_the_gate_on_and_quoted_once_with_it_off() {
+    let env = Env::new();
+    let start = |session: &str| {
+        env.hook("session-start").fixture("SessionStart-startup.json").session(session).run().ok().json()
+    };
+    let memory = template_with("proj", &["- A fact."])
+        .replace("## CRITICAL RULES\n- None yet.", "## CRITICAL RULES\n- Existing rule.");
+    env.write_memory(&memory);
+    // The first load after the upgrade: what is there is approved.
+    let first = start("s1");
+    assert!(first["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Existing rule."));
+    assert!(first["systemMessage"].is_null(), "{first}");
+    // A rule arrives by hand (or by a pull).
+    env.write_memory(&memory.replace("- Existing rule.", "- Existing rule.\n- Arrived rule."));
+    let quoted = start("s2");
+    assert!(
+        quoted["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Arrived rule."),
+        "gate off: loaded"
+    );
+    assert!(
+        quoted["systemMessage"].as_str().unwrap_or_default().contains("did not come from this machine's saves"),
+        "{quoted}"
+    );
+    assert!(start("s3")["systemMessage"].is_null(), "quoted once");
+    // With the gate on: held, and the fork is not shown it.
+    env.config("review = \"rules\"\n");
+    let held = start("s4");
+    assert!(!held["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Arrived rule"), "{held}");
+    assert!(held["systemMessage"].as_str().unwrap_or_default().contains("wait for your review"), "{held}");
+    env.saved_turn(SID, 1);
+    assert!(!env.call(1).stdin.contains("Arrived rule"));
+    // A look-alike written by a save does not launder it.
+    env.script_reply(
+        2,
+        &reply(json!([{"op": "add", "section": "CRITICAL RULES", "text": "- Аrrived rule."}]), json!([])),
+    );
+    env.saved_turn(SID, 2);
+    // Approved: it loads.
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let id = listed
+        .lines()
+        .find(|l| l.contains("Arrived rule") && l.starts_with("rule-"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
+    let approved = start("s5");
+    assert!(
+        approved["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Arrived rule."),
+        "{approved}"
+    );
+    // --approve-all quotes what it approves.
+    let all = env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!all.contains("- Arrived rule."), "already approved: {all}");
+}

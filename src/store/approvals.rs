@@ -1,0 +1,104 @@
+//! Which CRITICAL RULES of a personal memory are not foreign. A rule is
+//! foreign when it did not come from this machine's own writes: a sync
+//! pull brought it, or a hand edit outside `memory-save edit`. Foreign rules
+//! are quoted once, and with `review = "rules"` held until approved.
+//!
+//! - `memory/<folder>/.approved`: the rules approved with `review`, one a
+//!   line. It travels with sync (git merges it as a union), so approving on
+//!   one of your machines approves on all of them.
+//! - `state/…/projects/<folder>.own.json`: the rules this machine's saves,
+//!   edits, imports and approvals wrote. It never travels: a rule written
+//!   by a save on a machine whose gate was off is not approved on another.
+//! - `state/…/projects/<folder>.quoted.json`: foreign rules already quoted
+//!   (the gate off), so each is said once.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::folder::Folder;
+
+pub const APPROVED_FILE: &str = ".approved";
+
+fn approved_path(folder: &Folder) -> PathBuf {
+    folder.dir.join(APPROVED_FILE)
+}
+
+fn state_path(folder: &Folder, kind: &str) -> PathBuf {
+    folder.state_file(&format!("{kind}.json"))
+}
+
+/// The approved rules; `None` before the first load after the upgrade.
+pub fn approved(folder: &Folder) -> Option<Vec<String>> {
+    let bytes = super::fsutil::read_regular(&approved_path(folder), 1024 * 1024).ok()??;
+    Some(String::from_utf8_lossy(&bytes).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
+}
+
+/// Adds `rules` to the approved list (in the memory folder, so sync carries
+/// it).
+pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
+    let mut list = approved(folder).unwrap_or_default();
+    for rule in rules {
+        if !list.contains(rule) {
+            list.push(rule.clone());
+        }
+    }
+    let text: String = list.iter().map(|r| format!("{r}\n")).collect();
+    super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)
+}
+
+fn read_list(path: &std::path::Path) -> Vec<String> {
+    super::record::read(path).unwrap_or_default()
+}
+
+/// The rules this machine wrote.
+pub fn own(folder: &Folder) -> Vec<String> {
+    read_list(&state_path(folder, "own"))
+}
+
+pub fn add_own(folder: &Folder, rules: &[String]) -> Result<()> {
+    if rules.is_empty() {
+        return Ok(());
+    }
+    let path = state_path(folder, "own");
+    let mut list = read_list(&path);
+    list.extend(rules.iter().filter(|r| !list.contains(r)).cloned().collect::<Vec<_>>());
+    super::record::write(&path, &list)
+}
+
+pub fn quoted(folder: &Folder) -> Vec<String> {
+    read_list(&state_path(folder, "quoted"))
+}
+
+pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
+    super::record::write(&state_path(folder, "quoted"), &rules)
+}
+
+/// `foreign`, without recording anything: before the first load after the
+/// upgrade, no rule is foreign (a write checks this; only a load records).
+pub fn foreign_as_recorded(folder: &Folder, memory: &str) -> Vec<String> {
+    let Some(approved) = approved(folder) else { return Vec::new() };
+    let own = own(folder);
+    crate::memory::template::critical_rules(memory)
+        .into_iter()
+        .filter(|r| !approved.contains(r) && !own.contains(r))
+        .collect()
+}
+
+/// The foreign rules of `memory`: neither approved nor this machine's own.
+/// At the first load after the upgrade (no approved list yet), every rule
+/// the memory holds is approved, so none of a user's rules disappears.
+pub fn foreign(folder: &Folder, memory: &str) -> Vec<String> {
+    let rules = crate::memory::template::critical_rules(memory);
+    let approved = match approved(folder) {
+        Some(list) => list,
+        None => {
+            if let Err(e) = approve(folder, &rules) {
+                crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
+            }
+            return Vec::new();
+        }
+    };
+    let own = own(folder);
+    rules.into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
+}
