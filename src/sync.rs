@@ -277,12 +277,33 @@ pub fn sync_now(roots: &Roots) -> Result<Vec<String>> {
     result
 }
 
+/// What `.gitattributes` may say: ours, or what an earlier version wrote.
+const KNOWN_GITATTRIBUTES: [&str; 2] = [GITATTRIBUTES, "*.md merge=memory-save\n"];
+
 fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
     let mut report = Vec::new();
+    // Our attributes are ours: an older version's, or one a remote changed,
+    // are written back before anything merges.
+    let attributes = root.join(".gitattributes");
+    if fsutil::read_regular(&attributes, 64 * 1024)?.as_deref() != Some(GITATTRIBUTES.as_bytes()) {
+        fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes(), true)?;
+        git(root, &["add", "--", ".gitattributes"], GIT_LIMIT)?;
+        if git(root, &["diff", "--cached", "--quiet"], GIT_LIMIT).is_err() {
+            git(root, &["commit", "-q", "--no-verify", "-m", "memory-save: its own .gitattributes"], GIT_LIMIT)?;
+        }
+    }
     git(root, &["fetch", "-q", "origin"], GIT_LIMIT)?;
     let remote_branch = format!("origin/{BRANCH}");
     let has_remote = git(root, &["rev-parse", "--verify", "-q", &remote_branch], GIT_LIMIT).is_ok();
     if has_remote {
+        // A remote's own attributes (`working-tree-encoding=UTF-16LE`, the
+        // driver taken away) would act during the merge itself.
+        let theirs = git(root, &["show", &format!("{remote_branch}:.gitattributes")], GIT_LIMIT).unwrap_or_default();
+        if !theirs.is_empty() && !KNOWN_GITATTRIBUTES.contains(&theirs.as_str()) {
+            bail!(
+                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\" and \".approved merge=union\" there, then sync"
+            );
+        }
         let names = folder_names(root);
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();

@@ -100,7 +100,9 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     };
     let loaded = crate::team::without(&gated.text, &held);
     let note = gate::block_note(gated.withheld.len());
-    let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref()].into_iter().flatten().collect();
+    let held_note = gate::held_note(held.len());
+    let trailer: Vec<&str> =
+        [topic_line.as_deref(), note.as_deref(), held_note.as_deref()].into_iter().flatten().collect();
     let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();
     let context = parts.into_iter().nth(part - 1);

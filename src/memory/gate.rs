@@ -27,7 +27,7 @@ use super::text;
 
 /// Raised whenever the gate refuses more: a text an older gate found clean
 /// is checked again at its next load.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Tags of the frames the model reads: Claude Code's own and the API's.
 /// Only a whole tag name counts: `<user_query>` in a project's facts passes.
@@ -83,6 +83,12 @@ pub fn refusal(line: &str) -> Option<String> {
 fn refusal_without_secrets(line: &str) -> Option<String> {
     if let Err(why) = text::check(line) {
         return Some(why);
+    }
+    // A merge's conflict markers: arrived by a fast-forward, one breaks
+    // every later merge of the file.
+    let bare = line.trim_end();
+    if bare.starts_with("<<<<<<<") || bare.starts_with(">>>>>>>") || bare.starts_with("|||||||") || bare == "=======" {
+        return Some("it is a merge conflict marker, not memory".to_string());
     }
     if let Some(tag) = framing_tag(line) {
         return Some(format!(
@@ -414,6 +420,17 @@ pub fn block_note(withheld: usize) -> Option<String> {
         let lines = if withheld == 1 { "1 line".to_string() } else { format!("{withheld} lines") };
         format!(
             "(memory-save left out {lines} of MEMORY.md that no save may write: hidden or control characters, framing markup, a look-alike of this block's header, or a secret; the user was told which.)"
+        )
+    })
+}
+
+/// The line the loaded block carries when rules wait for the user's review.
+pub fn held_note(held: usize) -> Option<String> {
+    (held > 0).then(|| {
+        let rules =
+            if held == 1 { "1 CRITICAL RULES line".to_string() } else { format!("{held} CRITICAL RULES lines") };
+        format!(
+            "(memory-save left out {rules} that did not come from the user's own saves and wait for the user's review.)"
         )
     })
 }

@@ -28,6 +28,10 @@ pub struct Folder {
     /// The repository this folder belongs to, recorded in it on the first
     /// write (see `claim`); `None` for a folder named by hand in a test.
     identity: Option<String>,
+    /// A team memory lives in a working tree, where a repository can ship
+    /// any file, `.history/` included: its history is kept in our state
+    /// folder instead.
+    team: bool,
 }
 
 impl Folder {
@@ -36,6 +40,7 @@ impl Folder {
             project: project.to_string(),
             dir: roots.project_dir(project),
             lock_path: roots.projects_state_dir().join(format!("{project}.lock")),
+            team: false,
             identity: None,
         }
     }
@@ -50,6 +55,18 @@ impl Folder {
             dir: dir.to_path_buf(),
             lock_path: roots.projects_state_dir().join(format!("{project}.team-{tag}.lock")),
             identity: None,
+            team: true,
+        }
+    }
+
+    /// Where this folder's history lives: beside MEMORY.md for a personal
+    /// memory (sync never carries it), in the state folder for a team
+    /// memory, never inside a working tree.
+    pub fn history_dir(&self) -> PathBuf {
+        if self.team {
+            self.lock_path.with_extension("history")
+        } else {
+            self.dir.join(crate::store::history::HISTORY_DIR)
         }
     }
 

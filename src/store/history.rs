@@ -129,7 +129,7 @@ pub enum Change<'a> {
 }
 
 fn dir(folder: &Folder) -> PathBuf {
-    folder.dir.join(HISTORY_DIR)
+    folder.history_dir()
 }
 
 /// A recorded entry, so a change that fails halfway can be put back.

@@ -212,6 +212,13 @@ fn a_foreign_rule_is_held_with_the_gate_on_and_quoted_once_with_it_off() {
     let held = start("s4");
     assert!(!held["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Arrived rule"), "{held}");
     assert!(held["systemMessage"].as_str().unwrap_or_default().contains("wait for your review"), "{held}");
+    assert!(
+        held["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .contains("(memory-save left out 1 CRITICAL RULES line"),
+        "{held}"
+    );
     env.saved_turn(SID, 1);
     assert!(!env.call(1).stdin.contains("Arrived rule"));
     // A look-alike written by a save does not launder it.

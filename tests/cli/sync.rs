@@ -282,3 +282,40 @@ fn the_merge_driver_declines_a_file_that_is_not_memory() {
     let doctor = env.cmd(&["doctor"]).in_dir(&repo).run().stdout;
     assert!(doctor.contains("\"*.py merge=memory-save\" sends files that are not memory"), "{doctor}");
 }
+
+/// What a remote pushes is checked before and after it merges: a conflict
+/// marker that arrives by a fast-forward is taken out (it broke every later
+/// merge), and a remote's own .gitattributes stops the merge (it acts
+/// during the merge itself).
+#[test]
+fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
+    let a = machine("https://example.com/me/app.git");
+    let remote = a.bare_remote("memories.git");
+    save(&a, 1, "- From machine A.");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    // Someone with the remote pushes a conflict marker.
+    let other = a.root().join("other");
+    a.git(a.root(), &["clone", "-q", remote.to_str().unwrap(), other.to_str().unwrap()]);
+    let file = other.join("proj/MEMORY.md");
+    let text = fs::read_to_string(&file).unwrap().replace("- From machine A.", "- From machine A.\n<<<<<<< HEAD");
+    fs::write(&file, text).unwrap();
+    a.git(&other, &["commit", "-q", "-am", "marker"]);
+    a.git(&other, &["push", "-q", "origin", "HEAD"]);
+    let out = sync(&a, &[]).ok();
+    assert!(out.stdout.contains("left out 1 line(s) from the remote that no save could write"), "{out:#?}");
+    assert!(!a.memory().unwrap().contains("<<<<<<<"), "{}", a.memory().unwrap());
+    save(&a, 2, "- Later fact.");
+    sync(&a, &[]).ok();
+    // Then its own attributes.
+    a.git(&other, &["pull", "-q", "--no-rebase", "origin", "main"]);
+    fs::write(other.join(".gitattributes"), "*.md working-tree-encoding=UTF-16LE\n").unwrap();
+    a.git(&other, &["commit", "-q", "-am", "attributes"]);
+    a.git(&other, &["push", "-q", "origin", "HEAD"]);
+    let out = sync(&a, &[]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert!(out.stderr.contains("the remote's .gitattributes is not memory-save's"), "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(a.mem.join("memory/.gitattributes")).unwrap(),
+        "*.md merge=memory-save\n.approved merge=union\n"
+    );
+}
