@@ -214,4 +214,35 @@ fn main() {
         "SessionStart-startup.json",
         None,
     );
+    scans_and_merges();
+}
+
+/// The scans and the merge that hostile text once made quadratic (issue
+/// 17): their absolute figures, at two sizes each (the tests check growth).
+fn scans_and_merges() {
+    use memory_save::memory::{merge::merge_memory, secrets::find_secret};
+    let time = |f: &dyn Fn()| {
+        let started = Instant::now();
+        f();
+        started.elapsed()
+    };
+    println!("\n| {:<36} | {:>9} |", "scan or merge", "ms");
+    println!("|{}|{}|", "-".repeat(38), "-".repeat(11));
+    for bytes in [100_000, 1_000_000] {
+        let text = "token=abc ".repeat(bytes / 10);
+        let took = time(&|| {
+            let _ = find_secret(&text);
+        });
+        println!("| {:<36} | {:>9.1} |", format!("secret scan, one line of {} KB", bytes / 1000), ms(took));
+    }
+    let lines = |seed: u64, n: usize| -> String {
+        (0..n).map(|i| format!("- line {} {i}\n", (i as u64).wrapping_mul(seed) % 9973)).collect()
+    };
+    for n in [20_000, 40_000] {
+        let (base, ours, theirs) = (lines(1, n), lines(7, n), lines(13, n));
+        let took = time(&|| {
+            let _ = merge_memory(Some(&base), &ours, &theirs, "p");
+        });
+        println!("| {:<36} | {:>9.1} |", format!("merge of {n} lines"), ms(took));
+    }
 }

@@ -428,3 +428,33 @@ fn a_long_turn_is_not_flushed_in_its_middle() {
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 1);
 }
+
+/// PreCompact copies the transcript (up to 256 MB) before it takes the
+/// session lock, which other hooks wait for at most two seconds: the copy
+/// appears while another process holds the lock.
+#[test]
+fn pre_compact_copies_the_transcript_outside_the_session_lock() {
+    let env = Env::new();
+    env.config("save_every_turns = 5\nidle_flush_seconds = 600\n");
+    let message = json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}});
+    fs::write(env.transcript_path(), format!("{message}\n")).unwrap();
+    env.turn(SID);
+    let lock = fs::OpenOptions::new().write(true).open(env.sessions_dir().join(format!("{SID}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let hook = {
+        let run = env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID);
+        std::thread::scope(|scope| {
+            let handle = scope.spawn(move || run.run());
+            wait_until("the copy, taken while the lock is held elsewhere", || {
+                fs::read_dir(env.sessions_dir())
+                    .unwrap()
+                    .flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".transcript.jsonl"))
+            });
+            lock.unlock().unwrap();
+            handle.join().unwrap()
+        })
+    };
+    assert_eq!(hook.code, Some(0), "{hook:#?}");
+    env.wait_saves(SID, 1);
+}
