@@ -58,6 +58,9 @@ fn edit_loop(folder: &Folder, base: &str, copy: &Path) -> Result<()> {
             return super::println("memory-save: no change; nothing written");
         }
         let reasons = match check_edit(base, &edited) {
+            Ok(ops) if !piped_kept(&ops)? => {
+                vec!["a line pipes a download into a shell; edit keeps one only when you say yes on a terminal".into()]
+            }
             Ok(ops) => match write(folder, base, &edited, ops)? {
                 Ok(message) => return super::println(&format!("memory-save: {message}")),
                 Err(reasons) => reasons,
@@ -86,6 +89,36 @@ fn run_editor(copy: &Path) -> Result<()> {
         bail!("the editor {:?} exited with {status}; MEMORY.md is unchanged", words[0]);
     }
     Ok(())
+}
+
+/// A line that pipes a download into a shell (`curl … | sh`) is never
+/// written by a save; by hand it is, when you say so: on a terminal, asked;
+/// elsewhere, not kept.
+fn piped_kept(ops: &[crate::memory::reply::Op]) -> Result<bool> {
+    use crate::memory::reply::Op;
+    let piped: Vec<&str> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Add { text, .. } | Op::Replace { text, .. } => Some(text.as_str()),
+            Op::Remove { .. } => None,
+        })
+        .filter(|text| crate::memory::gate::pipes_into_shell(text))
+        .collect();
+    if piped.is_empty() {
+        return Ok(true);
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Ok(false);
+    }
+    let listed: String = piped.iter().map(|l| format!("\n  {l}")).collect();
+    eprint!(
+        "memory-save: every later session reads these as instructions, and they pipe a download into a shell:{}\nkeep them? [y/N] ",
+        crate::memory::text::visible(&listed)
+    );
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(answer.trim().eq_ignore_ascii_case("y"))
 }
 
 /// On a terminal, asks whether to open the editor again on the refused text.
