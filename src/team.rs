@@ -33,9 +33,10 @@ pub fn register_driver(git_dir: Option<&Path>) {
 }
 
 /// The CRITICAL RULES bullets of a memory.
-/// The CRITICAL RULES bullets of `memory`, trimmed.
+/// The lines of `memory` later sessions take as instructions: the CRITICAL
+/// RULES bullets, and orders elsewhere (`gate::instruction_lines`).
 pub fn rules(memory: &str) -> Vec<String> {
-    template::critical_rules(memory)
+    crate::memory::gate::instruction_lines(memory)
 }
 
 fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {

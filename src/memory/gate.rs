@@ -27,7 +27,7 @@ use super::text;
 
 /// Raised whenever the gate refuses more: a text an older gate found clean
 /// is checked again at its next load.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Tags of the frames the model reads: Claude Code's own and the API's.
 /// Only a whole tag name counts: `<user_query>` in a project's facts passes.
@@ -114,29 +114,37 @@ pub fn fork_refusal(line: &str) -> Option<String> {
 
 /// The first framing tag in `line`: `<name …>`, `</name>`, `<name/>`.
 pub fn framing_tag(line: &str) -> Option<&'static str> {
+    // Read as the model reads it: `＜/system-reminder＞`, a Cyrillic `ѕ`
+    // or a no-break space inside the tag are the tag.
+    let folded = if line.is_ascii() { std::borrow::Cow::Borrowed(line) } else { fold_ascii(line).into() };
+    let line = folded.as_ref();
     let bytes = line.as_bytes();
+    let name_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':');
     let mut at = 0;
     while let Some(found) = line[at..].find('<') {
         let start = at + found + 1;
         at = start;
-        // `Vec<User>`, `Option<System>`: a type's parameter, not a tag.
-        if line[..start - 1].chars().next_back().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | ':')) {
+        let mut i = start;
+        let closing = bytes.get(i) == Some(&b'/');
+        // `Vec<User>`, `Option<System>`: a type's parameter, not an opening
+        // tag. A closing one ends a frame wherever it stands.
+        if !closing
+            && line[..start - 1].chars().next_back().is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | ':'))
+        {
             continue;
         }
-        let mut i = start;
-        if bytes.get(i) == Some(&b'/') {
+        if closing {
             i += 1;
         }
         while bytes.get(i).is_some_and(|b| *b == b' ') {
             i += 1;
         }
         let name_start = i;
-        while bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':')) {
+        while bytes.get(i).is_some_and(name_byte) {
             i += 1;
         }
         let name = &line[name_start..i];
-        let ends = matches!(bytes.get(i), Some(b'>' | b' ' | b'/' | b'\t') | None);
-        if name.is_empty() || !ends {
+        if name.is_empty() {
             continue;
         }
         let name = name.to_ascii_lowercase();
@@ -206,41 +214,81 @@ pub fn same_when_folded(a: &str, b: &str) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// The words of folded text.
-fn words(folded: &str) -> Vec<&str> {
-    folded.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect()
+/// `text` as the model reads it, in ASCII where it can be: compatibility
+/// forms (full-width letters and brackets), look-alike letters and
+/// punctuation of other scripts folded to theirs, every kind of space a
+/// plain one. ASCII itself is kept, so patterns still read it as written.
+pub fn fold_ascii(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if text.is_ascii() {
+        return text.to_string();
+    }
+    text.nfkc()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .map(|c| {
+            if c.is_ascii() {
+                c
+            } else if c.is_whitespace() {
+                ' '
+            } else {
+                let c = small_capital(c);
+                match CONFUSABLES.binary_search_by_key(&(c as u32), |(code, _)| *code) {
+                    Ok(at) => char::from(CONFUSABLES[at].1),
+                    Err(_) => c,
+                }
+            }
+        })
+        .collect()
 }
 
 /// What the line's start imitates, if it does: our block header
-/// (`[PROJECT MEMORY: …`, `PROJECT MEMORY: x · part 2 of 2`, any brackets)
-/// or the fork's own first line.
+/// (`[PROJECT MEMORY: …`, `PROJECT MEMORY: x · part 2 of 2`, any brackets,
+/// letters spaced out or run together) or the fork's own first line, after
+/// any list, table or quote markers.
 pub fn imitates_at_start(line: &str) -> Option<&'static str> {
-    let content = super::apply::strip_marker(line).trim_start();
+    let mut content = line.trim_start();
+    loop {
+        let numbered = content.split_once(['.', ')']).filter(|(n, rest)| {
+            !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ')
+        });
+        let rest = ["- ", "* ", "+ ", "| ", "> "]
+            .iter()
+            .find_map(|m| content.strip_prefix(m))
+            .or(numbered.map(|(_, rest)| rest));
+        match rest {
+            Some(rest) => content = rest.trim_start(),
+            None => break,
+        }
+    }
     if content.starts_with('`') {
         return None; // code
     }
-    // Most lines are plain ASCII that cannot begin so: spare them the folding.
-    let leading_letters = content.trim_start_matches(|c: char| !c.is_alphanumeric());
-    if content.is_ascii() {
-        let head = leading_letters.get(..7).unwrap_or("");
-        if !head.eq_ignore_ascii_case("project") && !head.eq_ignore_ascii_case("memory-") {
-            return None;
+    // Most lines are plain ASCII whose first letter rules them out: spare
+    // them the folding.
+    let first = content.chars().find(|c| c.is_alphanumeric());
+    if content.is_ascii() && !matches!(first, Some('p' | 'P' | 'm' | 'M')) {
+        return None;
+    }
+    let folded = fold(&content.chars().take(160).collect::<String>());
+    let letters = |text: &str| text.chars().filter(|c| c.is_alphanumeric()).collect::<String>();
+    let header = letters(&fold("PROJECT MEMORY"));
+    // The header's letters first, then a separator or the end: `Project
+    // memory lives in …` is prose.
+    let mut taken = String::new();
+    let mut after = folded.len();
+    for (i, c) in folded.char_indices() {
+        if c.is_alphanumeric() {
+            taken.push(c);
+            if taken.len() == header.len() {
+                after = i + c.len_utf8();
+                break;
+            }
         }
     }
-    let folded = fold(&content.chars().take(80).collect::<String>());
-    let found = words(&folded);
-    let header = fold("PROJECT MEMORY");
-    let header = words(&header);
-    if found.len() >= 2 && found[..2] == header[..] {
-        // `Project memory lives in …` is prose; `PROJECT MEMORY: x`,
-        // `[PROJECT MEMORY]`, `PROJECT MEMORY · part 2` are the header.
-        let after = folded.find(header[1]).map(|at| &folded[at + header[1].len()..]).unwrap_or("");
-        if after.trim_start().chars().next().is_none_or(|c| !c.is_alphanumeric()) {
-            return Some("memory-save's block header (PROJECT MEMORY: …)");
-        }
+    if taken == header && folded[after..].trim_start().chars().next().is_none_or(|c| !c.is_alphanumeric()) {
+        return Some("memory-save's block header (PROJECT MEMORY: …)");
     }
-    let marker = fold("[memory-save] This is not a user request");
-    if found.concat().starts_with(&words(&marker).concat()) {
+    if letters(&folded).starts_with(&letters(&fold("[memory-save] This is not a user request"))) {
         return Some("the first line of memory-save's own request to the fork");
     }
     None
@@ -291,10 +339,28 @@ pub fn pipes_into_shell(line: &str) -> bool {
 /// orders, and a line elsewhere that gives one is quoted to the user (and
 /// held with the review gate on). Proven on tables of lines each way.
 pub fn gives_order(line: &str) -> bool {
-    let content = super::apply::strip_marker(line).trim().trim_start_matches(['*', '_', '>', ' ']);
-    // Emphasis marks do not change what a line says: `**IMPORTANT**:`.
-    let lower = content.to_lowercase().replace(['*', '_'], "");
-    let starts = |prefixes: &[&str]| prefixes.iter().any(|p| lower.starts_with(p));
+    // Read as the model reads it: look-alike letters, odd spaces and
+    // emphasis marks (`**IMPORTANT**`, `IMPORTANT :`) change nothing.
+    let folded = fold_ascii(line);
+    let content = super::apply::strip_marker(&folded).trim().trim_start_matches(['*', '_', '>', ' ']).to_string();
+    let lower: String = content.to_lowercase().replace(['*', '_'], "");
+    let lower = lower.split_whitespace().collect::<Vec<_>>().join(" ").replace(" :", ":");
+    if order_words(&lower, true) {
+        return true;
+    }
+    // A label first (`System note - …: you must …`): what follows it is
+    // read alone too, but for a bare "never"/"always", which a fact's label
+    // takes as often (`The secret: never log it`).
+    match lower.split_once(": ") {
+        Some((label, rest)) if label.len() <= 48 => order_words(rest, false),
+        _ => false,
+    }
+}
+
+fn order_words(lower: &str, absolutes: bool) -> bool {
+    let starts = |prefixes: &[&str]| {
+        prefixes.iter().filter(|p| absolutes || !matches!(**p, "always " | "never ")).any(|p| lower.starts_with(p))
+    };
     // Emphasis labels that address the reader.
     let emphasis = [
         "important:",
@@ -371,15 +437,49 @@ pub fn gives_order(line: &str) -> bool {
         "if you're an ai",
         "if you are claude",
         "when you read this",
+        "approved by the user",
+        "the user has approved",
+        "the user approved",
+        "the user allows",
+        "the user has granted",
+        "the user authorized",
+        "the user has authorized",
     ];
     if aimed.iter().any(|a| lower.contains(a)) {
         return true;
     }
     // An order to set instructions aside.
     let override_verbs = ["ignore ", "disregard ", "forget ", "override ", "bypass "];
-    let objects =
-        ["instruction", "rules", "prompt", "guideline", "guardrail", "safety", "restriction", "previous", "prior"];
+    let objects = [
+        "instruction",
+        "rules",
+        "prompt",
+        "guideline",
+        "guardrail",
+        "safety",
+        "restriction",
+        "previous",
+        "prior",
+        "directive",
+        "earlier",
+    ];
     override_verbs.iter().any(|v| lower.contains(v)) && objects.iter().any(|o| lower.contains(o))
+}
+
+/// The lines of `memory` every later session takes as instructions: the
+/// CRITICAL RULES bullets, and any line elsewhere that gives an order.
+/// What a door did not write here is foreign (`store::approvals`,
+/// `team`): held with the review gate on.
+pub fn instruction_lines(memory: &str) -> Vec<String> {
+    let mut lines = super::template::critical_rules(memory);
+    let sections = super::template::sections_of_lines(memory);
+    for (line, section) in memory.lines().zip(sections) {
+        let line = line.trim();
+        if section != Some(0) && !line.starts_with('#') && gives_order(line) && !lines.iter().any(|l| l == line) {
+            lines.push(line.to_string());
+        }
+    }
+    lines
 }
 
 /// A memory text as a session may load it: every line that no door could

@@ -46,7 +46,13 @@ pub fn unwanted(c: char) -> Option<&'static str> {
         | '\u{17b4}'
         | '\u{17b5}'
         | '\u{180b}'..='\u{180f}'
-        | '\u{e0100}'..='\u{e01ef}' => "an invisible format character",
+        | '\u{e0100}'..='\u{e01ef}'
+        // Unassigned in the format ranges, and blanks that render as
+        // nothing: the braille blank, a null notehead.
+        | '\u{2065}'
+        | '\u{fff0}'..='\u{fff8}'
+        | '\u{2800}'
+        | '\u{1d159}' => "an invisible format character",
         _ => return None,
     })
 }

@@ -448,9 +448,9 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     // The rules this machine writes are its own, not foreign; but a
     // look-alike of a rule still held as foreign stays foreign, so a reply
     // cannot launder one.
-    let before = template::critical_rules(current);
+    let before = crate::memory::gate::instruction_lines(current);
     let foreign = crate::store::approvals::foreign_as_recorded(folder, current);
-    let own: Vec<String> = template::critical_rules(&outcome.memory)
+    let own: Vec<String> = crate::memory::gate::instruction_lines(&outcome.memory)
         .into_iter()
         .filter(|r| !before.contains(r))
         .filter(|r| !foreign.iter().any(|f| crate::memory::gate::same_when_folded(f, r)))

@@ -35,7 +35,8 @@ pub fn approved(folder: &Folder) -> Option<Vec<String>> {
 }
 
 /// Adds `rules` to the approved list (in the memory folder, so sync carries
-/// it).
+/// it), and to the approvals this machine has seen, so they are not
+/// announced as arriving from elsewhere.
 pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     let mut list = approved(folder).unwrap_or_default();
     for rule in rules {
@@ -44,7 +45,25 @@ pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
         }
     }
     let text: String = list.iter().map(|r| format!("{r}\n")).collect();
-    super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)
+    super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
+    super::record::write(&state_path(folder, "approvals-seen"), &list)
+}
+
+/// Approvals that arrived from elsewhere since this machine last looked (a
+/// sync: another of your machines, or anyone who can push to the remote):
+/// announced once, so no approval takes effect unseen.
+pub fn arrived_approvals(folder: &Folder) -> Vec<String> {
+    let Some(now) = approved(folder) else { return Vec::new() };
+    let path = state_path(folder, "approvals-seen");
+    let seen = read_list(&path);
+    let own = own(folder);
+    let arrived: Vec<String> = now.iter().filter(|r| !seen.contains(r) && !own.contains(r)).cloned().collect();
+    if !arrived.is_empty()
+        && let Err(e) = super::record::write(&path, &now)
+    {
+        crate::store::log::error(&format!("cannot record the approvals seen: {e:#}"));
+    }
+    arrived
 }
 
 fn read_list(path: &std::path::Path) -> Vec<String> {
@@ -77,9 +96,12 @@ pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
 /// `foreign`, without recording anything: before the first load after the
 /// upgrade, no rule is foreign (a write checks this; only a load records).
 pub fn foreign_as_recorded(folder: &Folder, memory: &str) -> Vec<String> {
-    let Some(approved) = approved(folder) else { return Vec::new() };
+    if super::fsutil::read_regular(&state_path(folder, "upgraded"), 64).ok().flatten().is_none() {
+        return Vec::new();
+    }
+    let approved = approved(folder).unwrap_or_default();
     let own = own(folder);
-    crate::memory::template::critical_rules(memory)
+    crate::memory::gate::instruction_lines(memory)
         .into_iter()
         .filter(|r| !approved.contains(r) && !own.contains(r))
         .collect()
@@ -89,16 +111,18 @@ pub fn foreign_as_recorded(folder: &Folder, memory: &str) -> Vec<String> {
 /// At the first load after the upgrade (no approved list yet), every rule
 /// the memory holds is approved, so none of a user's rules disappears.
 pub fn foreign(folder: &Folder, memory: &str) -> Vec<String> {
-    let rules = crate::memory::template::critical_rules(memory);
-    let approved = match approved(folder) {
-        Some(list) => list,
-        None => {
-            if let Err(e) = approve(folder, &rules) {
-                crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
-            }
-            return Vec::new();
+    let rules = crate::memory::gate::instruction_lines(memory);
+    // The upgrade happens once per machine, by a mark of its own: a remote
+    // that deletes `.approved` must not have every rule approved again.
+    let upgraded = state_path(folder, "upgraded");
+    if super::fsutil::read_regular(&upgraded, 64).ok().flatten().is_none() {
+        let recorded = approve(folder, &rules).and_then(|()| super::record::write(&upgraded, &true));
+        if let Err(e) = recorded {
+            crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
         }
-    };
+        return Vec::new();
+    }
+    let approved = approved(folder).unwrap_or_default();
     let own = own(folder);
     rules.into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
 }

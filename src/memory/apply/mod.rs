@@ -357,7 +357,12 @@ fn check_topic(topic: &TopicAppend) -> Result<(), String> {
     }
     // Only a save that retires a rule writes this heading: a forged block
     // would pass invented rules off as the user's own, retired.
-    if topic.append.lines().any(|l| l.trim().eq_ignore_ascii_case(RETIRED_HEADING)) {
+    let forged = |line: &str| {
+        let line = super::gate::fold_ascii(line).to_lowercase();
+        line.trim_start().starts_with('#')
+            && line.split_whitespace().collect::<Vec<_>>().join(" ").contains("retired critical rules")
+    };
+    if topic.append.lines().any(forged) {
         return Err(format!("only memory-save writes \"{RETIRED_HEADING}\" (when a save retires a rule)"));
     }
     if topic.append.trim().is_empty() {

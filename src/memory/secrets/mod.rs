@@ -71,7 +71,28 @@ use std::sync::LazyLock;
 /// The kind of secret found first, in the words of a refusal ("it looks like
 /// it holds an Anthropic API key"), or `None`.
 pub fn find_secret(text: &str) -> Option<&'static str> {
+    find_in(text).or_else(|| {
+        // A key written with look-alike characters (full-width letters, a
+        // non-breaking hyphen) is the key still: the text folded to ASCII
+        // is scanned too.
+        (!text.is_ascii()).then(|| find_in(&fold_for_scan(text))).flatten()
+    })
+}
+
+fn find_in(text: &str) -> Option<&'static str> {
     scan(&TOKENS, text).or_else(|| scan(&SHAPES, text)).or_else(|| assign::assignment(text))
+}
+
+/// Compatibility forms (full-width) and the hyphens and dashes of Unicode
+/// as ASCII.
+fn fold_for_scan(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.nfkc()
+        .map(|c| match c {
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe63}' | '\u{ff0d}' => '-',
+            _ => c,
+        })
+        .collect()
 }
 
 /// The text itself, or a stand-in that names what it held, for refusals,
@@ -133,18 +154,43 @@ fn scan(rules: &Rules, text: &str) -> Option<&'static str> {
     rules.groups.iter().find_map(|(group, regex)| scan_group(group, regex, text))
 }
 
+/// A candidate that fails its check is looked past from its next
+/// character, not its end, so a real key inside a failed one
+/// (`sk-proj-ghp_<key>_xxxx`) is still found; only a short candidate is, so
+/// the scan stays linear in the text.
+const RESCAN_WITHIN: usize = 256;
+
 fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str> {
-    for caps in regex.captures_iter(text) {
+    let mut at = 0;
+    while let Some(caps) = regex.captures_at(text, at) {
         let Some((i, m)) = caps.iter().skip(1).enumerate().find_map(|(i, m)| Some((i, m?))) else {
-            continue;
+            break;
         };
         let rule = &rules[i];
         let found = m.as_str();
         let ok = match rule.check {
-            Tail(n) => random_tail(found, n),
+            Tail(n) => {
+                random_tail(found, n) || {
+                    // What is left once a stand-in tail is cut must still be a
+                    // prefix and a key's body, not the prefix alone.
+                    let cut = without_stand_in_tail(found);
+                    cut.len() < found.len() && cut.len() >= n + 3 && random_tail(&cut, n)
+                }
+            }
             Custom(f) => f(found),
         };
-        if ok {
+        if !ok {
+            at = if found.len() <= RESCAN_WITHIN {
+                m.start() + text[m.start()..].chars().next().map_or(1, char::len_utf8)
+            } else {
+                m.end().max(m.start() + 1)
+            };
+            if at > text.len() {
+                break;
+            }
+            continue;
+        }
+        {
             // `Bearer sk-proj-...` names the token's own kind (a JWT too);
             // the value holds no `Bearer `, so this goes one level deep.
             if rule.kind == BEARER {
@@ -155,6 +201,38 @@ fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str>
         }
     }
     None
+}
+
+/// A key with a stand-in appended (`…-xxxxxxxx`, `…_here`, `…xxxx`) is the
+/// key still: the part before the stand-in is checked too.
+fn without_stand_in_tail(found: &str) -> String {
+    let mut text = found;
+    for _ in 0..2 {
+        let repeated = |t: &str| t.len() >= 3 && t.chars().all(|c| t.starts_with(c));
+        let word = |t: &str| {
+            matches!(
+                t.to_ascii_lowercase().as_str(),
+                "here" | "example" | "placeholder" | "redacted" | "abcdefg" | "todo"
+            )
+        };
+        // A last segment after a separator that is only a stand-in.
+        if let Some((head, tail)) = text.rsplit_once(['-', '_', '.'])
+            && !head.is_empty()
+            && (repeated(tail) || word(tail))
+        {
+            text = head;
+            continue;
+        }
+        // A run of one repeated character at the end.
+        let last = text.chars().next_back();
+        let run = text.chars().rev().take_while(|c| Some(*c) == last).count();
+        if run >= 3 && run < text.len() {
+            text = &text[..text.len() - run];
+            continue;
+        }
+        break;
+    }
+    text.to_string()
 }
 
 const BEARER: &str = "a bearer token";

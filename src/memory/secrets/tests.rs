@@ -192,3 +192,32 @@ fn documented_prefixes_key_bodies_and_hashes_are_caught() {
         assert_eq!(find_secret(text), None, "{text}");
     }
 }
+
+/// Shapes the attacker's review got through: a real key with a stand-in
+/// appended, a real key inside a failed candidate, and look-alike
+/// characters in a prefix.
+#[test]
+fn a_key_with_a_stand_in_tail_inside_another_or_in_look_alikes_is_caught() {
+    let anthropic = k(&["sk-ant-", "api03-", &an(40, 61)]);
+    let github = k(&["ghp_", &an(41, 36)]);
+    let caught = [
+        k(&[&anthropic, "-xxxxxxxxxxxxxxxx"]),
+        k(&[&anthropic, "_here"]),
+        k(&[&github, "xxxx"]),
+        k(&["npm_", &an(42, 36), "xxxx"]),
+        k(&["export ANTHROPIC_API_KEY=\"", &anthropic, "-xxxx\""]),
+        k(&["sk-proj-", &github, "_xxxxxxxxxxxxxxxxxxxxxxx"]),
+        anthropic.replace('-', "\u{2011}"),
+        k(&["\u{ff53}\u{ff4b}-ant-api03-", &an(43, 61)]),
+    ];
+    for text in &caught {
+        assert!(find_secret(text).is_some(), "not caught: {text}");
+    }
+    for stand_in in [
+        "sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxx",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk-ant-api03-your-key-here",
+    ] {
+        assert_eq!(find_secret(stand_in), None, "{stand_in}");
+    }
+}
