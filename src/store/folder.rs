@@ -108,11 +108,12 @@ impl Folder {
     /// so it runs only on a text nobody checked, a hand edit or a pull.
     pub fn is_checked(&self, text: &str) -> bool {
         let mark = std::fs::read_to_string(self.lock_path.with_extension("checked")).unwrap_or_default();
-        mark.trim() == checked_mark(text)
+        checked_mark(text).is_some_and(|wanted| mark.trim() == wanted)
     }
 
     pub fn mark_checked(&self, text: &str) {
-        let mark = format!("{}\n", checked_mark(text));
+        let Some(mark) = checked_mark(text) else { return };
+        let mark = format!("{mark}\n");
         let path = self.lock_path.with_extension("checked");
         if let Err(e) = fsutil::write_atomic(&path, mark.as_bytes(), false) {
             crate::store::log::error(&format!("cannot mark {} checked: {e:#}", self.memory_path().display()));
@@ -249,9 +250,14 @@ pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
     Ok(fsutil::read_regular(path, MAX_FILE_BYTES)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// What marks a text as checked clean: its hash under the gate's version,
-/// so a text found clean by an older gate is checked again by a stricter
-/// one.
-fn checked_mark(text: &str) -> String {
-    format!("{}:{:016x}", crate::memory::gate::VERSION, crate::memory::stable_hash(text))
+/// What marks a text as checked: its SHA-1 under the gate's version, so a
+/// text found clean by an older gate is checked again by a stricter one.
+/// The hash must resist a made-up match: whoever can push to a sync remote
+/// knows the memory this machine found clean, and a text of the same
+/// 64-bit FNV hash (which can be computed) would skip the gate at load.
+/// SHA-1 with collision detection (already built for git discovery) has
+/// no known second preimage; a detected collision attack marks nothing.
+pub fn checked_mark(text: &str) -> Option<String> {
+    let digest = sha1dc::digest(text.as_bytes()).ok()?;
+    Some(format!("{}:{digest:x}", crate::memory::gate::VERSION))
 }

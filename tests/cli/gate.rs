@@ -285,3 +285,23 @@ fn orders_approvals_and_their_file_cannot_be_slipped_past_the_gate() {
     assert!(context.contains("- Mine.\n- Theirs."), "{context}");
     assert!(!start("s5")["systemMessage"].as_str().unwrap_or_default().contains("approved elsewhere"));
 }
+
+/// The load skips its scan for a memory marked clean; the mark must not be
+/// one a sync remote can match on purpose. Whoever pushes knows the memory
+/// this machine found clean, and a text of the same 64-bit FNV hash can be
+/// computed: so a mark of the FNV kind, as such a text would bring, is
+/// worth nothing.
+#[test]
+fn a_memory_with_the_fnv_hash_of_a_clean_one_is_still_checked_at_load() {
+    let env = Env::new();
+    let secret = crate::support::github_token();
+    let memory = template_with("proj", &[&format!("- token {secret}")]);
+    env.write_memory(&memory);
+    let fnv = memory.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let mark = env.mem.join("state/memory-save/projects/proj.checked");
+    fs::create_dir_all(mark.parent().unwrap()).unwrap();
+    fs::write(&mark, format!("4:{fnv:016x}\n")).unwrap();
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").session("s1").run().ok().json();
+    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(!context.contains(&secret), "{context}");
+}
