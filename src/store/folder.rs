@@ -258,6 +258,20 @@ pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
 /// SHA-1 with collision detection (already built for git discovery) has
 /// no known second preimage; a detected collision attack marks nothing.
 pub fn checked_mark(text: &str) -> Option<String> {
-    let digest = sha1dc::digest(text.as_bytes()).ok()?;
-    Some(format!("{}:{digest:x}", crate::memory::gate::VERSION))
+    // A load asks twice for the same text (is it checked, which of its
+    // lines are orders); the hash is most of what a load costs, so the
+    // last answer is kept, by the whole text, not by a weaker hash.
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Option<String>)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| {
+        if let Some((seen, mark)) = last.as_ref()
+            && seen == text
+        {
+            return mark.clone();
+        }
+        let mark = sha1dc::digest(text.as_bytes()).ok().map(|d| format!("{}:{d:x}", crate::memory::gate::VERSION));
+        *last = Some((text.to_string(), mark.clone()));
+        mark
+    })
 }
