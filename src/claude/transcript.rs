@@ -81,14 +81,7 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
 /// The `uuid` of the transcript's last user or assistant message, read from
 /// its tail.
 pub fn last_message_uuid(transcript: &Path) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 1024 * 1024;
-    let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut tail = Vec::new();
-    file.take(TAIL).read_to_end(&mut tail).ok()?;
-    String::from_utf8_lossy(&tail).lines().rev().find_map(|line| {
+    tail(transcript, 1024 * 1024)?.lines().rev().find_map(|line| {
         let entry: Value = serde_json::from_str(line).ok()?;
         let kind = entry.get("type")?.as_str()?;
         if kind != "user" && kind != "assistant" {
@@ -104,17 +97,21 @@ pub fn last_message_uuid(transcript: &Path) -> Option<String> {
 /// writes every message and tool result as it comes, so this is when the
 /// session last did anything. Read from the last 64 KiB.
 pub fn last_activity_at(transcript: &Path) -> Option<i64> {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 64 * 1024;
-    let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
-    let mut tail = Vec::new();
-    file.take(TAIL).read_to_end(&mut tail).ok()?;
-    String::from_utf8_lossy(&tail).lines().rev().find_map(|line| {
+    tail(transcript, 64 * 1024)?.lines().rev().find_map(|line| {
         let entry: Value = serde_json::from_str(line).ok()?;
         unix_time(entry.get("timestamp")?.as_str()?)
     })
+}
+
+/// The last `bytes` of the transcript (a regular file only), as text.
+fn tail(transcript: &Path, bytes: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    file.seek(SeekFrom::Start(len.saturating_sub(bytes))).ok()?;
+    let mut tail = Vec::new();
+    file.take(bytes).read_to_end(&mut tail).ok()?;
+    Some(String::from_utf8_lossy(&tail).into_owned())
 }
 
 /// A transcript larger than this is not copied at PreCompact: the hook

@@ -110,14 +110,7 @@ fn run(args: &[String]) -> Result<()> {
         }
         [flag, id] if flag == "--reject" && foreign_rule(id).is_some() => {
             let rule = foreign_rule(id).expect("found above");
-            let _lock = folder.lock()?;
-            let current = crate::save::current_under_lock(&folder)?;
-            let outcome = apply::Outcome {
-                memory: crate::team::without(&current, std::slice::from_ref(&rule)),
-                ..Default::default()
-            };
-            let origin = Origin { by: Some("memory-save review".into()), ..Origin::default() };
-            crate::save::commit(&folder, &current, &outcome, &format!("rejected the rule {rule}"), &origin)?;
+            take_out(&folder, &rule, &format!("rejected the rule {rule}"))?;
             super::println(&visible(&format!("memory-save: rejected {id}: {rule} is taken out of MEMORY.md")))
         }
         [flag, id] if flag == "--approve" && team_rule(id).is_some() => {
@@ -127,14 +120,7 @@ fn run(args: &[String]) -> Result<()> {
         }
         [flag, id] if flag == "--reject" && team_rule(id).is_some() => {
             let rule = team_rule(id).expect("found above");
-            let _lock = folder.lock()?;
-            let current = crate::save::current_under_lock(&folder)?;
-            let outcome = apply::Outcome {
-                memory: crate::team::without(&current, std::slice::from_ref(&rule)),
-                ..Default::default()
-            };
-            let origin = Origin { by: Some("memory-save review".into()), ..Origin::default() };
-            crate::save::commit(&folder, &current, &outcome, &format!("rejected the team rule {rule}"), &origin)?;
+            take_out(&folder, &rule, &format!("rejected the team rule {rule}"))?;
             super::println(&visible(&format!(
                 "memory-save: rejected {id}: {rule} is taken out of {} (commit it to tell the team)",
                 folder.memory_path().display()
@@ -191,6 +177,16 @@ fn foreign_id(rule: &str) -> String {
 
 /// With sync on, an approval is a commit of the memory folder, so it
 /// travels to your other machines with the next sync.
+/// A rejected rule taken out of MEMORY.md, under the lock, through the
+/// same commit as every write (history, check, mark).
+fn take_out(folder: &Folder, rule: &str, why: &str) -> Result<()> {
+    let _lock = folder.lock()?;
+    let current = crate::save::current_under_lock(folder)?;
+    let outcome = apply::Outcome { memory: crate::team::without(&current, &[rule.to_string()]), ..Default::default() };
+    let origin = Origin { by: Some("memory-save review".into()), ..Origin::default() };
+    crate::save::commit(folder, &current, &outcome, why, &origin)
+}
+
 fn commit_approvals(folder: &Folder) {
     if let Err(e) = crate::sync::commit_change(&folder.dir, "review: approved rules", None, None) {
         crate::store::log::error(&format!("cannot commit the approvals for sync: {e:#}"));
