@@ -24,11 +24,13 @@ use crate::store::paths::Roots;
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
 const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
-/// Quiet seconds before gathered turns are saved: inside the prompt
-/// cache's five minutes with a minute to spare for the fork to start, so
-/// the flush reads the cache; later than 120 s, which flushed half again as
-/// often in the month-like run (docs/cost.md).
-const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 240;
+/// Quiet seconds before gathered turns are saved: a session that ends
+/// sends SessionEnd, which saves them, so the flush is only for one that
+/// never does (a closed terminal). By an hour its cache has expired, and
+/// the save reads the turns rather than resume the session (`save`). A
+/// flush inside the cache's five minutes cost 31–43% of saving every turn
+/// in the month-like run, against 21% (docs/cost.md).
+const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 3600;
 /// Turns gathered before a save: Claude Code's own memory extraction also
 /// runs every few turns, and a save a turn cost a subscriber's monthly
 /// Agent SDK credit within a week (docs/cost.md).
@@ -485,7 +487,7 @@ mod tests {
         assert!(config.problems.is_empty());
         let defaults = Config::default().limits();
         assert_eq!(defaults.every_turns, DEFAULT_SAVE_EVERY_TURNS);
-        assert_eq!(defaults.idle_flush, Duration::from_secs(240));
+        assert_eq!(defaults.idle_flush, Duration::from_secs(3600));
         assert_eq!(Config::default().cold_save_max(), Some(0.25));
         assert_eq!(Config::default().billing_day(), 1);
     }

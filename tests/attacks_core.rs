@@ -193,6 +193,7 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         more_refused: 0,
         topic_files: &[],
         view: memory_save::memory::prompt::MemoryView::Whole,
+        conversation: None,
     }
 }
 

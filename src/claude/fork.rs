@@ -60,6 +60,9 @@ pub struct ForkRequest<'a> {
     /// --resume` takes a path ending in `.jsonl` as a transcript file
     /// **[measured: 2.1.328, 2.1.332]**.
     pub resume_from: Option<&'a Path>,
+    /// Resume nothing: the message carries the turns to read (a save whose
+    /// cache expired, `save`); the session and its copy are not used.
+    pub fresh: bool,
     pub message: &'a str,
     /// The `--settings` JSON; passed as a private file, never on the
     /// command line, where every local user could read its `env` values.
@@ -108,6 +111,9 @@ pub fn find_claude() -> Result<PathBuf, ForkError> {
 /// fires, and no transcript is left behind.
 pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     let settings_file = settings_file.display().to_string();
+    if req.fresh {
+        return fresh_arguments(req, &settings_file);
+    }
     // The copy ends where the session did, so no message to resume at; a
     // path that is not plain text (never one of ours) resumes the session.
     let copy = req.resume_from.and_then(Path::to_str).filter(|p| p.starts_with('/') && p.ends_with(".jsonl"));
@@ -132,16 +138,58 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    // One word each, `--model=<value>`: a value read from a transcript or a
-    // config can never be taken for a flag of its own, whatever it starts
-    // with; one that starts with `-` or holds a space is dropped outright.
-    let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
-    for (flag, value) in [("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", resume_at)] {
-        if let Some(value) = value.as_deref().filter(|v| plain(v)) {
-            args.push(format!("{flag}={value}"));
-        }
-    }
+    args.extend(value_flags(&[("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", resume_at)]));
     args
+}
+
+/// The system prompt of a fresh save: Claude Code's own would be most of
+/// its request.
+pub const FRESH_SYSTEM_PROMPT: &str = "You keep a software project's MEMORY.md. You are given its file and a session's last turns; you answer with \
+line edits as JSON, as the user message asks, and nothing else.";
+
+/// A run that resumes nothing: no tools at all (`--tools ""`), no MCP
+/// server, skill or command list, and a two-line system prompt, so its
+/// request is our message and about 400 tokens besides **[measured:
+/// 2.1.328, 2.1.332, tests/e2e/spend.rs s21]**. The rest is the resumed
+/// fork's.
+fn fresh_arguments(req: &ForkRequest, settings_file: &str) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "-p",
+        "--no-session-persistence",
+        "--setting-sources",
+        "",
+        "--settings",
+        settings_file,
+        "--permission-mode",
+        "dontAsk",
+        "--max-turns",
+        "1",
+        "--output-format",
+        "json",
+        "--tools",
+        "",
+        "--strict-mcp-config",
+        "--disable-slash-commands",
+        "--system-prompt",
+        FRESH_SYSTEM_PROMPT,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(value_flags(&[("--model", &req.model), ("--effort", &req.effort)]));
+    args
+}
+
+/// `--flag=value` for each value that is plain: one word each, so a value
+/// read from a transcript or a config can never be taken for a flag of its
+/// own, whatever it starts with; one that starts with `-` or holds a space
+/// is dropped outright.
+fn value_flags(flags: &[(&str, &Option<String>)]) -> Vec<String> {
+    let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
+    flags
+        .iter()
+        .filter_map(|(flag, value)| value.as_deref().filter(|v| plain(v)).map(|value| format!("{flag}={value}")))
+        .collect()
 }
 
 /// The scratch file of `kind` for this worker's fork of a session.
@@ -380,6 +428,45 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fresh save resumes nothing and offers no tool, MCP server or skill;
+    /// a resumed one keeps the session's, and a hostile model name is no
+    /// flag in either.
+    #[test]
+    fn a_fresh_run_resumes_nothing_and_has_no_tools() {
+        let request = |fresh| ForkRequest {
+            claude: PathBuf::from("claude"),
+            session_id: "s1",
+            cwd: Path::new("/"),
+            model: Some("--dangerously-skip-permissions".into()),
+            effort: Some("high".into()),
+            resume_at: Some("u1".into()),
+            resume_from: None,
+            fresh,
+            message: "",
+            settings: String::new(),
+            timeout: Duration::from_secs(1),
+            scratch: Path::new("/"),
+            parent_cost_usd: 0.0,
+        };
+        let fresh = arguments(&request(true), Path::new("/s.json"));
+        for absent in ["--resume", "s1", "--fork-session", "--resume-session-at=u1"] {
+            assert!(!fresh.iter().any(|a| a == absent), "{absent}: {fresh:?}");
+        }
+        let at = fresh.iter().position(|a| a == "--tools").unwrap();
+        assert_eq!(fresh[at + 1], "", "{fresh:?}");
+        for flag in ["--strict-mcp-config", "--disable-slash-commands", "--no-session-persistence", "--effort=high"] {
+            assert!(fresh.iter().any(|a| a == flag), "{flag}: {fresh:?}");
+        }
+        let at = fresh.iter().position(|a| a == "--system-prompt").unwrap();
+        assert_eq!(fresh[at + 1], FRESH_SYSTEM_PROMPT);
+        let resumed = arguments(&request(false), Path::new("/s.json"));
+        assert!(resumed.windows(2).any(|w| w[0] == "--resume" && w[1] == "s1"), "{resumed:?}");
+        assert!(resumed.iter().any(|a| a == "--resume-session-at=u1") && !resumed.iter().any(|a| a == "--tools"));
+        for args in [&fresh, &resumed] {
+            assert!(!args.iter().any(|a| a.contains("dangerously")), "{args:?}");
+        }
+    }
 
     #[test]
     fn result_cases() {

@@ -170,9 +170,9 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
         "Saves run after every turn".to_string()
     } else {
         format!(
-            "Saves are batched: every {} turns, after {} s of quiet and at the session's end",
+            "Saves are batched: every {} turns, after {} of quiet and at the session's end",
             limits.every_turns,
-            limits.idle_flush.as_secs()
+            crate::memory::text::seconds(limits.idle_flush.as_secs())
         )
     };
     super::println(&format!(

@@ -197,6 +197,22 @@ pub fn estimate(shape: &SaveShape, price: &Price) -> Estimate {
     Estimate { usd, cache_read_tokens: read, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm }
 }
 
+/// What Claude Code adds to a fresh run's request besides our message: its
+/// opening line, our system prompt and an environment note, about 400
+/// tokens on 2.1.328 and 2.1.332 **[measured, tests/e2e/spend.rs s21]**;
+/// rounded up.
+pub const FRESH_OVERHEAD_TOKENS: u64 = 600;
+
+/// What a fresh save costs at `price`: a run that resumes nothing, so no
+/// prefix to read or write again, only its own request, written to the
+/// cache once (docs/cost.md, "a save after the cache expired").
+pub fn estimate_fresh(message_bytes: usize, price: &Price) -> Estimate {
+    let write = FRESH_OVERHEAD_TOKENS + message_tokens(message_bytes);
+    let rates = price.rates(write);
+    let usd = (write as f64 * rates.cache_write_5m + TYPICAL_REPLY_TOKENS as f64 * rates.output) / 1_000_000.0;
+    Estimate { usd, cache_read_tokens: 0, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm: false }
+}
+
 /// What a finished save cost at `price`, from its usage: the figure a
 /// budget counts when the CLI's own is 0 (a model it does not know).
 pub fn priced(usage: (u64, u64, u64, u64), one_hour: bool, price: &Price) -> f64 {
@@ -318,6 +334,27 @@ mod tests {
         assert!(!unknown.warm, "no timestamp: cold");
         let future = estimate(&SaveShape { idle_seconds: Some(-5), ..shape }, &price);
         assert!(!future.warm, "a timestamp in the future is not trusted");
+    }
+
+    /// A save that resumes nothing pays for its own request only: on a
+    /// 150k-token session past its cache, a tenth of resuming it.
+    #[test]
+    fn a_fresh_save_costs_its_message_not_the_conversation() {
+        let price = table().price("claude-opus-4-5").price;
+        let fresh = estimate_fresh(30_000, &price);
+        assert_eq!((fresh.cache_read_tokens, fresh.cache_write_tokens), (0, 10_601));
+        // 10,601 tokens written at $6.25/M and 400 out at $25/M.
+        assert!((fresh.usd - 0.0763).abs() < 0.0001, "{fresh:?}");
+        let cold = estimate(
+            &SaveShape {
+                prefix_tokens: 150_000,
+                idle_seconds: Some(3600),
+                message_bytes: 9_000,
+                ..SaveShape::default()
+            },
+            &price,
+        );
+        assert!(fresh.usd * 10.0 < cold.usd, "{fresh:?} against {cold:?}");
     }
 
     #[test]

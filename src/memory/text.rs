@@ -220,6 +220,16 @@ fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
     out
 }
 
+/// A span of seconds as people say it: `1 h`, `90 min`, `240 s`.
+pub fn seconds(span: u64) -> String {
+    match span {
+        0 => "0 s".to_string(),
+        s if s % 3600 == 0 => format!("{} h", s / 3600),
+        s if s % 60 == 0 && s >= 600 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
 /// At most `max` characters of `text`, with `…` when cut.
 pub fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -231,6 +241,22 @@ pub fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        for (span, said) in [
+            (0, "0 s"),
+            (120, "120 s"),
+            (240, "240 s"),
+            (600, "10 min"),
+            (3600, "1 h"),
+            (5400, "90 min"),
+            (7200, "2 h"),
+            (86_399, "86399 s"),
+        ] {
+            assert_eq!(seconds(span), said, "{span}");
+        }
+    }
 
     #[test]
     fn unwanted_characters_are_refused_and_shown_visibly() {

@@ -220,19 +220,27 @@ pub enum Verdict {
 
 /// The verdict on a save estimated at `estimate`, `warm` or not, at the
 /// session's end or not.
+impl Budgets {
+    /// The most a save whose cache has expired may cost: the smallest of
+    /// the per-save budget, `cold_save_max_usd` and the month's rest.
+    pub fn cold_cap(&self) -> f64 {
+        let month_left = self.month.map(|(limit, spent, _)| (limit - spent).max(0.0));
+        [self.per_save, self.cold_max, month_left].into_iter().flatten().fold(f64::INFINITY, f64::min)
+    }
+}
+
 pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, route: &str) -> Verdict {
     let about = usd(estimate);
     // A cold save first: it waits for a warm cache (or, at the session's
     // end, is dropped) rather than stop a budget a warm one would fit.
     if !warm {
-        let month_left = budgets.month.map(|(limit, spent, _)| (limit - spent).max(0.0));
-        let cap = [budgets.per_save, budgets.cold_max, month_left].into_iter().flatten().fold(f64::INFINITY, f64::min);
+        let cap = budgets.cold_cap();
         if estimate > cap {
             if ended {
                 return Verdict::Skip {
                     status: format!("skipped: cache expired, about {about}"),
                     report: format!(
-                        "memory-save: MEMORY.md: the session's last turns were not saved: its prompt cache had expired, and re-reading the conversation would have cost about {about} (over {}; see cold_save_max_usd)",
+                        "memory-save: MEMORY.md: the session's last turns were not saved: its prompt cache had expired, and saving them would have cost about {about} (over {}; see cold_save_max_usd)",
                         usd(cap)
                     ),
                 };

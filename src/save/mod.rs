@@ -44,8 +44,15 @@ pub struct Job {
     /// The last save of this session that read the prompt cache: a read
     /// keeps the cache alive as the parent's own requests do.
     pub cache_read_at: Option<i64>,
-    /// SessionEnd has come: a save that cannot run now never will.
-    pub ended: bool,
+    /// SessionEnd has come, or the session has been quiet past its idle
+    /// flush: a save that waits for a warm cache may wait for ever, so a
+    /// cold one reads the turns instead of resuming (`fresh`).
+    pub last_chance: bool,
+    /// When the last save whose fork answered was claimed: the turns
+    /// since are the ones a fresh save reads.
+    pub saved_through: Option<i64>,
+    /// When this job was claimed.
+    pub claimed_at: i64,
     /// What the session's last SessionStart loaded (`baseline`).
     pub baseline: Option<baseline::Baseline>,
 }
@@ -73,6 +80,11 @@ pub struct SaveResult {
     pub month_usd: Option<f64>,
     /// A model the price table did not know (priced at the dearest entry).
     pub unknown_model: Option<String>,
+    /// The fork answered with a reply that was read: the turns up to this
+    /// job's claim are saved.
+    pub read_through: Option<i64>,
+    /// The save resumed nothing: it read the turns (`Job::last_chance`).
+    pub fresh: bool,
 }
 
 impl SaveResult {
@@ -146,16 +158,21 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     let shown =
         snapshot.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
-    let message = prompt::fork_message(&prompt::PromptInput {
-        view: shown.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
-        project: &folder.project,
-        memory: shown.as_deref(),
-        topic_files: &folder.topic_files(),
-        last_skipped: &notes.skipped,
-        last_refused: &notes.refused,
-        more_skipped: notes.more_skipped,
-        more_refused: notes.more_refused,
-    });
+    let topic_files = folder.topic_files();
+    let message_with = |conversation: Option<&str>| {
+        prompt::fork_message(&prompt::PromptInput {
+            view: shown.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
+            project: &folder.project,
+            memory: shown.as_deref(),
+            topic_files: &topic_files,
+            last_skipped: &notes.skipped,
+            last_refused: &notes.refused,
+            more_skipped: notes.more_skipped,
+            more_refused: notes.more_refused,
+            conversation,
+        })
+    };
+    let mut message = message_with(None);
 
     let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
     let model = config.model().map(str::to_string).or_else(|| facts.model.clone());
@@ -176,17 +193,28 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         idle_seconds: refreshed.map(|at| now - at),
         message_bytes: message.len(),
     };
-    let estimate = crate::memory::cost::estimate(&shape, &priced.price);
+    let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
     let budgets = budget::Budgets::of(roots, &config, &route, now);
+    // Resuming a session past its cache writes the whole conversation
+    // again (a 150k-token one, about $0.94). When that is over the cold cap
+    // and no warm turn will come, a run that resumes nothing reads the
+    // turns since the last save instead, for about a tenth.
+    let fresh = !estimate.warm && job.last_chance && estimate.usd > budgets.cold_cap();
+    if fresh {
+        let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);
+        message = message_with(Some(conversation.as_deref().unwrap_or("")));
+        estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
+    }
     let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
     let priced_result = |status: String| SaveResult {
         status,
         route: Some(route_key.clone()),
         estimate_usd: Some(estimate.usd),
         unknown_model: unknown_model.clone(),
+        fresh,
         ..SaveResult::default()
     };
-    match budget::verdict(&budgets, estimate.usd, estimate.warm, job.ended, &route_key) {
+    match budget::verdict(&budgets, estimate.usd, estimate.warm, job.last_chance, &route_key) {
         budget::Verdict::Run => {}
         budget::Verdict::Skip { status, report } => {
             return Ok(SaveResult { report: Some(report_with(&report)), ..priced_result(status) });
@@ -203,7 +231,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             return Ok(SaveResult { report: first.then(|| report_with(&report)), ..priced_result(status) });
         }
     }
-    let fork_reply = match ask_fork(roots, job, &config, &message, &facts) {
+    let fork_reply = match ask_fork(roots, job, &config, &message, &facts, fresh) {
         Ok(reply) => reply,
         Err(e) => {
             // The notes may be what broke it ("Prompt is too long"): the
@@ -278,6 +306,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         }
     };
 
+    let spent = SaveResult { read_through: Some(job.claimed_at), ..spent };
     let origin = Origin {
         session_id: Some(job.session_id.clone()),
         prompt_id: job.prompt_id.clone(),
@@ -369,6 +398,7 @@ fn ask_fork(
     config: &Config,
     message: &str,
     facts: &transcript::TranscriptFacts,
+    fresh: bool,
 ) -> Result<fork::ForkReply, fork::ForkError> {
     let cwd = Path::new(&job.cwd);
     fork::run(&fork::ForkRequest {
@@ -376,9 +406,12 @@ fn ask_fork(
         session_id: &job.session_id,
         cwd,
         model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
-        resume_at: job.resume_at.clone(),
-        resume_from: job.resume_from.as_deref(),
-        parent_cost_usd: facts.cost_usd,
+        resume_at: job.resume_at.clone().filter(|_| !fresh),
+        resume_from: job.resume_from.as_deref().filter(|_| !fresh),
+        fresh,
+        // A resumed session's total counts the parent's cost too; a fresh
+        // run's is its own.
+        parent_cost_usd: if fresh { 0.0 } else { facts.cost_usd },
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
         message,
         settings: settings::fork_settings(&settings::settings_files(cwd)),
@@ -496,6 +529,7 @@ fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) 
         estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),
         counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
         unknown_model: result.unknown_model.clone(),
+        fresh: result.fresh,
     };
     crate::store::saves::append(roots, &record);
 }

@@ -159,6 +159,8 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     loop {
         let next = sessions.update(id, |s| {
             let now = now_unix();
+            // A save the quiet asked for: no warm turn may come after it.
+            let mut quiet = false;
             // A request made before its session was paused is not run:
             // a budget stops everything, a cache-miss pause all but the
             // save at the session's end.
@@ -210,6 +212,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 s.request_save();
                 s.save_pending = false;
                 s.claim_retries = 0;
+                quiet = true;
             } else {
                 // Released under the session lock: see the module comment.
                 worker_lock.take();
@@ -227,7 +230,9 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 resume_at: s.resume_at.clone(),
                 effort: s.effort.clone(),
                 cache_read_at: s.cache_read_at,
-                ended: s.ended,
+                last_chance: s.ended || quiet,
+                saved_through: s.saved_through,
+                claimed_at: now,
                 baseline: s.baseline.clone(),
             }))
         })?;
@@ -266,6 +271,9 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             }
             s.claim_retries = 0;
             s.saves += 1;
+            if result.read_through.is_some() {
+                s.saved_through = result.read_through;
+            }
             // What a save kept or was told can quote a reply: nothing of it
             // is kept, or shown again, before the secret scanner passes it.
             let redact = crate::memory::secrets::redact;

@@ -36,6 +36,10 @@ pub struct SaveRecord {
     /// The model the save was priced for, when the price table did not
     /// know it (priced at the dearest entry).
     pub unknown_model: Option<String>,
+    /// The save resumed nothing: its cache had expired at the session's
+    /// end, so it read the turns since the last save instead.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fresh: bool,
 }
 
 impl SaveRecord {

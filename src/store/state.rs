@@ -97,6 +97,9 @@ pub struct SessionState {
     pub route: Option<crate::memory::route::Route>,
     /// What the session's last SessionStart loaded (`save::baseline`).
     pub baseline: Option<Baseline>,
+    /// When the last save whose fork answered was claimed: a save that
+    /// cannot resume the session reads the turns since (`save::Job`).
+    pub saved_through: Option<i64>,
 }
 
 /// What a session's last SessionStart loaded, part by part

@@ -124,7 +124,7 @@ fn a_save_over_the_per_save_budget_never_starts_its_fork() {
 }
 
 #[test]
-fn a_cold_save_waits_for_the_next_turn_and_at_the_end_is_dropped_with_its_price() {
+fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() {
     let env = Env::new();
     // The cache expired an hour ago: 150k tokens would be written again.
     transcript(&env, "claude-opus-4-5", 3600, 150_000);
@@ -139,15 +139,56 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_is_dropped_with_its_price(
     env.script_output(1, &answer(3, 0, 2_000, 0.01));
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 1, "the warm save after the wait");
-    // At the session's end a cold save is dropped, and says what it would have cost.
+    assert!(env.call(1).args.iter().any(|a| a == "--resume"));
+    // At the session's end no warm turn will come: the save resumes
+    // nothing and reads the turns since the last save, for a tenth.
     transcript(&env, "claude-opus-4-5", 3600, 150_000);
+    let mut file = fs::OpenOptions::new().append(true).open(env.transcript_path()).unwrap();
+    let said = json!({"type": "user", "timestamp": time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap(),
+        "message": {"role": "user", "content": "from now on the API listens on port 8443"}});
+    std::io::Write::write_all(&mut file, format!("{said}\n").as_bytes()).unwrap();
     env.config("");
+    env.script_reply(2, r#"{"ops":[{"op":"add","section":"Architecture & Config Facts","text":"- The API listens on port 8443."}],"topics":[]}"#);
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.wait_saves(SID, 3);
+    let call = env.call(2);
+    assert!(!call.args.iter().any(|a| a == "--resume" || a == "--fork-session"), "{:?}", call.args);
+    assert!(call.args.windows(2).any(|w| w[0] == "--tools" && w[1].is_empty()), "{:?}", call.args);
+    assert!(
+        call.stdin.contains("<<<CONVERSATION\n")
+            && call.stdin.contains("USER: from now on the API listens on port 8443")
+    );
+    // Only the turns since the last save: the first turn's words were read then.
+    assert_eq!(call.stdin.matches("USER: ").count(), 1, "{}", call.stdin);
+    assert!(env.memory().unwrap().contains("- The API listens on port 8443."));
+    let record = saves(&env).pop().unwrap();
+    assert_eq!(record["fresh"], true, "{record:#}");
+    assert!(record["estimate_usd"].as_f64().unwrap() < 0.05, "{record:#}");
+}
+
+/// A session that never ends (a closed terminal sends no SessionEnd) is
+/// saved once it has been quiet for the idle flush, an hour by default,
+/// from its turns: its cache is long gone by then (virtual clock).
+#[test]
+fn a_session_quiet_for_an_hour_is_saved_from_its_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = tmp.path().join("clock");
+    let env = Env::new().with_var("MEMORY_SAVE_DEBUG_CLOCK", clock.to_str().unwrap());
+    env.config("save_every_turns = 5\n");
+    let start = time::OffsetDateTime::now_utc().unix_timestamp();
+    set_clock(&clock, start);
+    transcript(&env, "claude-opus-4-5", 0, 150_000);
+    env.turn(SID);
+    assert_eq!(env.state(SID)["flush_at"], start + 3600, "{}", env.state(SID));
+    set_clock(&clock, start + 1800);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(env.call_count(), 0, "flushed before the hour");
+    set_clock(&clock, start + 3601);
+    env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 1);
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
-    assert!(report.contains("would have cost about $0.9"), "{report}");
+    assert!(!env.call(1).args.iter().any(|a| a == "--resume"), "{:?}", env.call(1).args);
+    assert_eq!(saves(&env).pop().unwrap()["fresh"], true);
 }
 
 #[test]
@@ -435,7 +476,7 @@ fn install_says_what_saves_cost_by_default_and_how_to_change_it() {
     env.config_exact("");
     let out = env.cmd(&["install"]).in_dir(&env.proj).run().ok().stdout;
     assert!(out.contains("each save is a `claude -p` run, paid at API rates"), "{out}");
-    assert!(out.contains("Saves are batched: every 5 turns, after 240 s of quiet and at the session's end"), "{out}");
+    assert!(out.contains("Saves are batched: every 5 turns, after 1 h of quiet and at the session's end"), "{out}");
     assert!(out.contains("saves stop at $10.00 a billing month on this machine (the default)"), "{out}");
     assert!(out.contains("max_cost_per_month_usd and billing_day in "), "{out}");
     assert!(out.contains("who pays is read from a session's environment at its start"), "{out}");
@@ -452,14 +493,15 @@ fn install_says_what_saves_cost_by_default_and_how_to_change_it() {
 #[test]
 fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
     let env = Env::new();
-    env.config("max_cost_per_save_usd = 0.10\n");
+    // Under even the save that reads only the turns.
+    env.config("max_cost_per_save_usd = 0.005\n");
     transcript(&env, "claude-opus-4-5", 3600, 40_000);
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 0);
     let report = env.state(SID)["report"].as_str().unwrap().to_string();
-    assert!(report.contains("its prompt cache had expired") && report.contains("over $0.10"), "{report}");
+    assert!(report.contains("its prompt cache had expired") && report.contains("over $0.0050"), "{report}");
 }
 
 /// A record dated ahead (a clock set back since) counts as now, so a

@@ -166,3 +166,66 @@ fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
     report("20 used-up allowance", "forks after one refusal and a second turn", forks);
     report("20 used-up allowance", "status", status);
 }
+
+/// Scenario 21: a session whose prompt cache expired before its end (here
+/// an hour passes on memory-save's debug clock) is not resumed, which would
+/// write the whole conversation again: the save resumes nothing, offers the
+/// fork no tool, and reads the turns since the last save from the
+/// transcript. Its request is our message and Claude Code's few hundred
+/// tokens besides.
+#[test]
+fn s21_a_session_ending_past_its_cache_is_saved_from_its_turns() {
+    let Some(claude) = harness::claude() else {
+        return;
+    };
+    let _g = serial();
+    let standin = StandIn::start(|req| {
+        if is_fork(req) {
+            return Reply::text(
+                json!({"ops": [{"op": "add", "section": "Architecture & Config Facts", "text": "- The API listens on port 8443."}], "topics": []})
+                    .to_string(),
+            );
+        }
+        Reply::text("noted")
+    });
+    let mut app = App::new(claude, &standin);
+    // Resuming the session cold would pass this; its turns alone would not.
+    app.config("save_every_turns = 5\ncold_save_max_usd = 0.05\n");
+    let clock = app.home().join("debug-clock");
+    let later = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
+    std::fs::write(&clock, later.to_string()).unwrap();
+    app.bench.extra_env.push(("MEMORY_SAVE_DEBUG_CLOCK".into(), clock.display().to_string()));
+    let run = app.bench.print("from now on the API listens on port 8443", &[], LIMIT);
+    assert!(run.success(), "{run:?}");
+    let sid = app::session_of(&run);
+    app.wait_saved(&sid, 1, SAVE_LIMIT);
+    let requests = standin.message_requests();
+    let forks: Vec<&RecordedRequest> = requests.iter().filter(|r| is_fork(r)).collect();
+    assert_eq!(forks.len(), 1, "one save");
+    let (fork, parent) = (forks[0], requests.iter().rev().find(|r| !is_fork(r)).unwrap());
+    assert_eq!(fork.body["tools"], json!([]), "the fresh fork has tools");
+    assert!(
+        fork.body["system"].to_string().contains("You keep a software project's MEMORY.md"),
+        "{}",
+        fork.body["system"]
+    );
+    assert!(fork.messages().iter().all(|m| m["role"] != "assistant"), "the fork resumed the session");
+    let text = fork.last_user_text();
+    assert!(
+        text.contains("<<<CONVERSATION\n") && text.contains("USER: from now on the API listens on port 8443"),
+        "{text}"
+    );
+    assert!(text.contains("ASSISTANT: noted"), "{text}");
+    assert!(app.memory().unwrap().contains("- The API listens on port 8443."));
+    let record = app.saves().pop().unwrap();
+    assert_eq!(record["fresh"], true, "{record:#}");
+    let (fork_usage, parent_usage) = (fork.usage.unwrap(), parent.usage.unwrap());
+    let prefix =
+        parent_usage.input_tokens + parent_usage.cache_read_input_tokens + parent_usage.cache_creation_input_tokens;
+    let fresh = fork_usage.input_tokens + fork_usage.cache_read_input_tokens + fork_usage.cache_creation_input_tokens;
+    report("21 cold end", "input tokens: fresh save / the session's last request", format!("{fresh} / {prefix}"));
+    let overhead = fresh.saturating_sub(text.len() as u64 / 4);
+    report("21 cold end", "fresh request beyond its message (tokens, about)", overhead);
+    assert!(fresh * 3 < prefix, "{fresh} vs {prefix}");
+    assert!(overhead < memory_save::memory::cost::FRESH_OVERHEAD_TOKENS, "{overhead}");
+}
