@@ -21,6 +21,17 @@ use anyhow::Result;
 use crate::memory::cost::Price;
 use crate::store::paths::Roots;
 
+/// What of the configuration the save protocol reads (`save::machine`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SaveLimits {
+    /// `save_every_minutes`.
+    pub interval: Option<Duration>,
+    pub pause_at_quota_percent: Option<f64>,
+    /// Save after this many turns (0 or 1: every turn).
+    pub every_turns: u64,
+    pub idle_flush: Duration,
+}
+
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
 const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
@@ -288,8 +299,8 @@ impl Config {
     }
 
     /// What decides whether a turn's save is due.
-    pub fn limits(&self) -> crate::store::state::SaveLimits {
-        crate::store::state::SaveLimits {
+    pub fn limits(&self) -> SaveLimits {
+        SaveLimits {
             interval: self.save_interval(),
             pause_at_quota_percent: Some(self.pause_at_quota_percent.unwrap_or(DEFAULT_QUOTA_PERCENT)),
             every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),

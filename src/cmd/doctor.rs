@@ -431,8 +431,8 @@ fn check_spend(report: &mut Report, roots: &Roots) {
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {
-        if let Some(pause) = &state.paused {
-            let project = state.project.as_deref().unwrap_or("?");
+        if let Some(pause) = &state.protocol.guard.paused {
+            let project = state.input.project.as_deref().unwrap_or("?");
             report.problem(
                 &format!("session {id} of project {project}: {}", pause.text),
                 &format!("check the cost (memory-save status), then: memory-save resume --session {id}"),

@@ -35,11 +35,15 @@ impl super::Run for ResumeArgs {
         }
         for (id, state) in sessions.all() {
             let wanted = self.session.as_deref().is_none_or(|only| only == id);
-            if wanted && state.paused.is_some() && state.project.as_deref() == Some(project.name.as_str()) {
+            if wanted
+                && state.protocol.guard.paused.is_some()
+                && state.input.project.as_deref() == Some(project.name.as_str())
+            {
                 let reason = sessions.update(&id, |s| {
-                    s.cache_misses = 0;
-                    s.missed_cost_usd = 0.0;
-                    s.paused.take().map(|p| p.text)
+                    let guard = &mut s.protocol.guard;
+                    guard.cache_misses = 0;
+                    guard.missed_cost_usd = 0.0;
+                    guard.paused.take().map(|p| p.text)
                 })?;
                 resumed.push(format!("{id} (was {})", reason.unwrap_or_default()));
             }

@@ -160,14 +160,18 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .filter(|(_, h)| h.holds(now))
             .map(|(model, h)| format!("{model}: {}", h.text))
             .collect(),
-        saving: sessions.iter().filter(|(_, s)| s.saving_since.is_some()).count(),
-        queued: sessions.iter().filter(|(_, s)| s.save_pending).count(),
+        saving: sessions.iter().filter(|(_, s)| s.protocol.job.claimed_since().is_some()).count(),
+        queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
         last_failed_reply,
         recent_saves: crate::store::saves::recent(roots, &project.name, RECENT),
         paused: sessions
             .iter()
             .filter_map(|(id, s)| {
-                s.paused.as_ref().map(|p| Paused { session_id: id.clone(), why: p.text.clone(), at: p.at })
+                s.protocol.guard.paused.as_ref().map(|p| Paused {
+                    session_id: id.clone(),
+                    why: p.text.clone(),
+                    at: p.at,
+                })
             })
             .collect(),
         today,
@@ -196,8 +200,8 @@ fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<Ses
             if saves.saves == 0 {
                 return None;
             }
-            let own =
-                crate::claude::transcript::transcript_facts(std::path::Path::new(&state.transcript_path)).cost_usd;
+            let own = crate::claude::transcript::transcript_facts(std::path::Path::new(&state.input.transcript_path))
+                .cost_usd;
             let share = (own > 0.0).then(|| saves.cost_usd / own);
             Some(SessionCost { session_id: id.clone(), saves, session_cost_usd: own, share })
         })
@@ -208,12 +212,12 @@ fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<Ses
 fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)> {
     let store = SessionStore::new(roots.sessions_dir());
     let mut sessions = store.all();
-    sessions.retain(|(_, s)| s.project.as_deref() == Some(project));
+    sessions.retain(|(_, s)| s.input.project.as_deref() == Some(project));
     for (id, state) in &mut sessions {
         // A worker killed mid-save left its mark; only a held lock means a
         // save is running.
-        if state.saving_since.is_some() && !store.worker_running(id) {
-            state.saving_since = None;
+        if state.protocol.job.claimed_since().is_some() && !store.worker_running(id) {
+            state.protocol.job = crate::store::state::Job::Idle;
         }
     }
     sessions

@@ -76,17 +76,20 @@ fn run(wrapped: &[OsString]) -> Result<()> {
         let mut state = sessions.peek(&input.session_id);
         // A worker killed mid-save never cleared its mark; with no worker
         // holding the lock, nothing is saving.
-        if state.saving_since.is_some() && !sessions.worker_running(&input.session_id) {
-            state.saving_since = None;
+        if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&input.session_id) {
+            state.protocol.job = crate::store::state::Job::Idle;
         }
-        let waiting = state.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
+        let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
         // The quota's threshold is only looked up for a session that has a
         // quota to compare.
-        let quota = state.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
+        let quota =
+            state.input.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
         let not_synced =
             crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
         let machine = machine_pause(&roots, &state);
-        if let Some(line) = state_line(&state, waiting, machine.or(state.quota_pause(quota)), not_synced) {
+        if let Some(line) =
+            state_line(&state, waiting, machine.or(state.input.quota.as_ref().and_then(|q| q.pause(quota))), not_synced)
+        {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -116,7 +119,8 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
     if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
         return Some(stopped.status());
     }
-    let model = state.status.as_ref().map(|s| s.text.as_str()).filter(|t| t.ends_with("needs usage credits"))?;
+    let model =
+        state.outcome.status.as_ref().map(|s| s.text.as_str()).filter(|t| t.ends_with("needs usage credits"))?;
     Some(model.to_string())
 }
 
@@ -132,13 +136,14 @@ pub fn state_line(
     not_synced: Option<NotSynced>,
 ) -> Option<String> {
     let line = |text: &str, at: i64| Some(visible(&format!("memory-save: {text} · {}", clock(at))));
-    let last = state.status.as_ref();
-    if state.saving_since.is_none()
+    let last = state.outcome.status.as_ref();
+    let saving = state.protocol.job.claimed_since();
+    if saving.is_none()
         && let Some(error) = last.filter(|s| s.text.starts_with("error"))
     {
         return line(&error.text, error.at);
     }
-    if let Some(pause) = &state.paused {
+    if let Some(pause) = &state.protocol.guard.paused {
         return line(&pause.text, pause.at);
     }
     if let Some(text) = quota_pause {
@@ -155,11 +160,11 @@ pub fn state_line(
             None => "memory-save: not synced yet (memory-save doctor)".to_string(),
         }));
     }
-    if let Some(since) = state.saving_since {
+    if let Some(since) = saving {
         return line("saving…", since);
     }
     let status = last?;
-    match state.month_usd {
+    match state.outcome.month_usd {
         Some(month) => line(&format!("{} · {} this month", status.text, crate::memory::cost::usd(month)), status.at),
         None => line(&status.text, status.at),
     }
@@ -181,10 +186,10 @@ fn record_quota(sessions: &SessionStore, id: &str, limits: &RateLimits) {
     };
     let same =
         |old: &crate::store::state::Quota| old.five_hour == reading.five_hour && old.seven_day == reading.seven_day;
-    if sessions.peek(id).quota.as_ref().is_some_and(same) {
+    if sessions.peek(id).input.quota.as_ref().is_some_and(same) {
         return;
     }
-    if let Err(e) = sessions.update(id, |s| s.quota = Some(reading)) {
+    if let Err(e) = sessions.update(id, |s| s.input.quota = Some(reading)) {
         crate::store::log::error(&format!("cannot record the quota of session {id}: {e:#}"));
     }
 }
@@ -220,16 +225,27 @@ fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::state::Status;
+    use crate::store::state::{Job, Queued, Status};
+
+    fn with_status(status: Option<Status>) -> SessionState {
+        let mut state = SessionState::default();
+        state.outcome.status = status;
+        state
+    }
+
+    fn claimed(mut state: SessionState, since: i64) -> SessionState {
+        state.protocol.job = Job::Claimed { since, takeovers: 0, queued: Queued::Nothing };
+        state
+    }
 
     #[test]
     fn one_state_at_a_time_the_most_urgent_first() {
         let at = 0;
         let status = |text: &str| Some(Status { text: text.into(), at });
-        let error = SessionState { status: status("error: fork timed out after 300s"), ..Default::default() };
-        let saved = SessionState { status: status("+2 -1"), ..Default::default() };
-        let saving = SessionState { saving_since: Some(at), ..saved.clone() };
-        let error_then_saving = SessionState { saving_since: Some(at), ..error.clone() };
+        let error = with_status(status("error: fork timed out after 300s"));
+        let saved = with_status(status("+2 -1"));
+        let saving = claimed(saved.clone(), at);
+        let error_then_saving = claimed(error.clone(), at);
         let line = |s: &SessionState, waiting| state_line(s, waiting, None, None).unwrap();
         assert!(line(&error, 2).starts_with("memory-save: error: fork timed out"), "an error first");
         assert_eq!(line(&saved, 2), "memory-save: rules wait for review (2): memory-save review");
@@ -243,7 +259,7 @@ mod tests {
         assert!(state_line(&error, 0, None, not).unwrap().starts_with("memory-save: error"), "an error first");
         let never = Some(NotSynced { since: None });
         assert_eq!(state_line(&saved, 0, None, never).unwrap(), "memory-save: not synced yet (memory-save doctor)");
-        let hostile = SessionState { status: status("error: fork failed: \u{1b}]0;x\u{7}"), ..Default::default() };
+        let hostile = with_status(status("error: fork failed: \u{1b}]0;x\u{7}"));
         assert!(!line(&hostile, 0).contains('\u{1b}'));
     }
 }

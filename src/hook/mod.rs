@@ -141,7 +141,7 @@ pub fn report_output(report: Option<String>) -> Option<HookOutput> {
 
 /// What the worker needs to run the fork, refreshed at every event that
 /// carries it.
-pub fn remember_session(s: &mut crate::store::state::SessionState, ctx: &Ctx) {
+pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
     if !ctx.input.cwd.is_empty() {
         s.cwd.clone_from(&ctx.input.cwd);
     }

@@ -12,6 +12,7 @@ use anyhow::Result;
 use super::wire::HookOutput;
 use super::{Ctx, remember_session};
 use crate::claude::transcript;
+use crate::save::machine::Facts;
 use crate::save::queue;
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
@@ -19,15 +20,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let transcript_path = std::path::Path::new(&ctx.input.transcript_path);
     let last = transcript::last_message_uuid(transcript_path);
     let limits = || crate::config::of(&ctx.roots).limits();
+    let now = crate::env::now_unix();
     // The copy (up to 256 MB) is taken before the session lock, which other
     // hooks wait for at most two seconds; a glance at the state says
     // whether one is wanted, and the lock below decides.
-    let copy = if sessions.peek(&ctx.input.session_id).save_due(limits) {
+    let glance = sessions.peek(&ctx.input.session_id);
+    let copy = if glance.protocol.save_due(Facts::of(&glance.input, now), limits) {
         let name = sessions.new_snapshot_name(&ctx.input.session_id);
         let path = sessions.snapshot_path(&name).expect("a name of our own making");
         sessions.ensure_dir()?;
         match transcript::snapshot(transcript_path, &path, transcript::MAX_SNAPSHOT_BYTES) {
-            Ok(true) => Some((name, path)),
+            Ok(true) => Some(name),
             Ok(false) => None,
             Err(e) => {
                 crate::store::log::error(&format!("no transcript copy at PreCompact: {e:#}"));
@@ -37,27 +40,19 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     } else {
         None
     };
-    let kept = queue::update_then_start(&sessions, &ctx.input.session_id, |s| {
-        remember_session(s, ctx);
-        if !s.save_due(limits) {
-            return false;
-        }
-        s.request_save();
-        s.resume_at = last;
-        // A copy no save has started on yet is ours to replace; one a
-        // running save may be reading is its worker's to remove.
-        if s.saving_since.is_none()
-            && let Some(old) = s.snapshot.take().and_then(|name| sessions.snapshot_path(&name))
-        {
-            let _ = std::fs::remove_file(old);
-        }
-        if let Some((name, _)) = &copy {
-            s.snapshot = Some(name.clone());
-        }
-        true
+    let compacted = queue::update_then_start(&sessions, &ctx.input.session_id, |s| {
+        remember_session(&mut s.input, ctx);
+        let compacted = s.protocol.pre_compact(Facts::of(&s.input, now), limits, last, copy.clone());
+        let start = s.protocol.job.is_active();
+        (compacted, start)
     })?;
-    if !kept && let Some((_, path)) = copy {
-        let _ = std::fs::remove_file(path);
+    // A copy no save will read: an earlier one no save had started on, or
+    // the new one when no save was asked for.
+    let unused = if compacted.kept { None } else { copy };
+    for name in [compacted.remove, unused].into_iter().flatten() {
+        if let Some(path) = sessions.snapshot_path(&name) {
+            let _ = std::fs::remove_file(path);
+        }
     }
     Ok(None)
 }

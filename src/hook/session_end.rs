@@ -6,23 +6,16 @@ use anyhow::Result;
 
 use super::wire::HookOutput;
 use super::{Ctx, remember_session};
+use crate::save::machine::Facts;
 use crate::save::queue;
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     queue::update_then_start(&sessions, id, |s| {
-        remember_session(s, ctx);
-        // An interrupted last turn, or turns held back by
-        // `save_every_minutes`: this is their last chance.
-        s.ended = true;
-        if s.save_due(|| crate::config::of(&ctx.roots).limits()) {
-            s.request_save();
-            if let Some(pause) = &mut s.paused {
-                pause.end_save_used = true;
-            }
-        }
-        s.turn_open = false;
+        remember_session(&mut s.input, ctx);
+        let facts = Facts::of(&s.input, crate::env::now_unix());
+        ((), s.protocol.end(facts, || crate::config::of(&ctx.roots).limits()))
     })?;
     Ok(None)
 }

@@ -173,8 +173,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
 fn record_route(ctx: &Ctx, project_dir: &str) {
     let route = crate::claude::route::of_session(std::path::Path::new(project_dir));
     let sessions = ctx.sessions();
-    if sessions.peek(&ctx.input.session_id).route.as_ref() != Some(&route)
-        && let Err(e) = sessions.update(&ctx.input.session_id, |s| s.route = Some(route.clone()))
+    if sessions.peek(&ctx.input.session_id).input.route.as_ref() != Some(&route)
+        && let Err(e) = sessions.update(&ctx.input.session_id, |s| s.input.route = Some(route.clone()))
     {
         crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::wire::HookOutput;
 use super::{Ctx, remember_session, report_output};
+use crate::save::machine::Facts;
 use crate::save::queue;
 
 /// Claude Code's own prompt when a background task finishes (measured).
@@ -20,21 +21,12 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     let id = &ctx.input.session_id;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
-    let report = queue::update_then_start_for_prompt(&sessions, id, |s| {
-        remember_session(s, ctx);
-        // The previous turn never reached Stop: it was interrupted. Save it
-        // now, before this turn's flags mix with it.
-        if s.turn_open && s.save_due(|| crate::config::of(&ctx.roots).limits()) {
-            s.request_save();
-        }
-        s.turn_open = true;
-        // A resumed session is not ending any more.
-        s.ended = false;
-        s.prompt_id.clone_from(&ctx.input.prompt_id);
-        if !generated {
-            s.person_spoke = true;
-        }
-        s.report.take()
+    let report = queue::update_then_start(&sessions, id, |s| {
+        remember_session(&mut s.input, ctx);
+        let facts = Facts::of(&s.input, crate::env::now_unix());
+        let start = s.protocol.prompt(facts, || crate::config::of(&ctx.roots).limits(), generated);
+        s.input.prompt_id.clone_from(&ctx.input.prompt_id);
+        (s.outcome.report.take(), start)
     })?;
     Ok(report_output(report))
 }

@@ -26,13 +26,13 @@ pub fn record(sessions: &SessionStore, id: &str, text: &str, part: usize, total:
     let now = crate::env::now_unix();
     let marked = sessions.update(id, |s| {
         let bit = 1u64 << (part - 1);
-        match &mut s.baseline {
+        match &mut s.input.baseline {
             Some(b) if b.hash == hash && b.parts == total && now - b.at < ONE_LOAD_SECONDS => {
                 b.seen |= bit;
                 false
             }
             _ => {
-                s.baseline = Some(Baseline { hash, parts: total, seen: bit, at: now });
+                s.input.baseline = Some(Baseline { hash, parts: total, seen: bit, at: now });
                 true
             }
         }
@@ -69,15 +69,15 @@ mod tests {
         let id = "s1";
         let text = "# app\n\n## CRITICAL RULES\n- r\n";
         record(&sessions, id, text, 1, 2);
-        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None, "part 2 of 2 missing");
+        assert_eq!(read(&sessions, id, sessions.peek(id).input.baseline.as_ref()), None, "part 2 of 2 missing");
         record(&sessions, id, text, 2, 2);
-        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()).as_deref(), Some(text));
+        assert_eq!(read(&sessions, id, sessions.peek(id).input.baseline.as_ref()).as_deref(), Some(text));
         // A new load of other text starts over.
         record(&sessions, id, "# app\n", 2, 2);
-        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None);
+        assert_eq!(read(&sessions, id, sessions.peek(id).input.baseline.as_ref()), None);
         // A file that is not the text marked is not used.
         record(&sessions, id, text, 1, 1);
         std::fs::write(sessions.baseline_path(id), "# forged\n").unwrap();
-        assert_eq!(read(&sessions, id, sessions.peek(id).baseline.as_ref()), None);
+        assert_eq!(read(&sessions, id, sessions.peek(id).input.baseline.as_ref()), None);
     }
 }

@@ -8,7 +8,7 @@
 use crate::claude::transcript::TranscriptFacts;
 use crate::config::Config;
 use crate::env::now_unix;
-use crate::store::state::{Pause, PauseKind, SessionState, Usage};
+use crate::store::state::{Guard, Pause, PauseKind, Usage};
 
 /// The prompt cache's lifetime: a parent whose last request is older has
 /// no cache left to read, so a miss then is expected and does not count.
@@ -30,7 +30,7 @@ pub fn missed_cache(usage: &Usage, parent_last_request_at: Option<i64>, at: i64)
 
 /// Counts a finished save's cache hit or miss into the session, and pauses
 /// it after two misses in a row. Returns the report line of a new pause.
-pub fn count(state: &mut SessionState, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
+pub fn count(state: &mut Guard, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
     let usage = usage?;
     match missed_cache(usage, parent_last_request_at, now_unix())? {
         false => {
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn two_misses_in_a_row_pause_and_a_hit_between_them_does_not() {
         let recent = Some(now_unix());
-        let mut state = SessionState::default();
+        let mut state = Guard::default();
         let miss = usage(3, 100, 12_000);
         let hit = usage(3, 12_000, 600);
         assert_eq!(count(&mut state, Some(&miss), recent), None);

@@ -4,6 +4,7 @@
 pub mod baseline;
 pub mod budget;
 pub mod guard;
+pub mod machine;
 pub mod month;
 pub mod queue;
 pub mod repair;

@@ -26,41 +26,21 @@ use crate::store::fsutil::Lock;
 use crate::store::paths::Roots;
 use crate::store::state::{PauseKind, SessionState, SessionStore, Status};
 
+use super::machine::Next;
 use super::{Job, run_save};
 
-/// Runs `change` on the session's state under its lock, then starts a
-/// worker when a save is pending and none runs. Every hook that may request
+/// Runs `change` on the session's state under its lock (a transition of
+/// `save::machine`, which also says whether the job needs a worker), then
+/// starts a worker when it does and none runs. Every hook that may request
 /// a save goes through here, so the protocol above lives in one place.
 pub fn update_then_start<R>(
     sessions: &SessionStore,
     id: &str,
-    change: impl FnOnce(&mut SessionState) -> R,
-) -> Result<R> {
-    update_then_start_if(sessions, id, SessionState::has_job, change)
-}
-
-/// `update_then_start` for a new prompt: a session whose only job is an
-/// idle flush has its worker already, started by the Stop that set it and
-/// waiting for the quiet; a prompt right after that Stop would race the
-/// worker's own start and fork a second one (a millisecond on the prompt,
-/// measured). If that worker died, the next Stop or SessionEnd starts one.
-pub fn update_then_start_for_prompt<R>(
-    sessions: &SessionStore,
-    id: &str,
-    change: impl FnOnce(&mut SessionState) -> R,
-) -> Result<R> {
-    update_then_start_if(sessions, id, |s| s.save_pending || s.saving_since.is_some(), change)
-}
-
-fn update_then_start_if<R>(
-    sessions: &SessionStore,
-    id: &str,
-    needs_worker: impl FnOnce(&SessionState) -> bool,
-    change: impl FnOnce(&mut SessionState) -> R,
+    change: impl FnOnce(&mut SessionState) -> (R, bool),
 ) -> Result<R> {
     let (result, start) = sessions.update(id, |s| {
-        let result = change(s);
-        (result, needs_worker(s) && worker_needed(sessions, id))
+        let (result, needs) = change(s);
+        (result, needs && worker_needed(sessions, id))
     })?;
     if start {
         start_worker(id);
@@ -132,16 +112,6 @@ fn spawn_worker(id: &str) -> Result<()> {
 /// The report line of a job given up after its worker died twice.
 pub const LOST_REPORT: &str = "memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)";
 
-/// What the worker does next, decided under the session lock.
-enum Next {
-    Save(Box<Job>),
-    /// A job whose worker died twice: dropped, with a report line.
-    GaveUp,
-    /// An idle flush is due in this many seconds.
-    Wait(i64),
-    Idle,
-}
-
 pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     crate::store::state::check_session_id(id)?;
     let sessions = SessionStore::new(roots.sessions_dir());
@@ -159,93 +129,63 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
     loop {
         let next = sessions.update(id, |s| {
             let now = now_unix();
-            // A save the quiet asked for: no warm turn may come after it.
-            let mut quiet = false;
-            // A request made before its session was paused is not run:
-            // a budget stops everything, a cache-miss pause all but the
-            // save at the session's end.
-            if s.paused.as_ref().is_some_and(|p| p.kind == PauseKind::Budget || !s.ended) {
-                s.save_pending = false;
-                s.flush_at = None;
-            }
-            if s.saving_since.is_some() {
-                // A claim while we hold the worker lock: its worker died
-                // before the write. A new request folds into it, since a
-                // save reads the whole session.
-                if s.save_pending {
-                    s.save_pending = false;
-                    s.claim_retries = 0;
-                } else if s.claim_retries >= 1 {
-                    s.saving_since = None;
-                    s.claim_retries = 0;
-                    s.status =
+            let transcript = std::path::Path::new(&s.input.transcript_path);
+            let next = s.protocol.worker_next(now, idle, || crate::claude::transcript::last_activity_at(transcript));
+            match &next {
+                Next::Idle => {
+                    // Released under the session lock: see the module comment.
+                    worker_lock.take();
+                }
+                Next::GaveUp { copy } => {
+                    s.outcome.status =
                         Some(Status { text: "error: a save was lost (its worker was stopped twice)".into(), at: now });
-                    s.report = Some(LOST_REPORT.into());
-                    s.resume_at = None;
-                    if let Some(copy) = s.snapshot.take().and_then(|name| sessions.snapshot_path(&name)) {
-                        let _ = std::fs::remove_file(copy);
+                    s.outcome.report = Some(LOST_REPORT.into());
+                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(name)) {
+                        let _ = std::fs::remove_file(path);
                     }
-                    return Next::GaveUp;
-                } else {
-                    s.claim_retries += 1;
                 }
-            } else if s.save_pending {
-                s.save_pending = false;
-                s.claim_retries = 0;
-            } else if let Some(at) = s.flush_at {
-                // The session's gathered turns wait for it to be quiet; a
-                // new Stop moves the moment on. The worker holds its lock
-                // meanwhile, so the hooks see it running.
-                if now < at {
-                    return Next::Wait(at - now);
+                Next::Dropped { copy } => {
+                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(name)) {
+                        let _ = std::fs::remove_file(path);
+                    }
                 }
-                // Quiet since the last Stop is not quiet: a long turn writes
-                // its transcript as it goes, and flushing in its middle
-                // would pay a save the turn's own Stop makes anyway.
-                let last = crate::claude::transcript::last_activity_at(std::path::Path::new(&s.transcript_path));
-                if let Some(quiet_from) = last.map(|t| t.min(now)).filter(|_| !s.ended)
-                    && now < quiet_from + idle
-                {
-                    s.flush_at = Some(quiet_from + idle);
-                    return Next::Wait(quiet_from + idle - now);
+                Next::Wait(_) => {}
+                Next::Save { last_chance } => {
+                    let p = &s.protocol;
+                    return (
+                        next.clone(),
+                        Some(Box::new(Job {
+                            session_id: id.to_string(),
+                            cwd: s.input.project_folder().to_string(),
+                            prompt_id: s.input.prompt_id.clone(),
+                            transcript_path: s.input.transcript_path.clone(),
+                            // Kept in the state until the save is done, so a
+                            // job taken over from a dead worker resumes from
+                            // the same copy.
+                            resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(name)),
+                            resume_at: p.snapshot.resume_at.clone(),
+                            effort: s.input.effort.clone(),
+                            cache_read_at: p.guard.cache_read_at,
+                            last_chance: *last_chance,
+                            saved_through: p.guard.saved_through,
+                            claimed_at: now,
+                            baseline: s.input.baseline.clone(),
+                        })),
+                    );
                 }
-                s.request_save();
-                s.save_pending = false;
-                s.claim_retries = 0;
-                quiet = true;
-            } else {
-                // Released under the session lock: see the module comment.
-                worker_lock.take();
-                return Next::Idle;
             }
-            s.saving_since = Some(now);
-            Next::Save(Box::new(Job {
-                session_id: id.to_string(),
-                cwd: s.project_folder().to_string(),
-                prompt_id: s.prompt_id.clone(),
-                transcript_path: s.transcript_path.clone(),
-                // Kept in the state until the save is done, so a job taken
-                // over from a dead worker resumes from the same copy.
-                resume_from: s.snapshot.as_deref().and_then(|name| sessions.snapshot_path(name)),
-                resume_at: s.resume_at.clone(),
-                effort: s.effort.clone(),
-                cache_read_at: s.cache_read_at,
-                last_chance: s.ended || quiet,
-                saved_through: s.saved_through,
-                claimed_at: now,
-                baseline: s.baseline.clone(),
-            }))
+            (next, None)
         })?;
         let job = match next {
-            Next::Save(job) => {
+            (Next::Save { .. }, Some(job)) => {
                 sessions.mark_claim(id, true);
                 job
             }
-            Next::GaveUp => {
+            (Next::GaveUp { .. } | Next::Dropped { .. }, _) => {
                 sessions.mark_claim(id, false);
                 continue;
             }
-            Next::Wait(seconds) => {
+            (Next::Wait(seconds), _) => {
                 let pause = if crate::env::virtual_clock() {
                     std::time::Duration::from_millis(5)
                 } else {
@@ -255,52 +195,46 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                 std::thread::sleep(pause);
                 continue;
             }
-            Next::Idle => return Ok(()),
+            _ => return Ok(()),
         };
         let result = run_save(roots, &job);
         if let Some(copy) = &job.resume_from {
             let _ = std::fs::remove_file(copy);
         }
         sessions.update(id, |s| {
-            s.saving_since = None;
-            // Unless a new PreCompact asked again meanwhile.
-            let same = s.snapshot.as_deref().and_then(|name| sessions.snapshot_path(name)) == job.resume_from;
-            if same && s.resume_at == job.resume_at {
-                s.snapshot = None;
-                s.resume_at = None;
-            }
-            s.claim_retries = 0;
-            s.saves += 1;
-            if result.read_through.is_some() {
-                s.saved_through = result.read_through;
-            }
-            // What a save kept or was told can quote a reply: nothing of it
-            // is kept, or shown again, before the secret scanner passes it.
-            let redact = crate::memory::secrets::redact;
-            s.status = Some(Status { text: redact(&result.status), at: now_unix() });
-            if let Some(report) = &result.report {
-                s.report = Some(redact(report));
-            }
-            if result.usage.is_some() {
-                s.last_usage.clone_from(&result.usage);
-            }
+            let p = &mut s.protocol;
+            let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(name));
+            let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
+            p.worker_done(same, result.read_through, result.wait_warm);
             if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
-                s.cache_read_at = Some(now_unix());
+                p.guard.cache_read_at = Some(now_unix());
             }
-            if result.month_usd.is_some() {
-                s.month_usd = result.month_usd;
-            }
-            s.save_when_warm = result.wait_warm;
-            let paused = super::guard::count(s, result.usage.as_ref(), result.parent_last_request_at);
-            let budget = result.pause.clone().filter(|_| s.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
+            let paused = super::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
+            let budget =
+                result.pause.clone().filter(|_| p.guard.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
             let budget_line = budget.as_ref().map(|p| {
                 format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text)
             });
             if let Some(pause) = budget {
-                s.paused = Some(pause);
+                p.guard.paused = Some(pause);
+            }
+            let o = &mut s.outcome;
+            o.saves += 1;
+            // What a save kept or was told can quote a reply: nothing of it
+            // is kept, or shown again, before the secret scanner passes it.
+            let redact = crate::memory::secrets::redact;
+            o.status = Some(Status { text: redact(&result.status), at: now_unix() });
+            if let Some(report) = &result.report {
+                o.report = Some(redact(report));
+            }
+            if result.usage.is_some() {
+                o.last_usage.clone_from(&result.usage);
+            }
+            if result.month_usd.is_some() {
+                o.month_usd = result.month_usd;
             }
             for line in [paused, budget_line].into_iter().flatten() {
-                s.report = Some(crate::memory::report::join(s.report.as_deref(), Some(&line)));
+                o.report = Some(crate::memory::report::join(o.report.as_deref(), Some(&line)));
             }
         })?;
         sessions.mark_claim(id, false);
@@ -315,14 +249,13 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
 /// transcript still exists. Called at the project's SessionStart.
 pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &str) {
     for (id, state) in sessions.claimed() {
-        if state.saving_since.is_none() {
+        if state.protocol.job.claimed_since().is_none() {
             sessions.mark_claim(&id, false); // a mark its worker had no time to remove
             continue;
         }
         let orphaned = id != current
-            && state.saving_since.is_some()
-            && state.project.as_deref() == Some(project)
-            && std::path::Path::new(&state.transcript_path).is_file()
+            && state.input.project.as_deref() == Some(project)
+            && std::path::Path::new(&state.input.transcript_path).is_file()
             && !sessions.worker_running(&id);
         if orphaned {
             start_worker(&id);

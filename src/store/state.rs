@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::env::now_unix;
 use crate::store::fsutil::{self, Lock};
 
 /// Hooks wait this long at most for another process's lock.
@@ -20,9 +19,24 @@ const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// Session files untouched for this long are removed.
 const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 
+/// One session's state, in three parts: what its hooks were told
+/// (`input`), where its saves stand (`protocol`, whose transitions are
+/// `save::machine`'s), and what the last save gave (`outcome`).
+///
+/// On disk it is one flat JSON object (`SessionFile`), the shape every
+/// earlier release wrote: a worker started before an upgrade and the hooks
+/// after it read each other's files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(from = "SessionFile", into = "SessionFile")]
 pub struct SessionState {
+    pub input: SessionInput,
+    pub protocol: Protocol,
+    pub outcome: Outcome,
+}
+
+/// What the session's hooks reported, kept for the worker and the commands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionInput {
     pub cwd: String,
     /// The session's project folder, where Claude Code reads the project's
     /// settings and CLAUDE.md: `CLAUDE_PROJECT_DIR`, else the first working
@@ -32,74 +46,281 @@ pub struct SessionState {
     pub project_dir: String,
     pub transcript_path: String,
     pub effort: Option<String>,
-    /// A person sent a prompt since the last save was requested.
-    pub person_spoke: bool,
-    /// A main-loop tool ran since the last save was requested.
-    pub tool_ran: bool,
+    /// The turn the next save follows, for the history.
     pub prompt_id: Option<String>,
-    /// A prompt was submitted and its Stop has not come (yet).
-    pub turn_open: bool,
-    /// A save is requested and no worker has taken it yet.
-    pub save_pending: bool,
-    /// The claim of the save being run: Unix time it was claimed; `None`
-    /// when idle. It is cleared only after the save's write, so a worker
-    /// killed before then leaves it set, with its worker lock free, and the
-    /// next worker takes the job over.
-    pub saving_since: Option<i64>,
-    /// How often the claimed job was taken over from a worker that died.
-    pub claim_retries: u32,
-    /// The last finished save's short result, for the status line.
-    pub status: Option<Status>,
-    /// The last save's report line, shown to the user once.
-    pub report: Option<String>,
-    pub saves: u64,
-    pub last_usage: Option<Usage>,
     /// The project, worked out once per working folder (it costs a git
     /// discovery, too much for every hook).
     pub project_cwd: String,
     pub project: Option<String>,
     /// Why memory-save is off for this project (`off: …`), if it is.
     pub off: Option<String>,
+    /// The subscription's quota, as the status line last reported it.
+    pub quota: Option<Quota>,
+    /// Who pays for this session's saves, recorded at SessionStart, where
+    /// the hook sees the session's environment.
+    pub route: Option<crate::memory::route::Route>,
+    /// What the session's last SessionStart loaded (`save::baseline`).
+    pub baseline: Option<Baseline>,
+}
+
+impl SessionInput {
+    /// The folder the project is found from and the fork runs in.
+    pub fn project_folder(&self) -> &str {
+        if self.project_dir.is_empty() { &self.cwd } else { &self.project_dir }
+    }
+}
+
+/// Where the session's saves stand: the save protocol's state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Protocol {
+    pub turn: Turn,
+    pub job: Job,
+    pub guard: Guard,
+    pub snapshot: Snapshot,
+}
+
+/// The turns since the last save was asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    /// A person sent a prompt.
+    pub person_spoke: bool,
+    /// A main-loop tool ran.
+    pub tool_ran: bool,
+    /// A prompt was submitted and its Stop has not come (yet).
+    pub open: bool,
+    /// Turns worth a save, held back (`save_every_turns`).
+    pub unsaved: u64,
     /// Unix time of the last save request, for `save_every_minutes`.
     pub last_request_at: Option<i64>,
-    /// Why per-turn saves of this session stopped, if they did (the cost
-    /// guard, docs/design.md §4).
+    /// SessionEnd has come (a later prompt resumes the session).
+    pub ended: bool,
+}
+
+/// The session's save job. A worker holds the session's worker lock while
+/// it runs; this says what it is to do.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Job {
+    #[default]
+    Idle,
+    /// A save is asked for and no worker has taken it yet.
+    Pending,
+    /// Turns wait for the session to be quiet until then (the idle flush).
+    Held { until: i64 },
+    /// A worker took the job then; it is cleared only after the save's
+    /// write, so a worker killed before leaves it, and the next takes it
+    /// over (`takeovers` times so far).
+    Claimed { since: i64, takeovers: u32, queued: Queued },
+}
+
+/// What waits behind a claimed job.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Queued {
+    #[default]
+    Nothing,
+    /// Exactly one more save, for turns that ended while it ran.
+    Save,
+    /// Turns held for the idle flush.
+    Held { until: i64 },
+}
+
+/// What the cost of saves decided for this session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Guard {
+    /// Why per-turn saves of this session stopped, if they did.
     pub paused: Option<Pause>,
     /// Saves in a row whose input was mostly not read from the cache, and
     /// what they cost.
     pub cache_misses: u32,
     pub missed_cost_usd: f64,
-    /// SessionEnd has come: a cache-miss pause still allows this last save.
-    pub ended: bool,
-    /// The subscription's quota, as the status line last reported it.
-    pub quota: Option<Quota>,
-    /// Turns worth a save since the last request (`save_every_turns`).
-    pub turns_unsaved: u64,
-    /// Unix time at which a quiet session's unsaved turns are saved
-    /// (`idle_flush_seconds`); the worker waits for it.
-    pub flush_at: Option<i64>,
-    /// The message a save asked for at PreCompact resumes at.
-    pub resume_at: Option<String>,
-    /// The copy of the transcript that save resumes from, when one was
-    /// taken (`SessionStore::snapshot_path`); its worker removes it.
-    pub snapshot: Option<String>,
     /// A save waited for a warm cache (its own would have been dear): the
     /// next turn's Stop asks for it at once.
     pub save_when_warm: bool,
     /// The last save that read the prompt cache (Unix time): it kept the
     /// cache alive.
     pub cache_read_at: Option<i64>,
+    /// When the last save whose fork answered was claimed: a save that
+    /// cannot resume the session reads the turns since.
+    pub saved_through: Option<i64>,
+}
+
+/// What the next save resumes, when PreCompact asked for it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// The message the save resumes at.
+    pub resume_at: Option<String>,
+    /// The copy of the transcript it resumes from
+    /// (`SessionStore::snapshot_path`); its worker removes it.
+    pub copy: Option<String>,
+}
+
+/// What the last save gave, for the status line and the user.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The last finished save's short result.
+    pub status: Option<Status>,
+    /// The last save's report line, shown to the user once.
+    pub report: Option<String>,
+    pub saves: u64,
+    pub last_usage: Option<Usage>,
     /// What this billing month's saves by this session's route counted,
     /// as of its last save, for the status line.
     pub month_usd: Option<f64>,
-    /// Who pays for this session's saves, recorded at SessionStart, where
-    /// the hook sees the session's environment.
-    pub route: Option<crate::memory::route::Route>,
-    /// What the session's last SessionStart loaded (`save::baseline`).
-    pub baseline: Option<Baseline>,
-    /// When the last save whose fork answered was claimed: a save that
-    /// cannot resume the session reads the turns since (`save::Job`).
-    pub saved_through: Option<i64>,
+}
+
+/// The session file as it is on disk: flat, every field optional.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct SessionFile {
+    cwd: String,
+    project_dir: String,
+    transcript_path: String,
+    effort: Option<String>,
+    person_spoke: bool,
+    tool_ran: bool,
+    prompt_id: Option<String>,
+    turn_open: bool,
+    save_pending: bool,
+    saving_since: Option<i64>,
+    claim_retries: u32,
+    status: Option<Status>,
+    report: Option<String>,
+    saves: u64,
+    last_usage: Option<Usage>,
+    project_cwd: String,
+    project: Option<String>,
+    off: Option<String>,
+    last_request_at: Option<i64>,
+    paused: Option<Pause>,
+    cache_misses: u32,
+    missed_cost_usd: f64,
+    ended: bool,
+    quota: Option<Quota>,
+    turns_unsaved: u64,
+    flush_at: Option<i64>,
+    resume_at: Option<String>,
+    snapshot: Option<String>,
+    save_when_warm: bool,
+    cache_read_at: Option<i64>,
+    month_usd: Option<f64>,
+    route: Option<crate::memory::route::Route>,
+    baseline: Option<Baseline>,
+    saved_through: Option<i64>,
+}
+
+impl From<SessionFile> for SessionState {
+    fn from(f: SessionFile) -> SessionState {
+        // A claim comes first: what else is set waits behind it. Without
+        // one, a request covers held turns, since a save reads them all.
+        let job = match (f.saving_since, f.save_pending, f.flush_at) {
+            (Some(since), pending, flush) => Job::Claimed {
+                since,
+                takeovers: f.claim_retries,
+                queued: match (pending, flush) {
+                    (true, _) => Queued::Save,
+                    (false, Some(until)) => Queued::Held { until },
+                    (false, None) => Queued::Nothing,
+                },
+            },
+            (None, true, _) => Job::Pending,
+            (None, false, Some(until)) => Job::Held { until },
+            (None, false, None) => Job::Idle,
+        };
+        SessionState {
+            input: SessionInput {
+                cwd: f.cwd,
+                project_dir: f.project_dir,
+                transcript_path: f.transcript_path,
+                effort: f.effort,
+                prompt_id: f.prompt_id,
+                project_cwd: f.project_cwd,
+                project: f.project,
+                off: f.off,
+                quota: f.quota,
+                route: f.route,
+                baseline: f.baseline,
+            },
+            protocol: Protocol {
+                turn: Turn {
+                    person_spoke: f.person_spoke,
+                    tool_ran: f.tool_ran,
+                    open: f.turn_open,
+                    unsaved: f.turns_unsaved,
+                    last_request_at: f.last_request_at,
+                    ended: f.ended,
+                },
+                job,
+                guard: Guard {
+                    paused: f.paused,
+                    cache_misses: f.cache_misses,
+                    missed_cost_usd: f.missed_cost_usd,
+                    save_when_warm: f.save_when_warm,
+                    cache_read_at: f.cache_read_at,
+                    saved_through: f.saved_through,
+                },
+                snapshot: Snapshot { resume_at: f.resume_at, copy: f.snapshot },
+            },
+            outcome: Outcome {
+                status: f.status,
+                report: f.report,
+                saves: f.saves,
+                last_usage: f.last_usage,
+                month_usd: f.month_usd,
+            },
+        }
+    }
+}
+
+impl From<SessionState> for SessionFile {
+    fn from(s: SessionState) -> SessionFile {
+        let SessionState { input, protocol, outcome } = s;
+        let Protocol { turn, job, guard, snapshot } = protocol;
+        let (saving_since, claim_retries, save_pending, flush_at) = match job {
+            Job::Idle => (None, 0, false, None),
+            Job::Pending => (None, 0, true, None),
+            Job::Held { until } => (None, 0, false, Some(until)),
+            Job::Claimed { since, takeovers, queued } => match queued {
+                Queued::Nothing => (Some(since), takeovers, false, None),
+                Queued::Save => (Some(since), takeovers, true, None),
+                Queued::Held { until } => (Some(since), takeovers, false, Some(until)),
+            },
+        };
+        SessionFile {
+            cwd: input.cwd,
+            project_dir: input.project_dir,
+            transcript_path: input.transcript_path,
+            effort: input.effort,
+            person_spoke: turn.person_spoke,
+            tool_ran: turn.tool_ran,
+            prompt_id: input.prompt_id,
+            turn_open: turn.open,
+            save_pending,
+            saving_since,
+            claim_retries,
+            status: outcome.status,
+            report: outcome.report,
+            saves: outcome.saves,
+            last_usage: outcome.last_usage,
+            project_cwd: input.project_cwd,
+            project: input.project,
+            off: input.off,
+            last_request_at: turn.last_request_at,
+            paused: guard.paused,
+            cache_misses: guard.cache_misses,
+            missed_cost_usd: guard.missed_cost_usd,
+            ended: turn.ended,
+            quota: input.quota,
+            turns_unsaved: turn.unsaved,
+            flush_at,
+            resume_at: snapshot.resume_at,
+            snapshot: snapshot.copy,
+            save_when_warm: guard.save_when_warm,
+            cache_read_at: guard.cache_read_at,
+            month_usd: outcome.month_usd,
+            route: input.route,
+            baseline: input.baseline,
+            saved_through: guard.saved_through,
+        }
+    }
 }
 
 /// What a session's last SessionStart loaded, part by part
@@ -160,92 +381,11 @@ impl Quota {
         let seven = self.seven_day.map(|p| (p, "7-day"));
         [five, seven].into_iter().flatten().max_by(|a, b| a.0.total_cmp(&b.0))
     }
-}
 
-impl SessionState {
-    /// The folder the project is found from and the fork runs in.
-    pub fn project_folder(&self) -> &str {
-        if self.project_dir.is_empty() { &self.cwd } else { &self.project_dir }
-    }
-
-    pub fn worth_saving(&self) -> bool {
-        self.person_spoke || self.tool_ran
-    }
-
-    /// A save is requested, a claimed one must go on, or an idle flush
-    /// waits.
-    pub fn has_job(&self) -> bool {
-        self.save_pending || self.saving_since.is_some() || self.flush_at.is_some()
-    }
-
-    /// A turn that is due a save (`save_due`) ended: with `save_every_turns`
-    /// it is saved when N have gathered, or when the session has been quiet
-    /// for `idle_flush_seconds`; else at once.
-    pub fn turn_saved_or_held(&mut self, limits: &SaveLimits) {
-        self.turns_unsaved += 1;
-        if limits.every_turns <= 1 || self.turns_unsaved >= limits.every_turns || self.save_when_warm {
-            self.request_save();
-        } else {
-            self.flush_at = Some(now_unix() + limits.idle_flush.as_secs() as i64);
-        }
-    }
-
-    /// Turns the turn's flags into a save request.
-    pub fn request_save(&mut self) {
-        self.turns_unsaved = 0;
-        self.save_when_warm = false;
-        self.flush_at = None;
-        self.save_pending = true;
-        self.person_spoke = false;
-        self.tool_ran = false;
-        self.last_request_at = Some(now_unix());
-    }
-
-    /// Worth saving, on, and (with `save_every_minutes`) not too soon after
-    /// the last save. A turn held back stays flagged, so a later Stop or the
-    /// session's end saves it. `interval` is asked only when it matters, so
-    /// the common hook call never reads the configuration file.
-    pub fn save_due(&self, limits: impl FnOnce() -> SaveLimits) -> bool {
-        if !self.worth_saving() || self.off.is_some() {
-            return false;
-        }
-        match &self.paused {
-            Some(pause) if pause.kind == PauseKind::Budget => return false,
-            Some(pause) if !self.ended || pause.end_save_used => return false,
-            _ => {}
-        }
-        // Only a session that has both an interval or a quota to look at
-        // reads the configuration: the common hook call never does.
-        if self.last_request_at.is_none() && self.quota.is_none() {
-            return true;
-        }
-        let limits = limits();
-        if let (Some(quota), Some(threshold)) = (&self.quota, limits.pause_at_quota_percent)
-            && quota.highest().is_some_and(|(percent, _)| percent >= threshold)
-        {
-            return false;
-        }
-        match (self.last_request_at, limits.interval) {
-            (Some(last), Some(every)) if !self.ended => now_unix() - last >= every.as_secs() as i64,
-            _ => true,
-        }
-    }
-}
-
-/// What of the configuration decides whether a save is due.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SaveLimits {
-    pub interval: Option<Duration>,
-    pub pause_at_quota_percent: Option<f64>,
-    /// Save after this many turns (0 or 1: every turn).
-    pub every_turns: u64,
-    pub idle_flush: Duration,
-}
-
-impl SessionState {
-    /// Why the quota holds saves back, if it does (for the status line).
-    pub fn quota_pause(&self, threshold: Option<f64>) -> Option<String> {
-        let (percent, which) = self.quota.as_ref()?.highest()?;
+    /// Why the quota holds saves back at `threshold`, if it does (for the
+    /// status line).
+    pub fn pause(&self, threshold: Option<f64>) -> Option<String> {
+        let (percent, which) = self.highest()?;
         (percent >= threshold?).then(|| format!("paused: quota at {percent:.0}% of the {which} limit"))
     }
 }
@@ -463,19 +603,62 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path().join("sessions"));
         let id = "abc-123";
-        store.update(id, |s| s.report = Some("x".repeat(500))).unwrap();
-        store.update(id, |s| s.report = None).unwrap();
-        assert_eq!(store.peek(id).report, None, "a shorter rewrite leaves no tail");
+        store.update(id, |s| s.outcome.report = Some("x".repeat(500))).unwrap();
+        store.update(id, |s| s.outcome.report = None).unwrap();
+        assert_eq!(store.peek(id).outcome.report, None, "a shorter rewrite leaves no tail");
 
         // Killed between the write and the truncation: new JSON, old tail.
         let path = dir.path().join("sessions").join(format!("{id}.json"));
-        let mut bytes = serde_json::to_vec(&SessionState { saves: 7, ..Default::default() }).unwrap();
+        let mut seven = SessionState::default();
+        seven.outcome.saves = 7;
+        let mut bytes = serde_json::to_vec(&seven).unwrap();
         bytes.extend_from_slice(b"\"report\":\"an old tail\"}");
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(store.peek(id).saves, 7);
+        assert_eq!(store.peek(id).outcome.saves, 7);
 
         std::fs::write(&path, b"{not json").unwrap();
         assert_eq!(store.peek(id), SessionState::default(), "a corrupt file is a fresh session");
+    }
+
+    /// Files as earlier releases wrote them (tests/fixtures/session-state):
+    /// each loads into the typed parts, and one written in full comes back
+    /// field for field, so a worker from before an upgrade reads the new
+    /// hooks' files and the other way round.
+    #[test]
+    fn session_files_of_every_earlier_shape_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-state");
+        let load = |name: &str| {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            (parse_state(&bytes).unwrap(), serde_json::from_slice::<serde_json::Value>(&bytes).unwrap())
+        };
+        let (state, raw) = load("saving-with-one-more.json");
+        assert_eq!(state.protocol.job, Job::Claimed { since: 1_796_140_800, takeovers: 1, queued: Queued::Save });
+        assert_eq!(state.input.project_folder(), "/home/dev/app");
+        assert_eq!((state.outcome.saves, state.protocol.guard.saved_through), (3, Some(1_796_140_700)));
+        assert_eq!(serde_json::to_value(&state).unwrap(), raw, "a full file round-trips");
+
+        let (state, raw) = load("saving-with-turns-held.json");
+        assert_eq!(
+            state.protocol.job,
+            Job::Claimed { since: 1_796_140_800, takeovers: 0, queued: Queued::Held { until: 1_796_144_400 } }
+        );
+        assert_eq!(state.protocol.turn.unsaved, 2);
+        assert_eq!(serde_json::to_value(&state).unwrap(), raw);
+
+        let (state, _) = load("held-for-the-idle-flush.json");
+        assert_eq!(state.protocol.job, Job::Held { until: 1_796_144_400 });
+        assert!(state.protocol.turn.person_spoke && !state.protocol.turn.open);
+
+        let (state, _) = load("ended-paused-with-a-copy.json");
+        assert_eq!(state.protocol.job, Job::Pending);
+        assert!(state.protocol.turn.ended && state.protocol.guard.paused.as_ref().unwrap().end_save_used);
+        assert_eq!(state.protocol.guard.cache_misses, 2);
+        assert_eq!(state.protocol.snapshot.copy.as_deref(), Some("c79.1796140000000000000.transcript.jsonl"));
+
+        let (state, _) = load("before-batching.json");
+        assert_eq!(state.protocol.job, Job::Idle);
+        assert_eq!(state.outcome.report.as_deref(), Some("memory-save: MEMORY.md: +1"));
+        assert!(state.protocol.turn.open && state.input.route.is_none());
     }
 
     #[test]

@@ -1,0 +1,620 @@
+//! The save protocol as a pure state machine: each hook and each step of
+//! the worker is a transition of the session's `Protocol` under its lock,
+//! from the state, the input, the time and the limits to a new state and
+//! what the caller must do next. No I/O here: the hooks and the worker
+//! (`queue`) load the state under the lock, apply a transition, store the
+//! result and carry out its actions.
+//!
+//! The rules the transitions keep, property-tested below over arbitrary
+//! event sequences:
+//! - no request is lost: a turn worth saving is saved, by the next save or
+//!   by the session's end, unless a budget stops saves;
+//! - at most one worker runs per session: a hook asks for one only when
+//!   the job needs one, and the shell starts it only when none holds the
+//!   worker lock;
+//! - a claim is finished, or taken over once and then given up;
+//! - pauses hold: a paused session's requests are dropped, but for the one
+//!   save at its end a cache-miss pause allows; a budget stops them all.
+
+use crate::config::SaveLimits as Limits;
+use crate::store::state::{Job, PauseKind, Protocol, Queued, Quota};
+
+/// What a hook knows besides the protocol's own state.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub now: i64,
+    /// memory-save is off for the session's project.
+    pub off: bool,
+    pub quota: Option<&'a Quota>,
+}
+
+impl<'a> Facts<'a> {
+    pub fn of(input: &'a crate::store::state::SessionInput, now: i64) -> Facts<'a> {
+        Facts { now, off: input.off.is_some(), quota: input.quota.as_ref() }
+    }
+}
+
+/// The worker's next step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Run a save, claimed at `now`. `last_chance`: no warm turn will come
+    /// after it (the session ended, or the idle flush asked for it).
+    Save { last_chance: bool },
+    /// A job whose worker died twice: dropped. The copy it resumed from,
+    /// if any, is the caller's to remove.
+    GaveUp { copy: Option<String> },
+    /// A budget stopped the session's saves: its job is dropped, and the
+    /// copy it would have resumed from is the caller's to remove.
+    Dropped { copy: Option<String> },
+    /// An idle flush is due in this many seconds.
+    Wait(i64),
+    /// Nothing to do: release the worker lock (under the session lock).
+    Idle,
+}
+
+/// What PreCompact's transition leaves to its caller.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Compacted {
+    /// The save was asked for, and the new copy is the state's.
+    pub kept: bool,
+    /// A copy no save will read any more.
+    pub remove: Option<String>,
+}
+
+impl Job {
+    /// A worker must run: a save is asked for or a claim must go on. An
+    /// idle flush waits in the worker the Stop that held it started.
+    pub fn needs_worker(&self) -> bool {
+        matches!(self, Job::Pending | Job::Claimed { .. })
+    }
+
+    /// Anything for a worker, an idle flush included.
+    pub fn is_active(&self) -> bool {
+        !matches!(self, Job::Idle)
+    }
+
+    /// When the running save was claimed.
+    pub fn claimed_since(&self) -> Option<i64> {
+        match self {
+            Job::Claimed { since, .. } => Some(*since),
+            _ => None,
+        }
+    }
+
+    /// A save is asked for and waits for a worker to take it.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, Job::Pending | Job::Claimed { queued: Queued::Save, .. })
+    }
+}
+
+impl Protocol {
+    /// A turn worth saving: a person spoke or a tool ran.
+    pub fn worth_saving(&self) -> bool {
+        self.turn.person_spoke || self.turn.tool_ran
+    }
+
+    /// Worth saving, on, not paused (but for the one save at the end a
+    /// cache-miss pause allows), and with `save_every_minutes` not too soon
+    /// after the last request. A turn held back stays flagged, so a later
+    /// Stop or the session's end saves it. `limits` is asked only when it
+    /// matters: the common hook call never reads the configuration file.
+    pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> Limits) -> bool {
+        if !self.worth_saving() || facts.off {
+            return false;
+        }
+        match &self.guard.paused {
+            Some(pause) if pause.kind == PauseKind::Budget => return false,
+            Some(pause) if !self.turn.ended || pause.end_save_used => return false,
+            _ => {}
+        }
+        if self.turn.last_request_at.is_none() && facts.quota.is_none() {
+            return true;
+        }
+        let limits = limits();
+        if let (Some(quota), Some(threshold)) = (facts.quota, limits.pause_at_quota_percent)
+            && quota.highest().is_some_and(|(percent, _)| percent >= threshold)
+        {
+            return false;
+        }
+        match (self.turn.last_request_at, limits.interval) {
+            (Some(last), Some(every)) if !self.turn.ended => facts.now - last >= every.as_secs() as i64,
+            _ => true,
+        }
+    }
+
+    /// Turns the turn's flags into a save request: one more behind a
+    /// running save, else a pending one (which covers held turns too).
+    pub fn request(&mut self, now: i64) {
+        self.turn.unsaved = 0;
+        self.turn.person_spoke = false;
+        self.turn.tool_ran = false;
+        self.turn.last_request_at = Some(now);
+        self.guard.save_when_warm = false;
+        self.job = match self.job {
+            Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Save },
+            Job::Idle | Job::Pending | Job::Held { .. } => Job::Pending,
+        };
+    }
+
+    /// A turn due a save ended: with `save_every_turns` it is held until N
+    /// have gathered or the session has been quiet for the idle flush;
+    /// else, or when a request not yet taken would read it anyway, it is
+    /// asked for at once.
+    fn saved_or_held(&mut self, now: i64, limits: &Limits) {
+        self.turn.unsaved += 1;
+        let covered = self.job.is_pending();
+        if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.guard.save_when_warm || covered {
+            self.request(now);
+            return;
+        }
+        let until = now + limits.idle_flush.as_secs() as i64;
+        self.job = match self.job {
+            Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Held { until } },
+            _ => Job::Held { until },
+        };
+    }
+
+    /// UserPromptSubmit. An open previous turn (Esc sends no Stop) is
+    /// saved now. Returns whether a worker must run: an idle flush alone
+    /// has its worker already, started by the Stop that held it.
+    pub fn prompt(&mut self, facts: Facts, limits: impl FnOnce() -> Limits, generated: bool) -> bool {
+        if self.turn.open && self.save_due(facts, limits) {
+            self.request(facts.now);
+        }
+        self.turn.open = true;
+        self.turn.ended = false;
+        if !generated {
+            self.turn.person_spoke = true;
+        }
+        self.job.needs_worker()
+    }
+
+    /// PostToolUse of the main loop.
+    pub fn tool(&mut self) {
+        self.turn.tool_ran = true;
+    }
+
+    /// Stop. Returns whether a worker must run (an idle flush included).
+    pub fn stop(&mut self, facts: Facts, limits: impl Fn() -> Limits) -> bool {
+        self.turn.open = false;
+        let read = std::cell::OnceCell::new();
+        let limits = || *read.get_or_init(&limits);
+        if self.save_due(facts, limits) {
+            self.saved_or_held(facts.now, &limits());
+        }
+        self.job.is_active()
+    }
+
+    /// SessionEnd: an interrupted or held turn is saved now; a cache-miss
+    /// pause allows this one save. Returns whether a worker must run.
+    pub fn end(&mut self, facts: Facts, limits: impl FnOnce() -> Limits) -> bool {
+        self.turn.ended = true;
+        if self.save_due(facts, limits) {
+            self.request(facts.now);
+            if let Some(pause) = &mut self.guard.paused {
+                pause.end_save_used = true;
+            }
+        }
+        self.turn.open = false;
+        self.job.is_active()
+    }
+
+    /// PreCompact: the held turns are asked for at once, from `copy` (a
+    /// copy of the transcript taken before the summary) or at message
+    /// `last`. A running save keeps the copy it reads; any other earlier
+    /// copy is dropped.
+    pub fn pre_compact(
+        &mut self,
+        facts: Facts,
+        limits: impl FnOnce() -> Limits,
+        last: Option<String>,
+        copy: Option<String>,
+    ) -> Compacted {
+        if !self.save_due(facts, limits) {
+            return Compacted { kept: false, remove: None };
+        }
+        self.request(facts.now);
+        self.snapshot.resume_at = last;
+        let remove = if self.job.claimed_since().is_none() { self.snapshot.copy.take() } else { None };
+        if copy.is_some() {
+            self.snapshot.copy = copy;
+        }
+        Compacted { kept: true, remove }
+    }
+
+    /// The worker, holding the session's worker lock, takes its next step.
+    /// `idle` is the idle flush; `last_activity` reads when the transcript
+    /// was last written, asked only when a flush is due.
+    pub fn worker_next(&mut self, now: i64, idle: i64, last_activity: impl FnOnce() -> Option<i64>) -> Next {
+        // A request made before its session was paused is not run: a
+        // budget stops everything, a cache-miss pause all but the save at
+        // the session's end.
+        // A claim a dead worker left goes on under a cache-miss pause (it
+        // was asked for before), never under a budget.
+        match &self.guard.paused {
+            Some(pause) if pause.kind == PauseKind::Budget && self.job != Job::Idle => {
+                self.job = Job::Idle;
+                self.snapshot.resume_at = None;
+                return Next::Dropped { copy: self.snapshot.copy.take() };
+            }
+            Some(_) if !self.turn.ended => {
+                self.job = match self.job {
+                    Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Nothing },
+                    _ => Job::Idle,
+                };
+            }
+            _ => {}
+        }
+        let mut quiet = false;
+        match self.job {
+            Job::Idle => return Next::Idle,
+            // A claim while we hold the worker lock: its worker died before
+            // the write.
+            Job::Claimed { queued: Queued::Save, .. } => {
+                // A new request folds into it, since a save reads the whole
+                // session.
+            }
+            Job::Claimed { takeovers, queued, .. } if takeovers >= 1 => {
+                self.job = match queued {
+                    Queued::Held { until } => Job::Held { until },
+                    _ => Job::Idle,
+                };
+                self.snapshot.resume_at = None;
+                return Next::GaveUp { copy: self.snapshot.copy.take() };
+            }
+            Job::Claimed { takeovers, queued, .. } => {
+                self.job = Job::Claimed { since: now, takeovers: takeovers + 1, queued };
+                return Next::Save { last_chance: self.turn.ended };
+            }
+            Job::Pending => {}
+            Job::Held { until } => {
+                if now < until {
+                    return Next::Wait(until - now);
+                }
+                // Quiet since the last Stop is not quiet: a long turn writes
+                // its transcript as it goes, and flushing in its middle
+                // would pay a save the turn's own Stop makes anyway.
+                if !self.turn.ended
+                    && let Some(quiet_from) = last_activity().map(|t| t.min(now))
+                    && now < quiet_from + idle
+                {
+                    self.job = Job::Held { until: quiet_from + idle };
+                    return Next::Wait(quiet_from + idle - now);
+                }
+                self.request(now);
+                quiet = true;
+            }
+        }
+        self.job = Job::Claimed { since: now, takeovers: 0, queued: Queued::Nothing };
+        Next::Save { last_chance: self.turn.ended || quiet }
+    }
+
+    /// The worker's save is written (or failed on our side): the claim is
+    /// cleared and what waited behind it comes up. The copy and message it
+    /// resumed are dropped unless a new PreCompact asked again meanwhile
+    /// (`same_snapshot`). `read_through`: the fork's reply was read, so the
+    /// turns up to its claim are saved.
+    pub fn worker_done(&mut self, same_snapshot: bool, read_through: Option<i64>, wait_warm: bool) {
+        self.job = match self.job {
+            Job::Claimed { queued: Queued::Save, .. } => Job::Pending,
+            Job::Claimed { queued: Queued::Held { until }, .. } => Job::Held { until },
+            Job::Claimed { queued: Queued::Nothing, .. } => Job::Idle,
+            other => other,
+        };
+        if same_snapshot {
+            self.snapshot = Default::default();
+        }
+        if read_through.is_some() {
+            self.guard.saved_through = read_through;
+        }
+        self.guard.save_when_warm = wait_warm;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::state::{Pause, Quota};
+    use proptest::prelude::*;
+    use std::time::Duration;
+
+    const IDLE: i64 = 100;
+
+    fn limits(every: u64) -> impl Fn() -> Limits + Copy {
+        move || Limits {
+            interval: None,
+            pause_at_quota_percent: Some(90.0),
+            every_turns: every,
+            idle_flush: Duration::from_secs(IDLE as u64),
+        }
+    }
+
+    fn facts(now: i64) -> Facts<'static> {
+        Facts { now, off: false, quota: None }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Event {
+        Prompt {
+            generated: bool,
+        },
+        Tool,
+        Stop,
+        PreCompact,
+        End,
+        /// The worker, if one runs, takes its next step.
+        Step,
+        /// The running save is written.
+        Finish,
+        /// The worker is killed (its claim stays).
+        Kill,
+        Tick(u16),
+        Pause(PauseKind),
+    }
+
+    fn event() -> impl Strategy<Value = Event> {
+        prop_oneof![
+            4 => any::<bool>().prop_map(|generated| Event::Prompt { generated }),
+            4 => Just(Event::Tool),
+            4 => Just(Event::Stop),
+            1 => Just(Event::PreCompact),
+            1 => Just(Event::End),
+            6 => Just(Event::Step),
+            4 => Just(Event::Finish),
+            1 => Just(Event::Kill),
+            3 => (0u16..300).prop_map(Event::Tick),
+            1 => prop_oneof![Just(PauseKind::CacheMiss), Just(PauseKind::Budget)].prop_map(Event::Pause),
+        ]
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Worker {
+        Looping,
+        /// Saving what it read at this event.
+        Saving(usize),
+    }
+
+    /// A session, its worker and the shell's rules around the machine:
+    /// hooks start a worker when a transition asks and none runs.
+    struct Sim {
+        p: Protocol,
+        now: i64,
+        seq: usize,
+        worker: Option<Worker>,
+        every: u64,
+        /// The last event that gave the session something to save.
+        dirty: Option<usize>,
+        /// The newest event a finished save read.
+        covered: Option<usize>,
+        paused_ever: bool,
+        gave_up: bool,
+    }
+
+    impl Sim {
+        fn new(every: u64) -> Sim {
+            Sim {
+                p: Protocol::default(),
+                now: 1_000,
+                seq: 0,
+                worker: None,
+                every,
+                dirty: None,
+                covered: None,
+                paused_ever: false,
+                gave_up: false,
+            }
+        }
+
+        fn hook_started(&mut self, needs: bool) {
+            if needs && self.worker.is_none() {
+                self.worker = Some(Worker::Looping);
+            }
+        }
+
+        fn apply(&mut self, event: &Event) {
+            self.seq += 1;
+            let (now, every) = (self.now, self.every);
+            match *event {
+                Event::Prompt { generated } => {
+                    let needs = self.p.prompt(facts(now), limits(every), generated);
+                    if !generated {
+                        self.dirty = Some(self.seq);
+                    }
+                    self.hook_started(needs);
+                }
+                Event::Tool => {
+                    self.p.tool();
+                    self.dirty = Some(self.seq);
+                }
+                Event::Stop => {
+                    let needs = self.p.stop(facts(now), limits(every));
+                    self.hook_started(needs);
+                }
+                Event::PreCompact => {
+                    let copy = Some(format!("c{}", self.seq));
+                    self.p.pre_compact(facts(now), limits(every), Some("m".into()), copy);
+                    let needs = self.p.job.is_active();
+                    self.hook_started(needs);
+                }
+                Event::End => {
+                    let needs = self.p.end(facts(now), limits(every));
+                    self.hook_started(needs);
+                }
+                Event::Step => {
+                    self.step();
+                }
+                Event::Finish => {
+                    if let Some(Worker::Saving(read)) = self.worker {
+                        self.p.worker_done(true, Some(now), false);
+                        self.covered = self.covered.max(Some(read));
+                        self.worker = Some(Worker::Looping);
+                    }
+                }
+                Event::Kill => self.worker = None,
+                Event::Tick(seconds) => self.now += i64::from(seconds),
+                Event::Pause(kind) => {
+                    self.paused_ever = true;
+                    self.p.guard.paused = Some(Pause { kind, text: "paused".into(), at: now, end_save_used: false });
+                }
+            }
+            self.check();
+        }
+
+        /// Returns the wait the worker asked for, if any.
+        fn step(&mut self) -> Option<i64> {
+            if self.worker != Some(Worker::Looping) {
+                return None;
+            }
+            let paused = self.p.guard.paused.clone();
+            let taken_over = self.p.job.claimed_since().is_some();
+            match self.p.worker_next(self.now, IDLE, || None) {
+                Next::Save { .. } => {
+                    if let Some(pause) = &paused {
+                        assert!(pause.kind != PauseKind::Budget, "a save ran under a budget stop");
+                        // A claim asked for before the pause goes on.
+                        assert!(self.p.turn.ended || taken_over, "a save ran in a cache-miss pause before the end");
+                    }
+                    self.worker = Some(Worker::Saving(self.seq));
+                }
+                Next::GaveUp { .. } => self.gave_up = true,
+                Next::Dropped { .. } => assert!(paused.is_some_and(|p| p.kind == PauseKind::Budget)),
+                Next::Wait(seconds) => return Some(seconds),
+                Next::Idle => self.worker = None,
+            }
+            None
+        }
+
+        fn check(&self) {
+            if let Job::Claimed { takeovers, .. } = self.p.job {
+                assert!(takeovers <= 1, "a claim taken over {takeovers} times");
+            }
+            if self.p.job.needs_worker() && self.worker.is_none() {
+                // Only a killed worker leaves a job without one; its next
+                // hook (or the project's next start) starts another.
+                assert!(self.p.job.claimed_since().is_some() || matches!(self.p.job, Job::Pending));
+            }
+        }
+
+        /// The session ends and its worker runs to the end, undisturbed.
+        fn drain(&mut self) {
+            // A killed worker's claim is taken over by the project's next
+            // SessionStart (`take_over_ended`).
+            self.apply(&Event::End);
+            if self.p.job.is_active() && self.worker.is_none() {
+                self.worker = Some(Worker::Looping);
+            }
+            for _ in 0..100 {
+                match self.worker {
+                    None => break,
+                    Some(Worker::Saving(_)) => self.apply(&Event::Finish),
+                    Some(Worker::Looping) => {
+                        self.seq += 1;
+                        if let Some(wait) = self.step() {
+                            self.now += wait;
+                        }
+                    }
+                }
+            }
+            assert!(self.worker.is_none(), "the worker never went idle: {:?}", self.p);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+        /// Arbitrary hooks, worker steps, deaths, pauses and time: the
+        /// protocol's rules hold after every event, and at the end nothing
+        /// asked for is lost.
+        #[test]
+        fn the_protocol_keeps_its_rules(events in proptest::collection::vec(event(), 0..60), every in 1u64..6) {
+            let mut sim = Sim::new(every);
+            for event in &events {
+                sim.apply(event);
+            }
+            // Hooks after a kill restart the worker; a Stop does it here.
+            sim.apply(&Event::Stop);
+            sim.drain();
+            prop_assert!(matches!(sim.p.job, Job::Idle), "{:?}", sim.p.job);
+            if !sim.paused_ever && !sim.gave_up {
+                prop_assert!(sim.dirty <= sim.covered, "turns lost: dirty at {:?}, saved through {:?}", sim.dirty, sim.covered);
+                prop_assert!(!sim.p.worth_saving() && sim.p.turn.unsaved == 0);
+            }
+        }
+    }
+
+    /// The cases the property names, one by one.
+    #[test]
+    fn a_batch_gathers_then_saves_and_one_more_waits_behind_a_running_save() {
+        let mut p = Protocol::default();
+        let l = limits(3);
+        for _ in 0..2 {
+            p.prompt(facts(0), l, false);
+            assert!(p.stop(facts(0), l), "a held turn starts a worker for its flush");
+            assert_eq!(p.job, Job::Held { until: IDLE });
+        }
+        p.prompt(facts(0), l, false);
+        p.stop(facts(0), l);
+        assert_eq!(p.job, Job::Pending);
+        assert_eq!(p.worker_next(5, IDLE, || None), Next::Save { last_chance: false });
+        // A turn ends while it runs: held behind it, then asked for.
+        p.prompt(facts(6), l, false);
+        p.stop(facts(6), l);
+        assert_eq!(p.job, Job::Claimed { since: 5, takeovers: 0, queued: Queued::Held { until: 106 } });
+        p.worker_done(true, Some(5), false);
+        assert_eq!(p.job, Job::Held { until: 106 });
+        assert_eq!(p.guard.saved_through, Some(5));
+        assert_eq!(p.worker_next(50, IDLE, || None), Next::Wait(56));
+        // The transcript was written at 60: quiet from then.
+        assert_eq!(p.worker_next(106, IDLE, || Some(60)), Next::Wait(54));
+        assert_eq!(p.worker_next(160, IDLE, || Some(60)), Next::Save { last_chance: true });
+    }
+
+    #[test]
+    fn a_dead_workers_claim_is_taken_over_once_then_given_up() {
+        let mut p = Protocol::default();
+        p.prompt(facts(0), limits(1), false);
+        p.stop(facts(0), limits(1));
+        p.snapshot.copy = Some("copy".into());
+        assert_eq!(p.worker_next(1, IDLE, || None), Next::Save { last_chance: false });
+        // Killed; the next worker finds the claim.
+        assert_eq!(p.worker_next(2, IDLE, || None), Next::Save { last_chance: false });
+        assert_eq!(p.job, Job::Claimed { since: 2, takeovers: 1, queued: Queued::Nothing });
+        assert_eq!(p.worker_next(3, IDLE, || None), Next::GaveUp { copy: Some("copy".into()) });
+        assert_eq!(p.job, Job::Idle);
+        // A request made meanwhile folds into the claim: a fresh one.
+        p.job = Job::Claimed { since: 2, takeovers: 1, queued: Queued::Save };
+        assert_eq!(p.worker_next(4, IDLE, || None), Next::Save { last_chance: false });
+        assert_eq!(p.job, Job::Claimed { since: 4, takeovers: 0, queued: Queued::Nothing });
+    }
+
+    #[test]
+    fn pauses_drop_requests_but_a_cache_miss_pause_keeps_the_end_save() {
+        let mut p = Protocol::default();
+        p.guard.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 0, end_save_used: false });
+        p.prompt(facts(0), limits(1), false);
+        assert!(!p.stop(facts(0), limits(1)), "no save while paused");
+        assert!(p.end(facts(0), limits(1)), "the one save at the end");
+        assert!(p.guard.paused.as_ref().unwrap().end_save_used);
+        assert_eq!(p.worker_next(1, IDLE, || None), Next::Save { last_chance: true });
+        p.worker_done(true, None, false);
+        // A resumed run ends again: no second end save.
+        p.prompt(facts(2), limits(1), false);
+        assert!(!p.end(facts(2), limits(1)));
+        // A budget stops even a request already made.
+        p.job = Job::Pending;
+        p.guard.paused.as_mut().unwrap().kind = PauseKind::Budget;
+        assert_eq!(p.worker_next(3, IDLE, || None), Next::Dropped { copy: None });
+        assert_eq!(p.worker_next(3, IDLE, || None), Next::Idle);
+    }
+
+    #[test]
+    fn a_quota_near_its_limit_holds_saves_back() {
+        let mut p = Protocol::default();
+        p.prompt(facts(0), limits(1), false);
+        let high = Quota { five_hour: Some(95.0), seven_day: None, at: 0 };
+        assert!(!p.save_due(Facts { now: 0, off: false, quota: Some(&high) }, limits(1)));
+        let low = Quota { five_hour: Some(20.0), ..high };
+        assert!(p.save_due(Facts { now: 0, off: false, quota: Some(&low) }, limits(1)));
+        assert!(!p.save_due(Facts { now: 0, off: true, quota: None }, limits(1)), "off");
+    }
+}
