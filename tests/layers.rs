@@ -1,6 +1,8 @@
-//! The layers import only downward: no two top-level modules of the binary
-//! import each other, directly or through others. A scan of the `crate::`
-//! paths in `src/` is enough, since every import names its module so.
+//! The layers import only downward: every `crate::` import between
+//! top-level modules is one that docs/design.md's layer table allows, the
+//! table lists every module, and no two modules import each other, directly
+//! or through others. A scan of the `crate::` paths in `src/` is enough,
+//! since every import names its module so.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -83,6 +85,62 @@ fn no_cycle_between_top_level_modules() {
     let layers: Vec<String> =
         graph.iter().map(|(m, to)| format!("{m} → {}", to.iter().cloned().collect::<Vec<_>>().join(", "))).collect();
     assert!(cycles.is_empty(), "import cycles:\n{}\n\nimports:\n{}", cycles.join("\n"), layers.join("\n"));
+}
+
+/// docs/design.md's layer table: each module and what it may use (`None`:
+/// everything).
+fn allowed() -> BTreeMap<String, Option<BTreeSet<String>>> {
+    let design = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/design.md")).unwrap();
+    let table = design.split("| layer | what it is | may use |").nth(1).expect("the layer table in docs/design.md");
+    let names = |cell: &str| -> BTreeSet<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
+    let mut layers = BTreeMap::new();
+    for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let module = names(cells[0]).into_iter().next().expect("a module in backticks");
+        let may = cells.last().unwrap().trim_end_matches('|').trim();
+        layers
+            .insert(module, (may != "everything").then(|| if may == "nothing" { BTreeSet::new() } else { names(may) }));
+    }
+    layers
+}
+
+/// The imports the table does not allow.
+fn forbidden(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    allowed: &BTreeMap<String, Option<BTreeSet<String>>>,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (from, imports) in graph {
+        match allowed.get(from) {
+            None => wrong.push(format!("{from}: not in the layer table")),
+            Some(None) => {}
+            Some(Some(may)) => {
+                wrong.extend(imports.iter().filter(|to| !may.contains(*to)).map(|to| format!("{from} → {to}")))
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn every_import_is_one_the_layer_table_allows() {
+    let graph = imports();
+    let allowed = allowed();
+    assert!(allowed.len() >= 11, "the table parsed to {allowed:?}");
+    let wrong = forbidden(&graph, &allowed);
+    assert!(wrong.is_empty(), "imports docs/design.md's layer table does not allow:\n{}", wrong.join("\n"));
+    let listed_but_gone: Vec<&String> = allowed.keys().filter(|m| !graph.contains_key(*m)).collect();
+    assert!(listed_but_gone.is_empty(), "the table lists modules that do not exist: {listed_but_gone:?}");
+}
+
+#[test]
+fn the_table_check_refuses_an_upward_import() {
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        [("store".to_string(), BTreeSet::from(["save".to_string(), "env".to_string()]))].into();
+    let allowed = allowed();
+    assert_eq!(forbidden(&graph, &allowed), vec!["store → save".to_string()]);
+    let unknown: BTreeMap<String, BTreeSet<String>> = [("extra".to_string(), BTreeSet::new())].into();
+    assert_eq!(forbidden(&unknown, &allowed), vec!["extra: not in the layer table".to_string()]);
 }
 
 #[test]
