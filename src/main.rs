@@ -1,7 +1,7 @@
 //! memory-save: one binary, run by Claude Code's command hooks, that keeps a
 //! per-project MEMORY.md current through a background fork of the session.
 //!
-//! `main` owns the exit code (see `cmd::EXIT_CODES`). Hooks always exit 0:
+//! `main` owns the exit code (see `cmd::exit`). Hooks always exit 0:
 //! an internal error goes to our log, never into the user's session.
 
 mod claude;
@@ -35,22 +35,23 @@ fn main() -> ExitCode {
         if let Err(e) = hook::words::hook_args(&words).and_then(hook::run) {
             store::log::error(&format!("hook {}: {e:#}", words.join(" ")));
         }
-        return ExitCode::SUCCESS;
+        return ExitCode::from(cmd::exit::DONE);
     }
     let cli = match cmd::Cli::try_parse_from(std::iter::once("memory-save".into()).chain(args)) {
         Ok(cli) => cli,
         // --help and --version print and exit 0; usage errors exit 2.
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::from(if e.use_stderr() { cmd::exit::USAGE } else { cmd::exit::DONE });
         }
     };
     match cli.command.run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(cmd::exit::DONE),
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(cmd::exit::DONE),
         Err(e) => {
             eprintln!("memory-save: {}", crate::memory::text::visible(&format!("{e:#}")));
-            ExitCode::FAILURE
+            let problems = e.downcast_ref::<cmd::exit::ProblemsFound>().is_some();
+            ExitCode::from(if problems { cmd::exit::PROBLEMS_FOUND } else { cmd::exit::FAILED })
         }
     }
 }

@@ -1,12 +1,12 @@
 //! `memory-save doctor`: checks what a working setup needs and says what to
-//! do about each problem. Exits 1 when something is wrong.
+//! do about each problem. Exits 3 when something is wrong (`exit`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::claude::hooks::BINARY_NAME;
 use crate::claude::settings::Scope;
@@ -71,11 +71,11 @@ impl Report {
     }
 }
 
-/// Check the setup and say what to do about each problem; exit 1 when
+/// Check the setup and say what to do about each problem; exit 3 when
 /// something is wrong.
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
-    /// Print the findings as JSON, for scripts (exit 1 still means a problem).
+    /// Print the findings as JSON, for scripts (exit 3 still means a problem).
     #[arg(long)]
     json: bool,
 }
@@ -106,7 +106,7 @@ fn run(json: bool) -> Result<()> {
         super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&out)?))?;
     }
     if report.problems > 0 {
-        bail!("{} problem(s) found", report.problems);
+        return Err(super::exit::ProblemsFound(report.problems).into());
     }
     if !json {
         super::println("all good")?;

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod cost;
 pub mod doctor;
 pub mod edit;
+pub mod exit;
 pub mod history;
 pub mod import;
 pub mod install;
@@ -54,18 +55,13 @@ pub fn println(text: &str) -> Result<()> {
 }
 
 /// Exit codes, as `--help` and the README document them.
-pub const EXIT_CODES: &str = "\
-Exit codes:
-  0  done (a hook always exits 0, whatever happened; see the log)
-  1  the command failed, or doctor found a problem
-  2  usage error: an unknown command, flag or value";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "memory-save",
     version,
     about = "A per-project MEMORY.md for Claude Code, kept current in the background",
-    after_help = EXIT_CODES,
+    after_help = exit::HELP,
     disable_help_subcommand = true
 )]
 pub struct Cli {

@@ -59,7 +59,7 @@ fn status_names_the_last_failed_reply() {
 fn doctor_reports_problems_and_passes_once_installed() {
     let env = Env::new();
     let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(out.stdout.contains("PROBLEM") && out.stdout.contains("run memory-save install"), "{out:#?}");
 
     // Installed from this very binary, with a claude that answers --version.
@@ -74,7 +74,7 @@ fn doctor_reports_problems_and_passes_once_installed() {
     assert_eq!(out.code, Some(0), "{out:#?}");
 
     let out = env.cmd(&["doctor"]).var("MEMORY_SAVE_CLAUDE", "/nonexistent/claude").run();
-    assert_eq!(out.code, Some(1));
+    assert_eq!(out.code, Some(3));
     assert!(out.stdout.contains("PROBLEM  claude not found") || out.stdout.contains("does not answer"), "{out:#?}");
 }
 
@@ -97,7 +97,7 @@ fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
     env.cmd(&["install"]).run().ok();
     assert!(hooks_line(&env).contains("registered more than once"), "{}", hooks_line(&env));
     let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(1), "{out:#?}");
+    assert_eq!(out.code, Some(3), "{out:#?}");
     assert!(
         out.stdout.contains("registered twice") && out.stdout.contains("memory-save uninstall --project"),
         "{out:#?}"
@@ -123,13 +123,13 @@ fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     env.saved_turn(SID, 1);
     fs::write(env.sessions_dir().join("broken.json"), "{not json").unwrap();
     let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(1));
+    assert_eq!(out.code, Some(3));
     assert!(out.stdout.contains("unreadable session state") && out.stdout.contains("broken.json"), "{out:#?}");
     fs::remove_file(env.sessions_dir().join("broken.json")).unwrap();
     let state = env.mem.join("state/memory-save");
     fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(1));
+    assert_eq!(out.code, Some(3));
     assert!(out.stdout.contains("readable by others") && out.stdout.contains("chmod 700"), "{out:#?}");
 }
 
@@ -435,7 +435,7 @@ fn colour_on_a_terminal_and_never_when_piped_or_refused() {
 fn doctor_speaks_json_for_scripts() {
     let env = Env::new();
     let out = env.cmd(&["doctor", "--json"]).run();
-    assert_eq!(out.code, Some(1), "not installed yet: {out:#?}");
+    assert_eq!(out.code, Some(3), "not installed yet: {out:#?}");
     let report: Value = serde_json::from_str(&out.stdout).expect("one JSON document");
     assert!(report["problems"].as_u64() >= Some(1), "{report}");
     let findings = report["findings"].as_array().unwrap();

@@ -271,7 +271,7 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID_OTHER).run().ok().stdout;
     assert!(line.starts_with("memory-save: paused: allowance used up until "), "{line}");
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
-    assert!(doctor.stdout.contains("You've hit your 5-hour limit") && doctor.code == Some(1), "{doctor:#?}");
+    assert!(doctor.stdout.contains("You've hit your 5-hour limit") && doctor.code == Some(3), "{doctor:#?}");
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(status.contains("no save runs on this machine: paused: allowance used up"), "{status}");
     // resume lifts it early.
