@@ -354,20 +354,21 @@ fn shell_words(line: &str) -> Option<Vec<String>> {
 pub fn quote_program(path: &str) -> String {
     shell_quote(path)
 }
-/// Our hook commands registered in the settings file at `path`, each as its
-/// program path and the words after it (`hook stop`), for `doctor`.
-pub fn registered_hooks(path: &Path) -> Result<Vec<(String, Vec<String>)>> {
+/// Our hook commands registered in the settings file at `path`, each as the
+/// event it is registered under, its program path and the words after it
+/// (`hook stop`), for `doctor`.
+pub fn registered_hooks(path: &Path) -> Result<Vec<(String, String, Vec<String>)>> {
     let settings = settings::parse_settings(path, settings::read_settings(path)?.as_deref())?;
     let mut found = Vec::new();
     let Some(Value::Object(hooks)) = settings.get("hooks") else { return Ok(found) };
-    for groups in hooks.values() {
+    for (event, groups) in hooks {
         for group in groups.as_array().into_iter().flatten() {
             for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
                 let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
                 if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command).map(unguarded))
                     && words.first().map(String::as_str) == Some("hook")
                 {
-                    found.push((all.remove(0), words));
+                    found.push((event.clone(), all.remove(0), words));
                 }
             }
         }
@@ -397,8 +398,10 @@ pub struct Registration {
     /// The programs those commands run (by path, or `memory-save` by name).
     #[serde(skip)]
     pub programs: Vec<String>,
+    /// Each command as its event and the words after the program
+    /// (`Stop`, `hook stop`).
     #[serde(skip)]
-    pub words: Vec<String>,
+    pub words: Vec<(String, String)>,
     /// The plugin id (`memory-save@…`) this file enables.
     pub plugin: Option<String>,
     /// Why the file could not be read.
@@ -423,8 +426,8 @@ pub fn registrations(cwd: &Path) -> Vec<Registration> {
             scope: scope.label(),
             path: path.display().to_string(),
             commands: hooks.len(),
-            programs: hooks.iter().map(|(program, _)| program.clone()).collect(),
-            words: hooks.iter().map(|(_, words)| words.join(" ")).collect(),
+            programs: hooks.iter().map(|(_, program, _)| program.clone()).collect(),
+            words: hooks.iter().map(|(event, _, words)| (event.clone(), words.join(" "))).collect(),
             plugin,
             error,
         });
@@ -496,26 +499,32 @@ mod tests {
         out
     }
 
+    /// hooks.json is the events table (`claude::events`), entry for entry:
+    /// Claude Code's name, the matcher, and the commands in order.
     #[test]
-    fn hooks_json_has_every_event_and_six_session_start_parts() {
+    fn hooks_json_is_the_events_table() {
+        use super::super::events::HookEvent;
         let hooks = our_hooks(&program());
         let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
-        assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]);
-        let start: Vec<String> = hooks["SessionStart"][0]["hooks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["command"].as_str().unwrap().to_owned())
-            .collect();
-        let expected: Vec<String> = (1..=6).map(|n| format!("{EXE} hook session-start --part {n}")).collect();
-        assert_eq!(start, expected);
-        for groups in hooks.values() {
-            for entry in groups[0]["hooks"].as_array().unwrap() {
+        assert_eq!(events, HookEvent::ALL.map(HookEvent::name));
+        let mut commands = Vec::new();
+        for event in HookEvent::ALL {
+            let groups = hooks[event.name()].as_array().unwrap();
+            assert_eq!(groups.len(), 1, "{}", event.name());
+            assert_eq!(groups[0].get("matcher").and_then(Value::as_str), event.matcher(), "{}", event.name());
+            let entries = groups[0]["hooks"].as_array().unwrap();
+            assert_eq!(entries.len(), event.commands(), "{}", event.name());
+            for entry in entries {
                 assert_eq!(entry["type"], "command");
                 assert!(entry["timeout"].as_u64().unwrap() <= 10);
                 assert!(entry_is_ours(entry));
+                commands.push(entry["command"].as_str().unwrap().to_owned());
             }
         }
+        let expected: Vec<String> = HookEvent::command_lines().iter().map(|(_, c)| format!("{EXE} {c}")).collect();
+        assert_eq!(commands, expected);
+        assert_eq!(expected.len(), 11);
+        assert_eq!(expected[5], format!("{EXE} hook session-start --part 6"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! session's transcript, and its settings files.
 
 pub mod child;
+pub mod events;
 pub mod fork;
 pub mod hooks;
 pub mod jsonedit;

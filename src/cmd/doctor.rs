@@ -10,17 +10,12 @@ use anyhow::Result;
 
 use crate::claude::hooks::BINARY_NAME;
 use crate::claude::settings::Scope;
-use crate::memory::block::MAX_PARTS;
 use crate::memory::text::visible;
 use crate::store::paths::Roots;
 
-/// Every hook command a full install registers.
-fn expected_hooks() -> Vec<String> {
-    let mut hooks: Vec<String> = (1..=MAX_PARTS).map(|n| format!("hook session-start --part {n}")).collect();
-    for event in ["user-prompt-submit", "post-tool-use", "stop", "pre-compact", "session-end"] {
-        hooks.push(format!("hook {event}"));
-    }
-    hooks
+/// Every hook command a full install registers, with its event.
+fn expected_hooks() -> Vec<(String, String)> {
+    crate::claude::events::HookEvent::command_lines().into_iter().map(|(event, c)| (event.to_string(), c)).collect()
 }
 
 /// Doctor's findings, printed as they come (a slow check shows what was
@@ -227,7 +222,13 @@ fn check_hooks(report: &mut Report) -> Result<()> {
     }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     for r in &with_hooks {
-        let missing: Vec<String> = expected_hooks().into_iter().filter(|want| !r.words.contains(want)).collect();
+        // Registered under another event, a command runs at the wrong time:
+        // it counts as missing where it belongs.
+        let missing: Vec<String> = expected_hooks()
+            .into_iter()
+            .filter(|want| !r.words.contains(want))
+            .map(|(event, words)| format!("{words} (under {event})"))
+            .collect();
         if missing.is_empty() {
             report.ok(&format!("all {} hook commands registered in {} ({})", expected_hooks().len(), r.path, r.scope));
         } else {

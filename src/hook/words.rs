@@ -6,37 +6,13 @@ use std::ffi::OsString;
 
 use anyhow::{Result, bail};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    SessionStart,
-    UserPromptSubmit,
-    PostToolUse,
-    Stop,
-    SessionEnd,
-    PreCompact,
-}
-
-impl HookEvent {
-    pub fn from_arg(arg: &str) -> Option<HookEvent> {
-        Some(match arg {
-            "session-start" => HookEvent::SessionStart,
-            "user-prompt-submit" => HookEvent::UserPromptSubmit,
-            "post-tool-use" => HookEvent::PostToolUse,
-            "stop" => HookEvent::Stop,
-            "session-end" => HookEvent::SessionEnd,
-            "pre-compact" => HookEvent::PreCompact,
-            _ => return None,
-        })
-    }
-}
+pub use crate::claude::events::HookEvent;
 
 /// The words after `hook`: the event, and `--part N` for session-start.
 pub fn hook_args(words: &[impl AsRef<str>]) -> Result<(HookEvent, usize)> {
     let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
-    let Some(event) = words.first().and_then(|e| HookEvent::from_arg(e)) else {
-        bail!(
-            "hook needs an event: session-start, user-prompt-submit, post-tool-use, stop, pre-compact or session-end"
-        );
+    let Some(event) = words.first().and_then(|e| HookEvent::from_word(e)) else {
+        bail!("hook needs an event: {}", HookEvent::words());
     };
     let part = match words.get(1..).unwrap_or_default() {
         [] => 1,

@@ -116,6 +116,23 @@ fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
     assert!(line.contains("plugin memory-save@memory-save") && !line.contains("more than once"), "{line}");
 }
 
+/// A command of ours registered under another event runs at the wrong
+/// time: doctor counts it missing where it belongs.
+#[test]
+fn doctor_finds_a_hook_registered_under_the_wrong_event() {
+    let env = Env::new();
+    env.cmd(&["install"]).run().ok();
+    let settings = env.home.join(".claude/settings.json");
+    let mut value: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
+    let stop = value["hooks"]["Stop"].take();
+    value["hooks"]["PostToolUse"].as_array_mut().unwrap().extend(stop.as_array().unwrap().iter().cloned());
+    value["hooks"].as_object_mut().unwrap().remove("Stop");
+    fs::write(&settings, value.to_string()).unwrap();
+    let out = env.cmd(&["doctor"]).run();
+    assert_eq!(out.code, Some(3), "{out:#?}");
+    assert!(out.stdout.contains("lacks: hook stop (under Stop)"), "{out:#?}");
+}
+
 #[test]
 fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     let env = Env::new();

@@ -6,8 +6,6 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Output};
 
-const EVENTS: [&str; 6] = ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"];
-
 /// The shared bench's HOME, with the settings file install writes.
 struct Home {
     env: Env,
@@ -99,7 +97,9 @@ fn fresh_install_creates_settings_with_every_event() {
     assert!(stdout.contains(&home.settings().display().to_string()), "{stdout}");
     let settings = parse(&home.read_settings());
     let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(events, EVENTS);
+    // Every event of hooks.json, in its order (a unit test holds hooks.json
+    // to the events table).
+    assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]);
     let start = commands(&settings, "SessionStart");
     let expected: Vec<String> = (1..=6).map(|n| format!("{} hook session-start --part {n}", exe())).collect();
     assert_eq!(start, expected);

@@ -130,7 +130,8 @@ fn state_folder_link(name: &str) {
     symlink(&outside, state.join(name)).unwrap();
     env.write_memory(&template_with("proj", &["- Kept."]));
 
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         let fixture = fixture_for(event);
         env.hook(event).fixture(fixture).session(SID).run().ok();
     }

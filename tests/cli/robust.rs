@@ -45,7 +45,8 @@ fn garbage_input_exits_zero_and_writes_nothing() {
         ("non-UTF-8 alone", vec![0xc3, 0x28, 0xff, 0x00, 0x80]),
         ("very large", huge),
     ];
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         for (what, stdin) in &inputs {
             let lines = log_lines(&env);
             let out = env.hook(event).stdin_bytes(stdin).run();
@@ -81,7 +82,8 @@ fn an_unknown_hook_event_name_in_the_input_changes_nothing() {
 #[test]
 fn a_session_id_with_a_path_is_refused() {
     let env = Env::new();
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         for id in ["../../escape", "../sessions/x", "a/b", ""] {
             let fixture = fixture_for(event);
             let lines = log_lines(&env);
@@ -104,7 +106,8 @@ fn an_unusable_state_folder_still_exits_zero() {
     let blocker = env.root().join("a-file");
     std::fs::write(&blocker, "not a folder").unwrap();
     let env = env.with_var("MEMORY_SAVE_HOME", blocker.to_str().unwrap());
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         let out = env.hook(event).fixture("UserPromptSubmit.json").run();
         assert_eq!(out.code, Some(0), "{event}: {out:#?}");
     }
@@ -116,7 +119,8 @@ fn an_unusable_state_folder_still_exits_zero() {
 fn a_hook_whose_stdout_is_closed_exits_zero_for_every_event() {
     let env = Env::new();
     env.write_memory(&template_with("proj", &["- Fact."]));
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         // A report waiting, so UserPromptSubmit and Stop have output too.
         env.script_reply(1, &adds("- Another fact."));
         let out = env.hook(event).fixture(fixture_for(event)).session(SID).close_stdout().run();

@@ -251,7 +251,8 @@ fn a_hook_whose_stdin_never_closes_returns_once_the_object_is_whole_or_at_its_de
     eprintln!("stdin never closed after a whole object: PostToolUse {:.1} ms", ms(whole.elapsed));
     assert_eq!(env.state(SID_OTHER)["tool_ran"], json!(true));
 
-    for event in HOOK_EVENTS {
+    for event in hook_events() {
+        let event = event.as_str();
         let out = env.hook(event).stdin("{\"session_id\": \"half").hold_stdin().run();
         let limit = if event == "session-end" { 1.0 } else { 5.0 };
         assert_eq!(out.code, Some(0), "{event}: {out:#?}");

@@ -724,9 +724,20 @@ impl Output {
     }
 }
 
-/// Every hook event, as the `hook` subcommand names it.
-pub const HOOK_EVENTS: [&str; 6] =
-    ["session-start", "user-prompt-submit", "post-tool-use", "stop", "session-end", "pre-compact"];
+/// Every hook event, as the `hook` subcommand names it, read from
+/// hooks.json (which a unit test holds to the events table), so a sweep
+/// over them covers an event the day it is registered.
+pub fn hook_events() -> Vec<String> {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks.json")).unwrap();
+    let hooks: Value = serde_json::from_str(&text).unwrap();
+    let mut words: Vec<String> = Vec::new();
+    for groups in hooks["hooks"].as_object().unwrap().values() {
+        let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+        words.push(command.split_whitespace().nth(2).unwrap().to_string());
+    }
+    assert!(words.len() >= 6 && words.contains(&"pre-compact".to_string()), "{words:?}");
+    words
+}
 
 /// The real payload each hook event is tested with.
 pub fn fixture_for(event: &str) -> &'static str {

@@ -1,0 +1,98 @@
+//! The hook events memory-save registers, in one table: Claude Code's name
+//! for each, the word our `hook` subcommand takes, and the matcher its
+//! entry in hooks.json carries. hooks.json is checked against it by a
+//! test (`claude::hooks`), and the hook words, doctor and the install read
+//! it; the integration tests sweep the events hooks.json lists.
+
+/// One registered event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    PostToolUse,
+    Stop,
+    PreCompact,
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// Every event, in hooks.json's order.
+    pub const ALL: [HookEvent; 6] = [
+        HookEvent::SessionStart,
+        HookEvent::UserPromptSubmit,
+        HookEvent::PostToolUse,
+        HookEvent::Stop,
+        HookEvent::PreCompact,
+        HookEvent::SessionEnd,
+    ];
+
+    /// Claude Code's name, the key in settings.json's `hooks`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::Stop => "Stop",
+            HookEvent::PreCompact => "PreCompact",
+            HookEvent::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// The word after `memory-save hook`.
+    pub fn word(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "session-start",
+            HookEvent::UserPromptSubmit => "user-prompt-submit",
+            HookEvent::PostToolUse => "post-tool-use",
+            HookEvent::Stop => "stop",
+            HookEvent::PreCompact => "pre-compact",
+            HookEvent::SessionEnd => "session-end",
+        }
+    }
+
+    /// The matcher of its hooks.json entry (checked by a test; install
+    /// copies hooks.json as it is): SessionStart's sources (not
+    /// `fork`, which a sealed fork would report), every tool for
+    /// PostToolUse, none for the others.
+    #[cfg(test)]
+    pub fn matcher(self) -> Option<&'static str> {
+        match self {
+            HookEvent::SessionStart => Some("startup|resume|clear|compact"),
+            HookEvent::PostToolUse => Some("*"),
+            _ => None,
+        }
+    }
+
+    /// How many commands it registers: SessionStart one per part of the
+    /// memory block.
+    pub fn commands(self) -> usize {
+        match self {
+            HookEvent::SessionStart => crate::memory::block::MAX_PARTS,
+            _ => 1,
+        }
+    }
+
+    pub fn from_word(word: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.word() == word)
+    }
+
+    /// The words of every event, for messages: `session-start, …`.
+    pub fn words() -> String {
+        HookEvent::ALL.map(HookEvent::word).join(", ")
+    }
+
+    /// Every hook command line (after the program) a full install
+    /// registers, with the event it is registered under, in hooks.json's
+    /// order.
+    pub fn command_lines() -> Vec<(&'static str, String)> {
+        HookEvent::ALL
+            .into_iter()
+            .flat_map(|event| {
+                (1..=event.commands()).map(move |part| match event {
+                    HookEvent::SessionStart => (event.name(), format!("hook {} --part {part}", event.word())),
+                    _ => (event.name(), format!("hook {}", event.word())),
+                })
+            })
+            .collect()
+    }
+}
