@@ -9,10 +9,12 @@ mod cmd;
 mod config;
 mod env;
 mod hook;
+mod process;
 mod project;
 mod save;
 mod store;
 mod sync;
+mod sys;
 mod team;
 
 use std::process::ExitCode;

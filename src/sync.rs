@@ -7,13 +7,11 @@
 //! line says since when it has not synced, `doctor` says why.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-
-use std::os::unix::process::CommandExt;
 
 use crate::store::folder::IDENTITY_FILE;
 use crate::store::fsutil;
@@ -24,6 +22,11 @@ const BRANCH: &str = "main";
 pub const SYNC_EVERY: i64 = 60;
 /// One git command of a background sync takes at most this long.
 const GIT_LIMIT: Duration = Duration::from_secs(30);
+/// Reading one setting is quick, or git is stuck.
+const GIT_CONFIG_LIMIT: Duration = Duration::from_secs(5);
+/// What of git's output is kept: the memory files it shows are at most
+/// 50,000 characters each; far more is not git answering us.
+const GIT_OUTPUT_MAX: usize = 64 * 1024 * 1024;
 const STATE_FILE: &str = "sync.json";
 
 /// Only memories travel: MEMORY.md, topic files and identity records.
@@ -77,61 +80,38 @@ fn ssh_command(root: &Path) -> Option<String> {
     if crate::env::passed_to_fork("GIT_SSH").is_some() {
         return None;
     }
-    let configured = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["config", "--get", "core.sshCommand"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|out| out.status.success())
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|c| !c.is_empty());
+    let configured = crate::process::run_captured(
+        Command::new("git").arg("-C").arg(root).args(["config", "--get", "core.sshCommand"]),
+        b"",
+        GIT_CONFIG_LIMIT,
+        64 * 1024,
+    )
+    .ok()
+    .filter(|run| matches!(run.ended, crate::process::Ended::Exited(status) if status.success()))
+    .map(|run| String::from_utf8_lossy(&run.stdout).trim().to_string())
+    .filter(|c| !c.is_empty());
     Some(format!("{} {OPTIONS}", configured.as_deref().unwrap_or("ssh")))
 }
 
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
 pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
-    let mut child = Command::new("git")
+    let mut command = Command::new("git");
+    command
         .arg("-C")
         .arg(root)
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c)))
-        .env("GIT_MERGE_AUTOEDIT", "no")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+        .env("GIT_MERGE_AUTOEDIT", "no");
+    let run = crate::process::run_captured(&mut command, b"", limit, GIT_OUTPUT_MAX)
         .context("cannot run git; install git to sync memory")?;
-    // Both pipes drained at once: a child that fills one while we wait on
-    // the other would hang until the time limit.
-    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+    let (status, stdout, stderr) = match run.ended {
+        crate::process::Ended::Exited(status) => (status, run.stdout, run.stderr),
+        crate::process::Ended::TimedOut => {
+            bail!("git {} took over {} s and was stopped", args.first().unwrap_or(&""), limit.as_secs())
         }
-        if started.elapsed() > limit {
-            // SAFETY: kill has no memory preconditions; the group is the child's own.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            bail!("git {} took over {} s and was stopped", args.first().unwrap_or(&""), limit.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(10));
     };
-    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     if !status.success() {
         // git's message spans lines ("fatal: …", then advice): all of it,
         // on one line, bounded.

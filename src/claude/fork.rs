@@ -251,27 +251,20 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
-    let mut child = super::child::spawn_in_group(&mut command).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
-        _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
-    })?;
-    let pgid = child.id() as i32;
-    let guard = super::child::Guard::start(pgid, req.timeout, &[&output_path, &error_path, &settings_path]);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < req.timeout => std::thread::sleep(Duration::from_millis(50)),
-            Ok(None) => {
-                super::child::kill_group(pgid, &mut child);
-                return Err(ForkError::new(format!("fork timed out after {}s", req.timeout.as_secs())));
-            }
-            Err(e) => return Err(io("wait for the fork", e)),
+    // A watcher kills the fork's group and removes these files if the
+    // worker dies (a SIGKILL leaves it no chance to).
+    let scratch = [output_path.as_path(), error_path.as_path(), settings_path.as_path()];
+    let child =
+        crate::process::Bounded::spawn(&mut command, Some((req.timeout, &scratch))).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
+            _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
+        })?;
+    let status = match child.wait(started, req.timeout).map_err(|e| io("wait for the fork", e))? {
+        crate::process::Ended::Exited(status) => status,
+        crate::process::Ended::TimedOut => {
+            return Err(ForkError::new(format!("fork timed out after {}s", req.timeout.as_secs())));
         }
     };
-    // Whatever the fork left running in its group ends with it.
-    // SAFETY: signals the process group we created for the fork.
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    drop(guard);
     let duration_ms = started.elapsed().as_millis() as u64;
     let output = read_tail(&output_path, MAX_OUTPUT_READ);
     let errors = read_tail(&error_path, MAX_ERRORS_READ);

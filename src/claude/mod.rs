@@ -1,7 +1,6 @@
 //! Everything about Claude Code itself: running the fork, reading a
 //! session's transcript, and its settings files.
 
-pub mod child;
 pub mod events;
 pub mod fork;
 pub mod hooks;

@@ -12,8 +12,7 @@ pub struct Colour {
 
 impl Colour {
     pub fn for_stdout() -> Colour {
-        // SAFETY: isatty only looks at the descriptor.
-        let terminal = unsafe { libc::isatty(libc::STDOUT_FILENO) } == 1;
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         Colour { on: terminal && crate::env::colour_allowed() }
     }
 

@@ -3,8 +3,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -147,26 +147,13 @@ fn tested(version: &str) -> bool {
 }
 
 fn version_of(claude: &Path) -> Option<String> {
-    let mut child = Command::new(claude)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let started = Instant::now();
-    while child.try_wait().ok()?.is_none() {
-        if started.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
-    Some(out.trim().to_string()).filter(|v| !v.is_empty())
+    let run = crate::process::run_captured(Command::new(claude).arg("--version"), b"", VERSION_LIMIT, 4096).ok()?;
+    let crate::process::Ended::Exited(_) = run.ended else { return None };
+    Some(String::from_utf8_lossy(&run.stdout).trim().to_string()).filter(|v| !v.is_empty())
 }
+
+/// `claude --version` answers in about a second, or not at all.
+const VERSION_LIMIT: Duration = Duration::from_secs(10);
 
 /// The flag that installs into the settings file of `scope`, so advice to
 /// install names the file that already holds the hooks, never a second one.

@@ -80,10 +80,7 @@ fn run_editor(copy: &Path) -> Result<()> {
     let words = shlex::split(&line)
         .filter(|w| !w.is_empty())
         .with_context(|| format!("cannot read the editor command {line:?} (VISUAL or EDITOR): fix its quoting"))?;
-    let status = Command::new(&words[0])
-        .args(&words[1..])
-        .arg(copy)
-        .status()
+    let status = crate::process::run_in_foreground(Command::new(&words[0]).args(&words[1..]).arg(copy))
         .with_context(|| format!("cannot start the editor {:?} (set VISUAL or EDITOR)", words[0]))?;
     if !status.success() {
         bail!("the editor {:?} exited with {status}; MEMORY.md is unchanged", words[0]);

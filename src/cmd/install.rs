@@ -382,13 +382,7 @@ fn writable(path: &Path) -> std::result::Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
     let access = |p: &Path, what: &str| -> std::result::Result<(), String> {
-        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(p.as_os_str()))
-            .map_err(|_| format!("{} has a NUL byte", p.display()))?;
-        // SAFETY: a valid C string; access has no other preconditions.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-            return Err(format!("{what} {}: {}", p.display(), std::io::Error::last_os_error()));
-        }
-        Ok(())
+        crate::sys::check_writable(p).map_err(|e| format!("{what} {}: {e}", p.display()))
     };
     let file = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)

@@ -4,8 +4,8 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
@@ -16,6 +16,9 @@ use crate::store::state::{SessionState, SessionStore};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
+/// A status line is a line or two; what the wrapped one prints past this is
+/// dropped.
+const WRAPPED_MAX: usize = 64 * 1024;
 /// The whole status line ends by then, whatever it waits on.
 const DEADLINE: Duration = Duration::from_secs(6);
 
@@ -59,7 +62,7 @@ impl super::Run for StatuslineArgs {
 }
 
 fn run(wrapped: &[OsString]) -> Result<()> {
-    crate::hook::deadline::arm(DEADLINE);
+    crate::sys::arm_deadline(DEADLINE);
     let mut raw = Vec::new();
     std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
     let mut out = String::new();
@@ -195,31 +198,13 @@ fn record_quota(sessions: &SessionStore, id: &str, limits: &RateLimits) {
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
-    let child =
-        Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
-    let Ok(mut child) = child else {
-        return String::new();
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input);
-    }
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < WRAPPED_LIMIT => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return String::new();
-            }
+    let run = crate::process::run_captured(Command::new(program).args(args), input, WRAPPED_LIMIT, WRAPPED_MAX);
+    match run {
+        Ok(run) if matches!(run.ended, crate::process::Ended::Exited(_)) => {
+            String::from_utf8_lossy(&run.stdout).into_owned()
         }
+        _ => String::new(),
     }
-    let mut text = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_string(&mut text);
-    }
-    text
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The hook events. Each reads its input, touches the session's state and
 //! returns; none runs the fork. Errors go to the log, never to the exit code.
 
-pub mod deadline;
 mod post_tool_use;
 mod pre_compact;
 mod session_end;
@@ -45,7 +44,7 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     if crate::env::inside_fork() || crate::env::disabled() {
         return Ok(());
     }
-    crate::hook::deadline::arm(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
+    crate::sys::arm_deadline(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
     let input: HookInput = read_input(std::io::stdin().lock())?;
     crate::store::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs

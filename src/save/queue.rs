@@ -19,7 +19,7 @@
 //! has ended the project's next SessionStart, starts one, and it takes the
 //! job over. A job is taken over once; a second loss is reported.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::env::now_unix;
 use crate::store::fsutil::Lock;
@@ -66,47 +66,13 @@ fn start_worker(id: &str) {
     }
 }
 
-/// The worker is this binary again, detached: its own session and process
-/// group, stdio on /dev/null, so it outlives the CLI (which exits right after
-/// a `-p` turn) and never holds the hook's pipes open.
-///
-/// A plain fork and exec rather than `std::process::Command`: `Command`
-/// waits until the child has exec'd (to report exec errors), which put
-/// about a millisecond on every Stop that starts a save. The parent here
-/// returns right after fork; an exec failure ends the child with 127, and the
-/// next hook's `ensure_worker` tries again.
+/// The worker is this binary again, detached (`process::spawn_self_detached`):
+/// its own session and process group, stdio on /dev/null, so it outlives
+/// the CLI (which exits right after a `-p` turn) and never holds the hook's
+/// pipes open. An exec failure ends the child with 127, and the next hook
+/// tries again.
 fn spawn_worker(id: &str) -> Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let exe = CString::new(exe.as_os_str().as_bytes()).context("this program's path holds a NUL byte")?;
-    let args = [exe.clone(), c"worker".into(), c"--session".into(), CString::new(id)?];
-    let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    // Everything the child needs is prepared above: between fork and exec
-    // it may only make async-signal-safe calls.
-    // SAFETY: hooks are single-threaded, and the child only calls setsid,
-    // open, dup2, close, close_range or getrlimit, execv and _exit before
-    // it is replaced.
-    match unsafe { libc::fork() } {
-        -1 => Err(std::io::Error::last_os_error()).context("cannot fork the worker"),
-        0 => unsafe {
-            libc::setsid();
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-            if null >= 0 {
-                for fd in 0..3 {
-                    libc::dup2(null, fd);
-                }
-            }
-            // Claude Code may have passed descriptors beyond stdio; a worker
-            // holding one of its pipes would keep the hook looking unfinished.
-            crate::claude::child::close_descriptors_from(3);
-            libc::execv(exe.as_ptr(), argv.as_ptr());
-            libc::_exit(127)
-        },
-        _ => Ok(()),
-    }
+    crate::process::spawn_self_detached(&["worker", "--session", id])
 }
 
 /// The report line of a job given up after its worker died twice.

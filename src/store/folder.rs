@@ -90,7 +90,7 @@ impl Folder {
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(crate::sys::NO_FOLLOW)
             .mode(0o600)
             .open(&path)
             .and_then(|mut file| file.write_all(identity_record(identity).as_bytes()));

@@ -8,11 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-/// Flags for every file of ours we open by name: never through a planted
-/// symlink (the open fails with ELOOP), never blocking on a FIFO or device
-/// planted in a file's place (the open returns at once and `fstat` then
-/// says what it is), and never leaked into the fork or a user's command.
-const SAFE_OPEN: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+use crate::sys::{SAFE_OPEN, is_link_refused};
 
 /// Opens `path` for reading when it is a regular file; `None` when it does
 /// not exist. A symlink, FIFO, socket or device is an error that names the
@@ -22,7 +18,7 @@ pub fn open_regular(path: &Path) -> Result<Option<File>> {
     let file = match OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if is_link_refused(&e) => {
             bail!("{} is a symlink; memory-save reads only real files: replace it with a file", path.display())
         }
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
@@ -188,8 +184,7 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
 /// by someone else is refused (they could swap its files under us), one
 /// open to others is closed to 0700.
 fn check_private_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::effective_uid();
     if meta.uid() != me {
         bail!(
             "{} belongs to user id {}, not to you ({me}); memory-save keeps its files only in a folder of yours: remove it or move MEMORY_SAVE_HOME",
@@ -225,7 +220,7 @@ mod fault {
     /// permission bits, so chmod cannot stand in for one).
     pub fn read_only(name: &str) -> std::io::Result<()> {
         if crate::env::fault(READ_ONLY_ENV).is_some_and(|v| v == name) {
-            return Err(std::io::Error::from_raw_os_error(libc::EROFS));
+            return Err(crate::sys::read_only());
         }
         Ok(())
     }
@@ -233,7 +228,7 @@ mod fault {
     pub fn inject(name: &str, file: &mut fs_err::File, contents: &[u8]) -> std::io::Result<()> {
         if crate::env::fault(FAULT_ENV).is_some_and(|v| v == name) {
             file.write_all(&contents[..contents.len() / 2])?;
-            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            return Err(crate::sys::disk_full());
         }
         if kill_wanted(name, "half") {
             file.write_all(&contents[..contents.len() / 2])?;
@@ -254,8 +249,8 @@ mod fault {
     }
 
     fn die() {
-        // SAFETY: the process signals itself, as a crash would end it.
-        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        // As a crash would end it.
+        crate::sys::kill_self();
     }
 }
 
@@ -323,7 +318,7 @@ fn open_lock_file(path: &Path) -> Result<File> {
 fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
     let file = match options.mode(0o600).custom_flags(SAFE_OPEN).open(path) {
         Ok(file) => file,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if is_link_refused(&e) => {
             bail!("{} is a symlink; memory-save does not follow links in its state folder: remove it", path.display())
         }
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", path.display())),

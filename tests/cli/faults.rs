@@ -509,12 +509,18 @@ fn turns_whose_workers_are_killed_are_all_saved_in_the_end() {
         // with every turn so far (repeated adds change nothing).
         let bullets: Vec<serde_json::Value> = (1..=t).map(|i| add(ARCH, &format!("- Turn {i}."))).collect();
         env.script_default(&reply(json!(bullets), json!([])));
+        // Each fork takes 30 ms, most of the random kill's window: a worker
+        // that notices its fork's end at once would otherwise often be
+        // gone before the kill.
+        for n in calls_seen + 1..=calls_seen + 3 {
+            env.script_sleep_for(n, "0.03");
+        }
         env.turn(SID);
         // The newest fork of this turn, once it has started.
         wait_until("a fork to start", || env.call_count() > calls_seen);
         calls_seen = env.call_count();
         let fork = env.call(calls_seen);
-        std::thread::sleep(Duration::from_micros(rng.next() % 40_000));
+        std::thread::sleep(Duration::from_micros(rng.next() % 50_000));
         if process_alive(fork.ppid) {
             kill(fork.ppid);
             kills += 1;

@@ -289,6 +289,12 @@ impl Env {
         self.script_raw(&format!("{n}.json"), text);
     }
 
+    /// Fork `n` sleeps this long (a shell `sleep` argument: `0.04`) before
+    /// it answers.
+    pub fn script_sleep_for(&self, n: usize, seconds: &str) {
+        self.script_raw(&format!("{n}.sleep"), seconds);
+    }
+
     pub fn script_sleep(&self, n: usize, seconds: u64) {
         self.script_raw(&format!("{n}.sleep"), &seconds.to_string());
     }
