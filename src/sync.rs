@@ -93,6 +93,45 @@ fn ssh_command(root: &Path) -> Option<String> {
     Some(format!("{} {OPTIONS}", configured.as_deref().unwrap_or("ssh")))
 }
 
+/// Who a sync runs for: the worker after a save, in the background, where
+/// nothing may ask and everything is bounded; or a person who ran
+/// `memory-save sync` at a terminal, whose fetch and push run in the
+/// foreground with no bound, so ssh can ask for a passphrase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    Background,
+    Person,
+}
+
+impl Caller {
+    /// A person, when the command's input and error output are a terminal.
+    pub fn of_terminal() -> Caller {
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            Caller::Person
+        } else {
+            Caller::Background
+        }
+    }
+}
+
+/// `git fetch` and `git push`, the steps that reach the remote: for a
+/// person, in the foreground, where git and ssh may ask and print to the
+/// terminal; else bounded and asking nothing (`git`).
+fn git_remote(root: &Path, args: &[&str], caller: Caller) -> Result<()> {
+    if caller == Caller::Background {
+        return git(root, args, GIT_LIMIT).map(drop);
+    }
+    let status = crate::process::run_in_foreground(
+        Command::new("git").arg("-C").arg(root).args(args).env("GIT_MERGE_AUTOEDIT", "no"),
+    )
+    .context("cannot run git; install git to sync memory")?;
+    if !status.success() {
+        bail!("git {} failed (what git said is above)", args.first().unwrap_or(&""));
+    }
+    Ok(())
+}
+
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
 pub fn git(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
@@ -167,7 +206,7 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
 
 /// Sets up the memory root as a repository with `url` as its remote, then
 /// syncs: memories already on the remote are merged with ours.
-pub fn init(roots: &Roots, url: &str) -> Result<Vec<String>> {
+pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     if url.starts_with('-') || url.trim().is_empty() {
         bail!("{url:?} is not a git remote; give its URL or path");
     }
@@ -201,7 +240,7 @@ pub fn init(roots: &Roots, url: &str) -> Result<Vec<String>> {
         )?;
     }
     write_state(roots, &SyncState { remote: url.to_string(), ..SyncState::default() })?;
-    let first = sync_now(roots).context(
+    let first = sync_now(roots, caller).context(
         "sync is set up, but its first pull and push failed; it is tried again after each save \
          (memory-save sync tries now, memory-save sync --off turns it off)",
     )?;
@@ -230,14 +269,14 @@ pub fn after_save(roots: &Roots) {
     if state.attempted_at.is_some_and(|at| now - at < SYNC_EVERY) || !is_on(&roots.memory) {
         return;
     }
-    if let Err(e) = sync_now(roots) {
+    if let Err(e) = sync_now(roots, Caller::Background) {
         crate::store::log::error(&format!("sync failed: {e:#}"));
     }
 }
 
 /// Pull (merging through the driver) and push, now. Every project's lock is
 /// held while git changes the files, so no save writes under it.
-pub fn sync_now(roots: &Roots) -> Result<Vec<String>> {
+pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
     let root = &roots.memory;
     let mut state = state(roots).context("sync is off; turn it on with memory-save sync --init <git-url>")?;
     let Some(_lock) = fsutil::Lock::try_acquire(&roots.state.join("sync.lock"))? else {
@@ -245,7 +284,7 @@ pub fn sync_now(roots: &Roots) -> Result<Vec<String>> {
     };
     let now = crate::env::now_unix();
     state.attempted_at = Some(now);
-    let result = pull_and_push(roots, root);
+    let result = pull_and_push(roots, root, caller);
     match &result {
         Ok(_) => {
             state.synced_at = Some(now);
@@ -260,7 +299,7 @@ pub fn sync_now(roots: &Roots) -> Result<Vec<String>> {
 /// What `.gitattributes` may say: ours, or what an earlier version wrote.
 const KNOWN_GITATTRIBUTES: [&str; 2] = [GITATTRIBUTES, "*.md merge=memory-save\n"];
 
-fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
+fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
     let mut report = Vec::new();
     // Our attributes are ours: an older version's, or one a remote changed,
     // are written back before anything merges.
@@ -272,7 +311,7 @@ fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
             git(root, &["commit", "-q", "--no-verify", "-m", "memory-save: its own .gitattributes"], GIT_LIMIT)?;
         }
     }
-    git(root, &["fetch", "-q", "origin"], GIT_LIMIT)?;
+    git_remote(root, &["fetch", "-q", "origin"], caller)?;
     let remote_branch = format!("origin/{BRANCH}");
     let has_remote = git(root, &["rev-parse", "--verify", "-q", &remote_branch], GIT_LIMIT).is_ok();
     if has_remote {
@@ -303,7 +342,7 @@ fn pull_and_push(roots: &Roots, root: &Path) -> Result<Vec<String>> {
         // what came is checked here as a save's lines are.
         report.extend(check_arrived(root, &before)?);
     }
-    git(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], GIT_LIMIT)?;
+    git_remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], caller)?;
     report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
     Ok(report)
 }

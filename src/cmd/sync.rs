@@ -27,14 +27,14 @@ impl super::Run for SyncArgs {
         let report = match &self.init {
             Some(url) => {
                 super::println(&format!("memory-save: setting up {} to sync with {url} …", roots.memory.display()))?;
-                crate::sync::init(&roots, url)?
+                crate::sync::init(&roots, url, crate::sync::Caller::of_terminal())?
             }
             None => {
                 if crate::sync::state(&roots).is_none() {
                     bail!("sync is off; turn it on with memory-save sync --init <git-url>");
                 }
                 super::println("memory-save: pulling and pushing …")?;
-                crate::sync::sync_now(&roots)?
+                crate::sync::sync_now(&roots, crate::sync::Caller::of_terminal())?
             }
         };
         for line in report {

@@ -319,3 +319,36 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
         "*.md merge=memory-save\n.approved merge=union\n"
     );
 }
+
+/// `memory-save sync` run by a person at a terminal reaches the remote in
+/// the foreground: ssh may ask (no BatchMode), where a sync run without a
+/// terminal (the worker's, a script's) asks nothing. `script` (util-linux)
+/// gives the command a terminal.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_person_at_a_terminal_may_be_asked_for_a_passphrase() {
+    let env = Env::new();
+    let log = env.root().join("ssh-args");
+    let ssh = env.root().join("my-ssh");
+    fs::write(&ssh, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", log.display())).unwrap();
+    fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::write(env.home.join(".gitconfig"), format!("[core]\n\tsshCommand = {}\n", ssh.display())).unwrap();
+    let out = sync(&env, &["--init", "ssh://git@memories.example/me/memories.git"]);
+    assert_eq!(out.code, Some(1), "{out:#?}");
+    let piped = fs::read_to_string(&log).unwrap();
+    assert!(piped.contains("-o BatchMode=yes"), "{piped}");
+    fs::remove_file(&log).unwrap();
+
+    let exe = env!("CARGO_BIN_EXE_memory-save");
+    let out = Command::new("script")
+        .args(["-qec", &format!("{exe} sync"), "/dev/null"])
+        .current_dir(&env.proj)
+        .env("HOME", &env.home)
+        .env("MEMORY_SAVE_HOME", &env.mem)
+        .output()
+        .expect("script (util-linux) runs");
+    let on_terminal = fs::read_to_string(&log).expect("ssh was run");
+    assert!(on_terminal.contains("memories.example") && !on_terminal.contains("BatchMode"), "{on_terminal}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("git fetch failed (what git said is above)"), "{said}");
+}
