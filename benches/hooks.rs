@@ -214,7 +214,39 @@ fn main() {
         "SessionStart-startup.json",
         None,
     );
+    everyday_commands(&bench);
     scans_and_merges();
+}
+
+/// install, uninstall, show and status on a settings file with 50 hooks of
+/// the user's, the median of `runs` (at most 50): the figures a test once
+/// asserted, where two test threads made them fail.
+fn everyday_commands(bench: &Bench) {
+    let home = bench.dir.path().join("user");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let groups: Vec<String> = (0..50)
+        .map(|n| format!(r#"{{"matcher": "Tool{n}", "hooks": [{{"type": "command", "command": "~/hooks/h{n}.sh", "timeout": 5}}]}}"#))
+        .collect();
+    let settings = format!("{{\n  \"hooks\": {{\n    \"PreToolUse\": [{}]\n  }}\n}}\n", groups.join(", "));
+    std::fs::write(home.join(".claude/settings.json"), settings).unwrap();
+    let empty = bench.dir.path().join("empty-stdin");
+    std::fs::write(&empty, "").unwrap();
+    println!("\n| {:<36} | {:>9} |", "everyday command, 50 hooks of yours", "median ms");
+    println!("|{}|{}|", "-".repeat(38), "-".repeat(11));
+    let runs = bench.runs.min(50);
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for _ in 0..runs {
+        for (n, args) in [&["install"][..], &["uninstall"][..], &["show"][..], &["status"][..]].iter().enumerate() {
+            let mut cmd = bench.command(&bench.exe, args, &empty);
+            cmd.env("HOME", &home).current_dir(bench.project());
+            let started = Instant::now();
+            assert!(cmd.status().expect("run").success(), "{args:?}");
+            times[n].push(started.elapsed());
+        }
+    }
+    for (name, mut runs) in ["install", "uninstall", "show", "status"].into_iter().zip(times) {
+        println!("| {:<36} | {:>9.2} |", name, ms(median(&mut runs)));
+    }
 }
 
 /// The scans and the merge that hostile text once made quadratic (issue

@@ -128,6 +128,16 @@ pub fn virtual_clock() -> bool {
     false
 }
 
+/// A debug build's shorter hook deadline: `MEMORY_SAVE_DEBUG_DEADLINE_MS`,
+/// so a test of a hook whose input never closes need not wait the real
+/// five seconds per event. Release builds always keep the real one.
+pub fn deadline_override() -> Option<std::time::Duration> {
+    #[cfg(debug_assertions)]
+    return var("MEMORY_SAVE_DEBUG_DEADLINE_MS")?.to_str()?.parse().ok().map(std::time::Duration::from_millis);
+    #[cfg(not(debug_assertions))]
+    None
+}
+
 /// Local `HH:MM`, as the status line shows it.
 pub fn clock(unix: i64) -> String {
     let format = time::macros::format_description!("[hour]:[minute]");

@@ -44,7 +44,8 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     if crate::env::inside_fork() || crate::env::disabled() {
         return Ok(());
     }
-    crate::sys::arm_deadline(if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE });
+    let deadline = if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE };
+    crate::sys::arm_deadline(crate::env::deadline_override().map_or(deadline, |shorter| shorter.min(deadline)));
     let input: HookInput = read_input(std::io::stdin().lock())?;
     crate::store::state::check_session_id(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs

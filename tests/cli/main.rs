@@ -2,10 +2,11 @@
 //! its hooks, with a temporary HOME, real hook payloads on stdin and a fake
 //! `claude`. See support.rs for the bench.
 
+mod helpers;
 mod support;
 
 mod attacks;
-mod attacks_round3;
+mod attacks_doors;
 mod commands;
 mod cost;
 mod everyday;

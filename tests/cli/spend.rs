@@ -183,6 +183,8 @@ fn a_session_quiet_for_an_hour_is_saved_from_its_turns() {
     assert_eq!(env.state(SID)["flush_at"], start + 3600, "{}", env.state(SID));
     set_clock(&clock, start + 1800);
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // Its worker is there, waiting for the hour: not gone, not saving.
+    assert!(env.worker_running(SID), "no worker waits for the flush");
     assert_eq!(env.call_count(), 0, "flushed before the hour");
     set_clock(&clock, start + 3601);
     env.wait_saves(SID, 1);

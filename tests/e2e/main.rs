@@ -3,6 +3,7 @@
 
 mod app;
 mod billing;
+mod cadence;
 mod harness;
 mod scenarios;
 mod spend;

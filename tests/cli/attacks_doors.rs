@@ -1,4 +1,8 @@
-//! Attack review: failing tests for problems found in the latest commits.
+//! Attacks through the doors other than a save, each failing before its
+//! fix: a stale backup restored over later edits, a settings file with a
+//! duplicate hooks key, an undo over a hand edit, an import or edit whose
+//! subheading carries a secret, and a sync remote with unchecked lines or a
+//! link out of the memory folder.
 
 use std::path::PathBuf;
 
@@ -259,8 +263,10 @@ fn attack_sync_refuses_a_remote_that_links_a_folder_outside() {
     let start = env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg("1").run();
     assert!(!start.stdout.contains("OUTSIDE"), "loaded through the link: {}", start.stdout);
     env.script_reply(2, &reply(json!([add(ARCH, "- Second.")]), json!([])));
-    env.turn(SID);
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // The next save runs and lands in the real folder; only then is the
+    // folder outside looked at.
+    env.saved_turn(SID, 2);
+    assert!(env.memory().unwrap().contains("- Second."), "the save did not land");
     let outside_now = std::fs::read_to_string(outside.join("MEMORY.md")).unwrap();
     assert!(!outside_now.contains("- Second."), "written through the link: {outside_now}");
 }
