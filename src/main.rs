@@ -8,6 +8,7 @@ mod claude;
 mod cmd;
 mod config;
 mod env;
+mod git;
 mod hook;
 mod process;
 mod project;

@@ -79,7 +79,7 @@ impl super::Run for UndoArgs {
 
 fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    if wanted.is_none() && crate::sync::is_history(&folder.dir) {
+    if wanted.is_none() && crate::sync::history::is_history(&folder.dir) {
         return list_git(&folder, json);
     }
     let entries = list(&folder)?;
@@ -205,7 +205,7 @@ fn before_and_after(folder: &Folder, number: u64, entries: &[(u64, Entry)]) -> R
 
 /// With sync on, git's log is the history.
 fn list_git(folder: &Folder, json: bool) -> Result<()> {
-    let changes = crate::sync::changes(&folder.dir)?;
+    let changes = crate::sync::history::changes(&folder.dir)?;
     if json {
         return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&changes)?));
     }
@@ -222,7 +222,7 @@ fn list_git(folder: &Folder, json: bool) -> Result<()> {
 }
 
 /// `#12    2026-12-01 14:32:05  <subject>  commit 1a2b3c4d  Session: … Cost: …`
-fn git_line(change: &crate::sync::GitChange) -> String {
+fn git_line(change: &crate::sync::history::GitChange) -> String {
     let mut lines = change.message.lines();
     let subject = lines.next().unwrap_or_default();
     let trailers: Vec<&str> = lines.filter(|l| l.starts_with("Session: ") || l.starts_with("Cost: ")).collect();
@@ -241,8 +241,8 @@ fn git_line(change: &crate::sync::GitChange) -> String {
 /// `memory-save history show N`.
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    if crate::sync::is_history(&folder.dir) {
-        let (change, diff) = crate::sync::show(&folder.dir, number)?;
+    if crate::sync::history::is_history(&folder.dir) {
+        let (change, diff) = crate::sync::history::show(&folder.dir, number)?;
         if json {
             let value = serde_json::json!({"number": change.number, "commit": change.commit, "at": change.at, "message": change.message, "diff": diff});
             return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
@@ -284,7 +284,7 @@ pub fn diff(name: &str, old: &str, new: &str) -> String {
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;
-    if crate::sync::is_history(&folder.dir) {
+    if crate::sync::history::is_history(&folder.dir) {
         let memory_files = |dir: &std::path::Path| -> Vec<String> {
             let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
             entries
@@ -301,7 +301,7 @@ fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
                 (n, t)
             })
             .collect();
-        let (diff, label) = crate::sync::undo(&folder.dir, number, force)?;
+        let (diff, label) = crate::sync::history::undo(&folder.dir, number, force)?;
         for name in memory_files(&folder.dir) {
             before.entry(name).or_insert(None);
         }

@@ -139,7 +139,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     record.written = text.clone();
     write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?;
     if scope == Scope::Local && record.excluded_in.is_none() {
-        record.excluded_in = exclude_from_git(&path);
+        record.excluded_in = crate::git::exclude_local_settings(&path);
     }
     installs::put(&roots, &path, Some(record))?;
     super::println(&format!("memory-save: {} in {shown}{backup_note}", change.describe(false)))?;
@@ -280,7 +280,7 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
                 let _ = std::fs::remove_dir(dir); // only when empty
             }
             if let Some(exclude) = record.as_ref().and_then(|r| r.excluded_in.as_deref()) {
-                unexclude(Path::new(exclude));
+                crate::git::unexclude_local_settings(Path::new(exclude));
             }
         }
     }
@@ -299,43 +299,6 @@ fn uninstall_one(roots: &Roots, path: &Path, dry_run: bool) -> Result<bool> {
     installs::put(roots, path, None)?;
     super::println(&format!("memory-save: {how}"))?;
     Ok(true)
-}
-
-const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
-
-/// Keeps a project-local settings file out of git, as its name promises:
-/// when git does not ignore it already, a line in the repository's own
-/// `info/exclude` (never a file that is committed). Returns that file.
-fn exclude_from_git(settings: &Path) -> Option<String> {
-    let top = settings.parent()?.parent()?;
-    let limit = std::time::Duration::from_secs(5);
-    let rel = ".claude/settings.local.json";
-    if crate::sync::git(top, &["check-ignore", "-q", rel], limit).is_ok() {
-        return None; // ignored already
-    }
-    let common = crate::sync::git(top, &["rev-parse", "--path-format=absolute", "--git-common-dir"], limit).ok()?;
-    let exclude = Path::new(common.trim()).join("info").join("exclude");
-    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&format!("# added by memory-save install --project\n{EXCLUDE_LINE}\n"));
-    if let Some(dir) = exclude.parent() {
-        let _ = fs_err::create_dir_all(dir);
-    }
-    crate::store::fsutil::write_atomic_keeping_mode(&exclude, text.as_bytes(), 0o644).ok()?;
-    Some(exclude.display().to_string())
-}
-
-fn unexclude(exclude: &Path) {
-    let Ok(text) = std::fs::read_to_string(exclude) else { return };
-    let kept: String = text
-        .split_inclusive('\n')
-        .filter(|l| l.trim_end() != EXCLUDE_LINE && l.trim_end() != "# added by memory-save install --project")
-        .collect();
-    if kept != text {
-        let _ = crate::store::fsutil::write_atomic_keeping_mode(exclude, kept.as_bytes(), 0o644);
-    }
 }
 
 /// Where a settings file is written: through a symlink (dotfile managers

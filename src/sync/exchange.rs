@@ -1,0 +1,184 @@
+//! One pull and push: what the remote holds is checked before it reaches
+//! the disk, merged through our driver, and what arrived is checked again.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::{BRANCH, Caller, GITATTRIBUTES, state};
+use crate::git;
+use crate::store::folder::IDENTITY_FILE;
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+/// What `.gitattributes` may say: ours, or what an earlier version wrote.
+const KNOWN_GITATTRIBUTES: [&str; 2] = [GITATTRIBUTES, "*.md merge=memory-save\n"];
+
+pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
+    let mut report = Vec::new();
+    // Our attributes are ours: an older version's, or one a remote changed,
+    // are written back before anything merges.
+    let attributes = root.join(".gitattributes");
+    if fsutil::read_regular(&attributes, 64 * 1024)?.as_deref() != Some(GITATTRIBUTES.as_bytes()) {
+        fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes(), true)?;
+        git::run(root, &["add", "--", ".gitattributes"], git::LIMIT)?;
+        if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
+            git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: its own .gitattributes"], git::LIMIT)?;
+        }
+    }
+    git::remote(root, &["fetch", "-q", "origin"], caller)?;
+    let remote_branch = format!("origin/{BRANCH}");
+    let has_remote = git::run(root, &["rev-parse", "--verify", "-q", &remote_branch], git::LIMIT).is_ok();
+    if has_remote {
+        // A remote's own attributes (`working-tree-encoding=UTF-16LE`, the
+        // driver taken away) would act during the merge itself.
+        let theirs =
+            git::run(root, &["show", &format!("{remote_branch}:.gitattributes")], git::LIMIT).unwrap_or_default();
+        if !theirs.is_empty() && !KNOWN_GITATTRIBUTES.contains(&theirs.as_str()) {
+            bail!(
+                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\" and \".approved merge=union\" there, then sync"
+            );
+        }
+        let names = folder_names(root);
+        let _locks: Vec<_> =
+            names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
+        check_remote_tree(root, &remote_branch)?;
+        report.extend(separate_identities(root, &remote_branch)?);
+        let before = git::run(root, &["rev-parse", "HEAD"], git::LIMIT)?.trim().to_string();
+        let merged = git::run(
+            root,
+            &["merge", "-q", "--no-edit", "--allow-unrelated-histories", "-m", "memory-save: sync", &remote_branch],
+            git::LIMIT,
+        );
+        if let Err(e) = merged {
+            let _ = git::run(root, &["merge", "--abort"], git::LIMIT);
+            return Err(e.context("the merge with the remote failed and was undone"));
+        }
+        // A fast-forward, or a file only the remote changed, runs no driver:
+        // what came is checked here as a save's lines are.
+        report.extend(check_arrived(root, &before)?);
+    }
+    git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], caller)?;
+    report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
+    Ok(report)
+}
+
+/// What the remote holds must be memory and nothing else: `<folder>/<file>`
+/// paths of plain files (no link, no submodule), with names a memory may
+/// have, beside our two top-level files. Anything else is refused before
+/// it reaches the disk.
+fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
+    let tree = git::run(root, &["ls-tree", "-r", "-z", remote_branch], git::LIMIT)?;
+    for entry in tree.split('\0').filter(|e| !e.is_empty()) {
+        let (meta, path) = entry.split_once('\t').unwrap_or((entry, ""));
+        let plain = meta.starts_with("100644 blob") || meta.starts_with("100755 blob");
+        let allowed = match path.split('/').collect::<Vec<_>>().as_slice() {
+            [".gitignore" | ".gitattributes"] => true,
+            [folder, file] => {
+                crate::project::check_name(folder).is_ok()
+                    && !folder.starts_with('.')
+                    && (*file == crate::store::folder::MEMORY_FILE
+                        || *file == IDENTITY_FILE
+                        || *file == crate::store::approvals::APPROVED_FILE
+                        || crate::memory::apply::check_topic_name(file).is_ok())
+            }
+            _ => false,
+        };
+        if !plain || !allowed {
+            bail!(
+                "the remote holds {}, which is not a memory file (a link, a folder or a name memory-save never writes); nothing was merged: remove it from the remote, then sync",
+                crate::memory::text::visible(path)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The lines that came with a pull (changed since `before`) that no save
+/// could write (a secret, a control or bidi character, a header look-alike)
+/// are taken out again, in one commit, and named.
+fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
+    let changed = git::run(root, &["diff", "--name-only", "-z", before, "HEAD"], git::LIMIT)?;
+    let mut report = Vec::new();
+    for path in changed.split('\0').filter(|p| p.ends_with(".md")) {
+        let file = root.join(path);
+        let Some(now) = fsutil::read_regular(&file, crate::store::folder::MAX_FILE_BYTES)? else { continue };
+        let now = String::from_utf8_lossy(&now).into_owned();
+        let old = git::run(root, &["show", &format!("{before}:{path}")], git::LIMIT).unwrap_or_default();
+        let had: std::collections::HashSet<&str> = old.lines().collect();
+        let mut dropped = 0;
+        let kept: Vec<&str> = now
+            .lines()
+            .filter(|line| {
+                let bad = !had.contains(line) && crate::memory::gate::refusal(line).is_some();
+                dropped += usize::from(bad);
+                !bad
+            })
+            .collect();
+        if dropped > 0 {
+            fsutil::write_atomic(&file, (kept.join("\n") + "\n").as_bytes(), true)?;
+            report.push(format!("{path}: left out {dropped} line(s) from the remote that no save could write"));
+        }
+    }
+    if !report.is_empty() {
+        git::run(root, &["add", "-A"], git::LIMIT)?;
+        git::run(
+            root,
+            &["commit", "-q", "--no-verify", "-m", &format!("memory-save: {}", report.join("; "))],
+            git::LIMIT,
+        )?;
+    }
+    Ok(report)
+}
+
+fn folder_names(root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Two machines that gave one folder name to different repositories before
+/// their first sync: ours moves to `<name>-<8 hex>` (the name a second
+/// repository gets anyway), so the merge never mixes two memories.
+fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> {
+    let mut report = Vec::new();
+    let listed = git::run(root, &["ls-tree", "-r", "--name-only", remote_branch], git::LIMIT)?;
+    for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}"))) {
+        let Some((name, _)) = path.split_once('/') else { continue };
+        let Some(ours) = crate::store::folder::recorded_identity(&root.join(name)) else { continue };
+        let text = git::run(root, &["show", &format!("{remote_branch}:{path}")], git::LIMIT)?;
+        let theirs = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("identity").and_then(|i| i.as_str()).map(str::to_string));
+        if theirs.as_deref().is_none_or(|t| t == ours) {
+            continue;
+        }
+        let moved = format!("{name}-{}", crate::memory::stable_id(&ours));
+        if root.join(&moved).exists() {
+            bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");
+        }
+        // The whole folder, its untracked history too.
+        std::fs::rename(root.join(name), root.join(&moved))
+            .with_context(|| format!("cannot move memory folder {name} to {moved}"))?;
+        git::run(root, &["add", "-A", "--", name, &moved], git::LIMIT)?;
+        git::run(
+            root,
+            &[
+                "commit",
+                "-q",
+                "--no-verify",
+                "-m",
+                &format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository"),
+            ],
+            git::LIMIT,
+        )?;
+        report.push(format!("{name} (for {ours}) moved to {moved}: the remote's {name} belongs to another repository"));
+    }
+    Ok(report)
+}

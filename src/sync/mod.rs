@@ -1,0 +1,131 @@
+//! Memory on every machine, through git (the `git` program: gitoxide cannot
+//! push). `sync --init <url>` makes the memory root a repository with that
+//! remote and our merge driver; each save commits its change; at most once
+//! a minute, bounded in time, the worker pulls (merging through the driver)
+//! and pushes. In the background git never waits for a password (`git`),
+//! and a failed pull or push never fails a save: the status line says since
+//! when it has not synced, `doctor` says why. `setup` turns it on and off,
+//! `exchange` pulls and pushes, `history` reads git's log as the history.
+
+mod exchange;
+pub mod history;
+mod setup;
+
+pub use crate::git::Caller;
+pub use setup::{init, off, register_driver};
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::git;
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+const BRANCH: &str = "main";
+/// Pulls and pushes after a save are this far apart at least.
+pub const SYNC_EVERY: i64 = 60;
+const STATE_FILE: &str = "sync.json";
+
+/// Only memories travel: MEMORY.md, topic files and identity records.
+/// A folder's backup from before a repair, its failed replies and its
+/// `.history/` stay on this machine.
+const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/.approved\n/*/MEMORY.pre-migration.md\n";
+const GITATTRIBUTES: &str = "*.md merge=memory-save\n.approved merge=union\n";
+
+/// What the last sync did, for the status line and `doctor`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyncState {
+    pub remote: String,
+    /// Unix time of the last pull and push that worked.
+    pub synced_at: Option<i64>,
+    pub attempted_at: Option<i64>,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+}
+
+fn state_path(roots: &Roots) -> PathBuf {
+    roots.state.join(STATE_FILE)
+}
+
+/// `None` when sync is off.
+pub fn state(roots: &Roots) -> Option<SyncState> {
+    let bytes = fsutil::read_regular(&state_path(roots), 1024 * 1024).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+fn write_state(roots: &Roots, state: &SyncState) -> Result<()> {
+    fsutil::create_private_dir(&roots.state)?;
+    fsutil::write_atomic(&state_path(roots), &serde_json::to_vec(state)?, false)
+}
+
+/// Whether the memory root at `root` syncs: it holds our repository.
+pub fn is_on(root: &Path) -> bool {
+    root.join(".git").is_dir()
+        && std::fs::read_to_string(root.join(".gitattributes")).is_ok_and(|t| t.contains("merge=memory-save"))
+}
+
+/// Commits the files of one memory folder after a change (called under
+/// its lock): the report line as the message, session and cost as trailers.
+pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, cost: Option<f64>) -> Result<()> {
+    let Some(root) = folder_dir.parent().filter(|root| is_on(root)) else {
+        return Ok(());
+    };
+    let name = folder_dir.file_name().and_then(|n| n.to_str()).context("a memory folder has a name")?;
+    git::run(root, &["add", "-A", "--", name], git::LIMIT)?;
+    if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_ok() {
+        return Ok(()); // nothing staged
+    }
+    let mut text = message.to_string();
+    let trailers: Vec<String> = [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: ${c:.4}"))]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !trailers.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(&trailers.join("\n"));
+    }
+    git::run(root, &["commit", "-q", "--no-verify", "-m", &text], git::LIMIT)?;
+    Ok(())
+}
+
+/// The sync after a save: at most once a minute. Never fails the save: a
+/// failure is recorded for the status line and `doctor`.
+pub fn after_save(roots: &Roots) {
+    let Some(state) = state(roots) else { return };
+    let now = crate::env::now_unix();
+    if state.attempted_at.is_some_and(|at| now - at < SYNC_EVERY) || !is_on(&roots.memory) {
+        return;
+    }
+    if let Err(e) = sync_now(roots, Caller::Background) {
+        crate::store::log::error(&format!("sync failed: {e:#}"));
+    }
+}
+
+/// Pull (merging through the driver) and push, now. Every project's lock is
+/// held while git changes the files, so no save writes under it.
+pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
+    let root = &roots.memory;
+    let mut state = state(roots).context("sync is off; turn it on with memory-save sync --init <git-url>")?;
+    let Some(_lock) = fsutil::Lock::try_acquire(&roots.state.join("sync.lock"))? else {
+        return Ok(vec!["another sync is running".into()]);
+    };
+    let now = crate::env::now_unix();
+    state.attempted_at = Some(now);
+    let result = exchange::pull_and_push(roots, root, caller);
+    match &result {
+        Ok(_) => {
+            state.synced_at = Some(now);
+            state.error = None;
+        }
+        Err(e) => state.error = Some(format!("{e:#}")),
+    }
+    write_state(roots, &state)?;
+    result
+}
+
+fn root_marker(root: &Path) -> PathBuf {
+    root.join(".gitattributes")
+}

@@ -1,0 +1,81 @@
+//! Turning sync on and off, and our merge driver's registration.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::{BRANCH, Caller, GITATTRIBUTES, GITIGNORE, SyncState, root_marker, state_path, sync_now, write_state};
+use crate::git;
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+/// Defines our merge driver in the config of the repository whose git
+/// folder is `git_dir` (git reads a driver from its config only, never
+/// from .gitattributes), run by this binary's path.
+pub fn register_driver(git_dir: &Path) -> Result<()> {
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
+    let exe = exe.to_str().context("the binary's path is not UTF-8; install memory-save under a plain path")?;
+    let driver = format!("{} merge-driver %O %A %B %P", crate::claude::hooks::quote_program(exe));
+    let file = git_dir.join("config");
+    let file = file.to_str().context("the git folder's path is not UTF-8")?;
+    for (key, value) in [
+        ("merge.memory-save.name", "memory-save: merge memory files by meaning"),
+        ("merge.memory-save.driver", &driver),
+    ] {
+        git::run(git_dir, &["config", "--file", file, key, value], git::LIMIT)?;
+    }
+    Ok(())
+}
+
+/// Sets up the memory root as a repository with `url` as its remote, then
+/// syncs: memories already on the remote are merged with ours.
+pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
+    if url.starts_with('-') || url.trim().is_empty() {
+        bail!("{url:?} is not a git remote; give its URL or path");
+    }
+    let root = &roots.memory;
+    fsutil::create_private_dir(root)?;
+    let mut report = Vec::new();
+    if !root.join(".git").exists() {
+        git::run(root, &["init", "-q"], git::LIMIT)?;
+        git::run(root, &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")], git::LIMIT)?;
+        report.push(format!("made {} a git repository", root.display()));
+    }
+    fsutil::write_atomic(&root.join(".gitignore"), GITIGNORE.as_bytes(), true)?;
+    fsutil::write_atomic(&root.join(".gitattributes"), GITATTRIBUTES.as_bytes(), true)?;
+    register_driver(&root.join(".git"))?;
+    if git::run(root, &["config", "user.email"], git::LIMIT).is_err() {
+        git::run(root, &["config", "user.email", "memory-save@localhost"], git::LIMIT)?;
+        git::run(root, &["config", "user.name", "memory-save"], git::LIMIT)?;
+    }
+    if git::run(root, &["remote", "get-url", "origin"], git::LIMIT).is_ok() {
+        git::run(root, &["remote", "set-url", "origin", url], git::LIMIT)?;
+    } else {
+        git::run(root, &["remote", "add", "origin", url], git::LIMIT)?;
+    }
+    git::run(root, &["add", "-A"], git::LIMIT)?;
+    let first = git::run(root, &["rev-parse", "--verify", "-q", "HEAD"], git::LIMIT).is_err();
+    if first || git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
+        git::run(
+            root,
+            &["commit", "-q", "--no-verify", "--allow-empty", "-m", "memory-save: memories of this machine"],
+            git::LIMIT,
+        )?;
+    }
+    write_state(roots, &SyncState { remote: url.to_string(), ..SyncState::default() })?;
+    let first = sync_now(roots, caller).context(
+        "sync is set up, but its first pull and push failed; it is tried again after each save \
+         (memory-save sync tries now, memory-save sync --off turns it off)",
+    )?;
+    report.extend(first);
+    Ok(report)
+}
+
+/// Stops syncing: the repository stays (it is the history), the remote and
+/// the merge setup go.
+pub fn off(roots: &Roots) -> Result<()> {
+    let _ = std::fs::remove_file(root_marker(&roots.memory));
+    let _ = git::run(&roots.memory, &["remote", "remove", "origin"], git::LIMIT);
+    let _ = std::fs::remove_file(state_path(roots));
+    Ok(())
+}
