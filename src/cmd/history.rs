@@ -2,8 +2,9 @@
 
 use anyhow::{Context, Result, bail};
 
+use crate::store::changes::Listed;
 use crate::store::folder::Folder;
-use crate::store::history::{After, Before, Entry, apply_undo, list, plan_undo};
+use crate::store::history::{Entry, list};
 
 fn current_folder() -> Result<Folder> {
     let roots = crate::config::roots()?;
@@ -79,35 +80,40 @@ impl super::Run for UndoArgs {
 
 fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    if wanted.is_none() && crate::sync::history::is_history(&folder.dir) {
-        return list_git(&folder, json);
+    // Which change added a line: the local history records the lines.
+    if let Some(wanted) = wanted {
+        let entries = list(&folder)?;
+        return match find_line(&entries, wanted) {
+            Some((number, entry, line)) => {
+                let (number, entry) = (*number, entry);
+                let listed = Listed {
+                    number,
+                    at: entry.at,
+                    message: entry.message.clone(),
+                    files: entry.files.keys().cloned().collect(),
+                    origin: entry.origin.clone(),
+                    added: Vec::new(),
+                    commit: None,
+                };
+                super::println(&crate::memory::text::visible(&format!("{}\n       added: {line}", describe(&listed))))
+            }
+            None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
+        };
     }
-    let entries = list(&folder)?;
+    let changes = crate::sync::history::of(&folder).changes()?;
     if json {
-        let entries: Vec<_> = entries.iter().map(|(number, entry)| entry_json(*number, entry, false)).collect();
-        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&entries)?));
+        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&changes)?));
     }
-    if entries.is_empty() {
-        super::println(&format!("no history for project {} yet", folder.project))?;
-        return Ok(());
+    if changes.is_empty() {
+        return super::println(&format!("no history for project {} yet", folder.project));
     }
-    let Some(wanted) = wanted else {
-        let colour = super::colour::Colour::for_stdout();
-        for (number, entry) in &entries {
-            let line = describe(*number, entry);
-            let (head, rest) = line.split_at(line.find(' ').unwrap_or(line.len()));
-            super::print_painted(&format!("{}{}\n", colour.number(head), colour.plain(rest)))?;
-        }
-        return Ok(());
-    };
-    match find_line(&entries, wanted) {
-        Some((number, entry, line)) => {
-            let text = format!("{}\n       added: {line}", describe(*number, entry));
-            super::println(&crate::memory::text::visible(&text))?;
-            Ok(())
-        }
-        None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
+    let colour = super::colour::Colour::for_stdout();
+    for change in &changes {
+        let line = describe(change);
+        let (head, rest) = line.split_at(line.find(' ').unwrap_or(line.len()));
+        super::print_painted(&format!("{}{}\n", colour.number(head), colour.plain(rest)))?;
     }
+    Ok(())
 }
 
 /// The newest entry that added `wanted`: the line itself, else the line
@@ -127,13 +133,18 @@ fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, 
     })
 }
 
-/// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`
-fn describe(number: u64, entry: &Entry) -> String {
-    let files: Vec<&str> = entry.files.keys().map(String::as_str).collect();
-    let mut line =
-        format!("#{number:<5} {}  {}  [{}]", crate::env::timestamp(entry.at), entry.message, files.join(", "));
+/// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`,
+/// and `commit 1a2b3c4d` for a change git's log holds.
+fn describe(change: &Listed) -> String {
+    let mut line = format!("#{:<5} {}  {}", change.number, crate::env::timestamp(change.at), change.message);
+    if !change.files.is_empty() {
+        line.push_str(&format!("  [{}]", change.files.join(", ")));
+    }
     let short = |id: &str| crate::memory::text::shorten(id, 8);
-    let o = &entry.origin;
+    if let Some(commit) = &change.commit {
+        line.push_str(&format!("  commit {}", short(commit)));
+    }
+    let o = &change.origin;
     if let Some(session) = &o.session_id {
         line.push_str(&format!("  session {}", short(session)));
     }
@@ -149,186 +160,40 @@ fn describe(number: u64, entry: &Entry) -> String {
     line
 }
 
-/// One entry for `--json`, with its files' text when `full`.
-fn entry_json(number: u64, entry: &Entry, full: bool) -> serde_json::Value {
-    let mut value = serde_json::json!({
-        "number": number,
-        "at": entry.at,
-        "message": entry.message,
-        "files": entry.files.keys().collect::<Vec<_>>(),
-        "origin": entry.origin,
-        "added": entry.added,
-    });
-    if full {
-        value["before"] = serde_json::to_value(&entry.files).unwrap_or_default();
-        value["after"] = serde_json::to_value(&entry.after).unwrap_or_default();
-    }
-    value
-}
-
-/// The text of each file of change `number` before and after it. Entries
-/// of earlier versions did not record the after: it is the next entry's
-/// before of that file, or the file now when no later change touched it.
-fn before_and_after(folder: &Folder, number: u64, entries: &[(u64, Entry)]) -> Result<Vec<(String, String, String)>> {
-    let Some((_, entry)) = entries.iter().find(|(n, _)| *n == number) else {
-        bail!("project {} has no history entry #{number} (see memory-save history)", folder.project);
-    };
-    let mut files = Vec::new();
-    for (name, before) in &entry.files {
-        let recorded = entry.after.get(name);
-        let later = entries.iter().rev().filter(|(n, _)| *n > number).find_map(|(_, e)| e.files.get(name));
-        let now = || crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten().unwrap_or_default();
-        let (old, new) = match (before, recorded) {
-            (_, Some(After::Appended { text, .. })) => (String::new(), text.clone()),
-            (Before::Length(_), None) => {
-                (String::new(), String::from("(appended text not recorded by this version)\n"))
-            }
-            (before, after) => {
-                let old = match before {
-                    Before::Text(text) => text.clone(),
-                    _ => String::new(),
-                };
-                let new = match (after, later) {
-                    (Some(After::Text(text)), _) => text.clone(),
-                    (Some(_), _) => String::new(),
-                    (None, Some(Before::Text(text))) => text.clone(),
-                    (None, Some(_)) => String::new(),
-                    (None, None) => now(),
-                };
-                (old, new)
-            }
-        };
-        files.push((name.clone(), old, new));
-    }
-    Ok(files)
-}
-
-/// With sync on, git's log is the history.
-fn list_git(folder: &Folder, json: bool) -> Result<()> {
-    let changes = crate::sync::history::changes(&folder.dir)?;
-    if json {
-        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&changes)?));
-    }
-    if changes.is_empty() {
-        return super::println(&format!("no history for project {} yet", folder.project));
-    }
-    let colour = super::colour::Colour::for_stdout();
-    for change in &changes {
-        let line = git_line(change);
-        let (head, rest) = line.split_at(line.find(' ').unwrap_or(line.len()));
-        super::print_painted(&format!("{}{}\n", colour.number(head), colour.plain(rest)))?;
-    }
-    Ok(())
-}
-
-/// `#12    2026-12-01 14:32:05  <subject>  commit 1a2b3c4d  Session: … Cost: …`
-fn git_line(change: &crate::sync::history::GitChange) -> String {
-    let mut lines = change.message.lines();
-    let subject = lines.next().unwrap_or_default();
-    let trailers: Vec<&str> = lines.filter(|l| l.starts_with("Session: ") || l.starts_with("Cost: ")).collect();
-    let mut line = format!(
-        "#{:<5} {}  {subject}  commit {}",
-        change.number,
-        crate::env::timestamp(change.at),
-        crate::memory::text::shorten(&change.commit, 8)
-    );
-    if !trailers.is_empty() {
-        line.push_str(&format!("  {}", trailers.join(" ")));
-    }
-    line
-}
-
 /// `memory-save history show N`.
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    if crate::sync::history::is_history(&folder.dir) {
-        let (change, diff) = crate::sync::history::show(&folder.dir, number)?;
-        if json {
-            let value = serde_json::json!({"number": change.number, "commit": change.commit, "at": change.at, "message": change.message, "diff": diff});
-            return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
-        }
-        let colour = super::colour::Colour::for_stdout();
-        super::print_painted(&format!("{}\n", colour.plain(&git_line(&change))))?;
-        return super::print_painted(&colour.diff(&diff));
-    }
-    let entries = list(&folder)?;
-    let files = before_and_after(&folder, number, &entries)?;
-    let entry = &entries.iter().find(|(n, _)| *n == number).expect("found above").1;
+    let (change, diffs) = crate::sync::history::of(&folder).show(number)?;
     if json {
-        let mut value = entry_json(number, entry, false);
-        value["diff"] = files
+        let mut value = serde_json::to_value(&change)?;
+        value["diff"] = diffs
             .iter()
-            .map(|(name, old, new)| (name.clone(), diff(name, old, new).into()))
+            .map(|(name, diff)| (name.clone(), diff.clone().into()))
             .collect::<serde_json::Map<_, _>>()
             .into();
         return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
     }
     let colour = super::colour::Colour::for_stdout();
-    super::print_painted(&format!("{}\n", colour.plain(&describe(number, entry))))?;
-    for (name, old, new) in &files {
-        super::print_painted(&colour.diff(&diff(name, old, new)))?;
+    super::print_painted(&format!("{}\n", colour.plain(&describe(&change))))?;
+    for (_, diff) in &diffs {
+        super::print_painted(&colour.diff(diff))?;
     }
     Ok(())
-}
-
-/// A unified diff of one file, `a/<name>` to `b/<name>`.
-pub fn diff(name: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(2)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
 }
 
 /// `memory-save undo [N] [--force]`.
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;
-    if crate::sync::history::is_history(&folder.dir) {
-        let memory_files = |dir: &std::path::Path| -> Vec<String> {
-            let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-            entries
-                .flatten()
-                .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                .filter(|n| n.ends_with(".md"))
-                .collect()
-        };
-        let read = |name: &str| crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten();
-        let mut before: std::collections::BTreeMap<String, Option<String>> = memory_files(&folder.dir)
-            .into_iter()
-            .map(|n| {
-                let t = read(&n);
-                (n, t)
-            })
-            .collect();
-        let (diff, label) = crate::sync::history::undo(&folder.dir, number, force)?;
-        for name in memory_files(&folder.dir) {
-            before.entry(name).or_insert(None);
-        }
-        let origin = crate::store::history::Origin { by: Some("memory-save undo".into()), ..Default::default() };
-        crate::store::history::record_made(&folder, &label, &before, &origin)?;
-        super::print_painted(&super::colour::Colour::for_stdout().diff(&diff))?;
-        return super::println(&format!(
-            "memory-save: {label} in {} (a commit); run undo again to redo it",
-            folder.dir.display()
-        ));
-    }
-    let plan = plan_undo(&folder, number)?;
-    if !plan.hand_edited.is_empty() && !force {
-        bail!(
-            "{} changed after the last recorded change (#{}), by hand or another tool; undo would throw that away. \
-             Keep the edit by saving a copy first, or undo anyway, losing it, with: memory-save undo{} --force",
-            plan.hand_edited.join(", "),
-            plan.newest,
-            number.map(|n| format!(" {n}")).unwrap_or_default()
-        );
-    }
+    let undone = crate::sync::history::of(&folder).undo(number, force)?;
     let colour = super::colour::Colour::for_stdout();
-    for (name, (now, target)) in &plan.files {
-        let text = diff(name, now.as_deref().unwrap_or(""), target.as_deref().unwrap_or(""));
-        super::print_painted(&colour.diff(&text))?;
+    for (_, diff) in &undone.diffs {
+        super::print_painted(&colour.diff(diff))?;
     }
-    let label = apply_undo(&folder, &plan)?;
-    super::println(&format!("memory-save: {label} in {}; run undo again to take this back", folder.dir.display()))?;
-    Ok(())
+    super::println(&format!(
+        "memory-save: {} in {}{}; run undo again to take this back",
+        undone.label,
+        folder.dir.display(),
+        undone.recorded_as
+    ))
 }

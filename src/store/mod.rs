@@ -4,6 +4,7 @@
 //! no environment reads (the debug-only fault hooks aside).
 
 pub mod approvals;
+pub mod changes;
 pub mod folder;
 pub mod fsutil;
 pub mod history;

@@ -1,6 +1,7 @@
 //! With sync on, git's log is a memory folder's history: its changes,
 //! one shown as a diff, and undo as a new commit.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -8,10 +9,13 @@ use serde::Serialize;
 
 use super::is_on;
 use crate::git;
+use crate::store::changes::{History, Listed, Local, Undone};
+use crate::store::folder::Folder;
+use crate::store::history::Origin;
 
 /// One change of a memory folder in git's log.
 #[derive(Debug, Clone, Serialize)]
-pub struct GitChange {
+struct GitChange {
     /// From 1, the oldest change of the folder.
     pub number: u64,
     pub commit: String,
@@ -27,12 +31,12 @@ fn repo_of(folder_dir: &Path) -> Option<(&Path, &str)> {
 }
 
 /// Whether git is the history of this memory folder (sync is on).
-pub fn is_history(folder_dir: &Path) -> bool {
+fn is_history(folder_dir: &Path) -> bool {
     repo_of(folder_dir).is_some()
 }
 
 /// The folder's changes, newest first.
-pub fn changes(folder_dir: &Path) -> Result<Vec<GitChange>> {
+fn changes(folder_dir: &Path) -> Result<Vec<GitChange>> {
     let (root, name) = repo_of(folder_dir).context("sync is off")?;
     let log = git::run(root, &["log", "--format=%H%x1f%ct%x1f%B%x1e", "--", name], git::LIMIT)?;
     let mut out: Vec<GitChange> = log
@@ -53,7 +57,7 @@ pub fn changes(folder_dir: &Path) -> Result<Vec<GitChange>> {
 }
 
 /// Change `number` as a diff of the folder's files.
-pub fn show(folder_dir: &Path, number: u64) -> Result<(GitChange, String)> {
+fn show(folder_dir: &Path, number: u64) -> Result<(GitChange, String)> {
     let (root, name) = repo_of(folder_dir).context("sync is off")?;
     let change = changes(folder_dir)?
         .into_iter()
@@ -67,7 +71,7 @@ pub fn show(folder_dir: &Path, number: u64) -> Result<(GitChange, String)> {
 /// `None`), every later change with it, as one commit; refuses to throw
 /// away uncommitted edits unless `force`. Returns the diff and the label.
 /// Call with the folder's lock held.
-pub fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(String, String)> {
+fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(String, String)> {
     let (root, name) = repo_of(folder_dir).context("sync is off")?;
     let all = changes(folder_dir)?;
     let newest = all.first().with_context(|| format!("no history for {name} yet: nothing to undo"))?;
@@ -115,4 +119,91 @@ pub fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(Stri
         git::run(root, &["commit", "-q", "--no-verify", "-m", &label, "--", name], git::LIMIT)?;
     }
     Ok((diff, label))
+}
+
+/// Git's log as a memory folder's history (sync on).
+pub struct Git<'a> {
+    folder: &'a Folder,
+}
+
+/// The history of `folder`: git's log with sync on, else memory-save's own.
+pub fn of(folder: &Folder) -> Box<dyn History + '_> {
+    if is_history(&folder.dir) { Box::new(Git { folder }) } else { Box::new(Local { folder }) }
+}
+
+impl History for Git<'_> {
+    fn changes(&self) -> Result<Vec<Listed>> {
+        Ok(changes(&self.folder.dir)?.into_iter().map(listed).collect())
+    }
+
+    fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)> {
+        let (change, diff) = show(&self.folder.dir, number)?;
+        Ok((listed(change), per_file(&diff)))
+    }
+
+    fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone> {
+        let folder = self.folder;
+        let memory_files = || -> Vec<String> {
+            let Ok(entries) = std::fs::read_dir(&folder.dir) else { return Vec::new() };
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| n.ends_with(".md"))
+                .collect()
+        };
+        let read = |name: &str| crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten();
+        let mut before: BTreeMap<String, Option<String>> =
+            memory_files().into_iter().map(|n| (n.clone(), read(&n))).collect();
+        let (diff, label) = undo(&folder.dir, number, force)?;
+        for name in memory_files() {
+            before.entry(name).or_insert(None);
+        }
+        // The local history stays whole, so turning sync off later leaves
+        // nothing unexplained.
+        let origin = Origin { by: Some("memory-save undo".into()), ..Default::default() };
+        crate::store::history::record_made(folder, &label, &before, &origin)?;
+        Ok(Undone { diffs: per_file(&diff), label, recorded_as: " (a commit)" })
+    }
+}
+
+/// A change of git's log as the history lists it: the subject as its
+/// message, the session and cost from its trailers.
+fn listed(change: GitChange) -> Listed {
+    let mut lines = change.message.lines();
+    let subject = lines.next().unwrap_or_default().to_string();
+    let mut origin = Origin::default();
+    for line in lines {
+        if let Some(session) = line.strip_prefix("Session: ") {
+            origin.session_id = Some(session.trim().to_string());
+        } else if let Some(cost) = line.strip_prefix("Cost: $") {
+            origin.cost_usd = cost.trim().parse().ok();
+        }
+    }
+    Listed {
+        number: change.number,
+        at: change.at,
+        message: subject,
+        files: Vec::new(),
+        origin,
+        added: Vec::new(),
+        commit: Some(change.commit),
+    }
+}
+
+/// git's diff of a folder, file by file (`<folder>/<file>` as the file's
+/// name).
+fn per_file(diff: &str) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    for part in diff.split_inclusive('\n') {
+        if let Some(rest) = part.strip_prefix("diff --git a/") {
+            let path = rest.split(" b/").next().unwrap_or(rest).trim();
+            let name = path.rsplit('/').next().unwrap_or(path).to_string();
+            files.push((name, String::new()));
+        }
+        match files.last_mut() {
+            Some((_, text)) => text.push_str(part),
+            None => files.push((String::new(), part.to_string())),
+        }
+    }
+    files
 }

@@ -160,12 +160,18 @@ fn with_sync_on_git_is_the_history() {
     let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     let first = list.lines().next().unwrap_or_default();
     assert!(
-        first.contains("1 added") && first.contains("commit ") && first.contains(&format!("Session: {SID}")),
+        first.contains("1 added") && first.contains("commit ") && first.contains(&format!("session {}…", &SID[..8])),
         "{list}"
     );
     let number = first.trim_start_matches('#').split_whitespace().next().unwrap().to_string();
     let show = env.cmd(&["history", "show", &number]).in_dir(&env.proj).run().ok().stdout;
     assert!(show.contains("+- Second."), "{show}");
+    // The same shape as the local history's, for scripts: the diff by file.
+    let json: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["history", "show", &number, "--json"]).in_dir(&env.proj).run().ok().stdout)
+            .unwrap();
+    assert!(json["diff"]["MEMORY.md"].as_str().unwrap().contains("+- Second."), "{json}");
+    assert!(json["commit"].is_string() && json["origin"]["session_id"] == SID, "{json}");
 
     // A hand edit since the last commit is kept unless forced.
     let saved = env.memory().unwrap();
