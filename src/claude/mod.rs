@@ -4,6 +4,7 @@
 pub mod events;
 pub mod fork;
 pub mod hooks;
+pub mod install;
 pub mod jsonedit;
 pub mod refusal;
 pub mod route;
