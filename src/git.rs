@@ -148,3 +148,110 @@ pub fn unexclude_local_settings(exclude: &Path) {
         let _ = crate::store::fsutil::write_atomic_keeping_mode(exclude, kept.as_bytes(), 0o644);
     }
 }
+
+/// The repository-local config of the repository whose common git folder
+/// is `git_dir`, its includes followed (`include.path`, `includeIf`), read
+/// in-process with gix-config: a hook never runs git, and a config is
+/// never read by scanning its text. The file itself is opened as every
+/// file of ours is (no link, no FIFO, at most 1 MiB); `None` when it is
+/// missing or unreadable.
+pub fn local_config(git_dir: &Path) -> Option<gix_config::File> {
+    let path = git_dir.join("config");
+    let mut bytes = crate::store::fsutil::read_regular(&path, CONFIG_MAX).ok()??;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let options = gix_config::file::init::Options {
+        includes: gix_config::file::includes::Options::follow(
+            gix_config::path::interpolate::Context { home_dir: home.as_deref(), ..Default::default() },
+            gix_config::file::includes::conditional::Context { git_dir: Some(git_dir), branch_name: None },
+        ),
+        ..Default::default()
+    };
+    let meta = gix_config::file::Metadata::from(gix_config::Source::Local).at(path);
+    gix_config::File::from_bytes_owned(&mut bytes, meta, options).ok()
+}
+
+/// A repository config is small; one this large is not one to read.
+const CONFIG_MAX: u64 = 1024 * 1024;
+
+/// `remote.origin.url` of the repository at `git_dir`.
+pub fn origin_url(git_dir: &Path) -> Option<String> {
+    local_config(git_dir)?.string("remote.origin.url").map(|url| url.to_string())
+}
+
+/// Our merge driver's name and command in a git config.
+const DRIVER_SECTION: (&str, &str) = ("merge", "memory-save");
+const DRIVER_NAME: &str = "memory-save: merge memory files by meaning";
+
+/// Whether the repository at `git_dir` defines our merge driver.
+pub fn has_merge_driver(git_dir: &Path) -> bool {
+    local_config(git_dir).is_some_and(|c| c.string("merge.memory-save.driver").is_some())
+}
+
+/// Defines our merge driver, run by `command`, in the repository-local
+/// config at `git_dir` (git reads a driver from its config only, never
+/// from .gitattributes), in-process: the rest of the file keeps its bytes,
+/// and the write is atomic and keeps the file's mode.
+pub fn define_merge_driver(git_dir: &Path, command: &str) -> Result<()> {
+    let path = git_dir.join("config");
+    let mut bytes = crate::store::fsutil::read_regular(&path, CONFIG_MAX)?.unwrap_or_default();
+    let meta = gix_config::file::Metadata::from(gix_config::Source::Local).at(&path);
+    let mut config = gix_config::File::from_bytes_owned(&mut bytes, meta, Default::default())
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}; fix it with git config --edit", path.display()))?;
+    let (section, subsection) = DRIVER_SECTION;
+    for (key, value) in [("name", DRIVER_NAME), ("driver", command)] {
+        config
+            .set_raw_value_by(section, Some(subsection.into()), key, value)
+            .map_err(|e| anyhow::anyhow!("cannot set merge.{subsection}.{key} in {}: {e}", path.display()))?;
+    }
+    let mut out = Vec::new();
+    config.write_to(&mut out).with_context(|| format!("cannot write {}", path.display()))?;
+    crate::store::fsutil::write_atomic_keeping_mode(&path, &out, 0o644)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_and_driver_are_read_through_includes_and_the_driver_written_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_dir = dir.path().join(".git");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        // The origin lives in an included file, as a dotfile setup has it.
+        std::fs::write(dir.path().join("remotes.inc"), "[remote \"origin\"]\n\turl = git@github.com:me/app.git\n")
+            .unwrap();
+        let config = "[core]\n\tbare = false # ours\n[include]\n\tpath = ../remotes.inc\n[remote \"upstream\"]\n\turl = git@x:up/app\n";
+        std::fs::write(git_dir.join("config"), config).unwrap();
+        assert_eq!(origin_url(&git_dir).as_deref(), Some("git@github.com:me/app.git"));
+        assert!(!has_merge_driver(&git_dir));
+
+        // A path with a space and quotes: escaped as git escapes it.
+        let command = "'/opt/my tools/memory-save' merge-driver %O %A %B %P";
+        define_merge_driver(&git_dir, command).unwrap();
+        assert!(has_merge_driver(&git_dir));
+        let written = std::fs::read_to_string(git_dir.join("config")).unwrap();
+        assert!(written.starts_with(config), "the rest kept its bytes: {written}");
+        let read = local_config(&git_dir).unwrap();
+        assert_eq!(read.string("merge.memory-save.driver").unwrap(), command);
+        assert_eq!(read.string("merge.memory-save.name").unwrap(), DRIVER_NAME);
+        // Again: nothing added twice.
+        define_merge_driver(&git_dir, command).unwrap();
+        assert_eq!(std::fs::read_to_string(git_dir.join("config")).unwrap(), written);
+        // And git itself reads what we wrote.
+        let out = std::process::Command::new("git")
+            .args(["config", "--file"])
+            .arg(git_dir.join("config"))
+            .args(["--get", "merge.memory-save.driver"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), command);
+    }
+
+    #[test]
+    fn a_missing_or_planted_config_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(origin_url(dir.path()), None);
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("config")).unwrap();
+        assert_eq!(origin_url(dir.path()), None, "a link is not followed");
+    }
+}

@@ -23,8 +23,7 @@ Every clone with memory-save loads and saves .claude/memory/MEMORY.md; review it
 /// there. Fails open: a clone without it merges as text.
 pub fn register_driver(git_dir: Option<&Path>) {
     let Some(git_dir) = git_dir else { return };
-    let config = std::fs::read_to_string(git_dir.join("config")).unwrap_or_default();
-    if config.contains("[merge \"memory-save\"]") {
+    if crate::git::has_merge_driver(git_dir) {
         return;
     }
     if let Err(e) = crate::sync::register_driver(git_dir) {

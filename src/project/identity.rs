@@ -41,33 +41,10 @@ pub fn normalise_remote(url: &str) -> Option<String> {
     })
 }
 
-/// The `url` of `[remote "origin"]` in a git config file's text.
-pub fn origin_url(config: &str) -> Option<String> {
-    let mut in_origin = false;
-    for line in config.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            let section: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-            in_origin = section.eq_ignore_ascii_case("[remote\"origin\"]");
-            continue;
-        }
-        if in_origin
-            && let Some((key, value)) = line.split_once('=')
-            && key.trim().eq_ignore_ascii_case("url")
-        {
-            return Some(value.trim().trim_matches('"').to_string());
-        }
-    }
-    None
-}
-
 /// The identity of a repository whose common git folder is `common_dir`
 /// (holding `config`) and whose primary root is `root`.
 pub fn of_repository(common_dir: Option<&Path>, root: &Path) -> String {
-    let remote = common_dir
-        .and_then(|dir| crate::store::fsutil::read_regular(&dir.join("config"), 1024 * 1024).ok().flatten())
-        .and_then(|bytes| origin_url(&String::from_utf8_lossy(&bytes)))
-        .and_then(|url| normalise_remote(&url));
+    let remote = common_dir.and_then(crate::git::origin_url).and_then(|url| normalise_remote(&url));
     remote.unwrap_or_else(|| of_folder(root))
 }
 
@@ -100,12 +77,5 @@ mod tests {
             assert_eq!(normalise_remote(url).as_deref(), Some(want), "{url}");
         }
         assert_eq!(normalise_remote("  "), None);
-    }
-
-    #[test]
-    fn origin_is_read_from_the_config() {
-        let config = "[core]\n\turl = no\n[remote \"upstream\"]\n\turl = git@x:up/app\n[remote \"origin\"]\n\tfetch = +refs/heads/*\n\turl = git@github.com:me/app.git\n";
-        assert_eq!(origin_url(config).as_deref(), Some("git@github.com:me/app.git"));
-        assert_eq!(origin_url("[remote \"upstream\"]\nurl = x\n"), None);
     }
 }

@@ -11,20 +11,13 @@ use crate::store::paths::Roots;
 
 /// Defines our merge driver in the config of the repository whose git
 /// folder is `git_dir` (git reads a driver from its config only, never
-/// from .gitattributes), run by this binary's path.
+/// from .gitattributes), run by this binary's path; in-process, so a hook
+/// may call it (`git::define_merge_driver`).
 pub fn register_driver(git_dir: &Path) -> Result<()> {
     let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
     let exe = exe.to_str().context("the binary's path is not UTF-8; install memory-save under a plain path")?;
     let driver = format!("{} merge-driver %O %A %B %P", crate::claude::hooks::quote_program(exe));
-    let file = git_dir.join("config");
-    let file = file.to_str().context("the git folder's path is not UTF-8")?;
-    for (key, value) in [
-        ("merge.memory-save.name", "memory-save: merge memory files by meaning"),
-        ("merge.memory-save.driver", &driver),
-    ] {
-        git::run(git_dir, &["config", "--file", file, key, value], git::LIMIT)?;
-    }
-    Ok(())
+    git::define_merge_driver(git_dir, &driver)
 }
 
 /// Sets up the memory root as a repository with `url` as its remote, then
