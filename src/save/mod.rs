@@ -1,6 +1,7 @@
 //! The background save: read the memory, ask the fork, check and apply its
 //! reply to the file as it is now, write.
 
+mod ask;
 pub mod baseline;
 pub mod budget;
 pub mod guard;
@@ -8,19 +9,24 @@ pub mod machine;
 pub mod month;
 pub mod queue;
 pub mod repair;
+mod write;
+
+use ask::{ask_fork, refused};
+
+use write::write_reply;
+pub use write::{commit, current_under_lock};
 
 use std::path::Path;
 
 use anyhow::Result;
 
-use crate::claude::{fork, settings, transcript};
-use crate::config::Config;
+use crate::claude::transcript;
 use crate::env::now_unix;
 use crate::memory::apply;
 use crate::memory::report;
-use crate::memory::{prompt, reply, template};
-use crate::store::folder::{FAILED_REPLY_FILE, Folder, MEMORY_FILE};
-use crate::store::history::{Change, Origin};
+use crate::memory::{prompt, reply};
+use crate::store::folder::FAILED_REPLY_FILE;
+use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
 use crate::store::state::Usage;
@@ -338,182 +344,6 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         usage: Some(fork_reply.usage),
         ..spent
     })
-}
-
-/// A fork the API refused: a used-up allowance stops every fork on this
-/// machine until its reset (or, with none named, lets one try an hour); a
-/// model the plan cannot use stops the sessions on it; a short rate limit
-/// is only a wait. Returns the status and, the first time, the report line
-/// that tells the user what to do.
-fn refused(
-    roots: &Roots,
-    refusal: &crate::claude::refusal::Refusal,
-    model: Option<&str>,
-    now: i64,
-) -> Result<(String, Option<String>)> {
-    use crate::claude::refusal::Refusal;
-    let hold = |text: &str, until: Option<i64>| budget::Hold {
-        text: text.to_string(),
-        at: now,
-        until,
-        next_try: now + budget::RETRY_UNNAMED_SECONDS,
-    };
-    match refusal {
-        Refusal::Brief { .. } => Ok(("waiting: rate limited; the next save tries again".to_string(), None)),
-        Refusal::Allowance { text, reset } => {
-            let hold = hold(text, *reset);
-            let status = hold.status();
-            let first = budget::update(roots, |l| {
-                let first = l.allowance.is_none();
-                l.allowance = Some(hold);
-                first
-            })?;
-            let when = match reset {
-                Some(at) => format!("until {} (the reset it named)", crate::env::timestamp(*at)),
-                None => "and tries again at most once an hour".to_string(),
-            };
-            let line = format!(
-                "memory-save: saves paused on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; turn on usage credits or raise your plan's limit to go on sooner, then run: memory-save resume",
-                crate::memory::text::shorten(text, 160)
-            );
-            Ok((status, first.then_some(line)))
-        }
-        Refusal::Model { text } => {
-            let model = model.unwrap_or("this model").to_string();
-            let status = format!("paused: {model} needs usage credits");
-            let first = budget::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
-            let line = format!(
-                "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
-                crate::memory::text::shorten(text, 160)
-            );
-            Ok((status, first.then_some(line)))
-        }
-    }
-}
-
-/// Runs the fork for this save: the session's model and effort unless the
-/// configuration names others.
-fn ask_fork(
-    roots: &Roots,
-    job: &Job,
-    config: &Config,
-    message: &str,
-    facts: &transcript::TranscriptFacts,
-    fresh: bool,
-) -> Result<fork::ForkReply, fork::ForkError> {
-    let cwd = Path::new(&job.cwd);
-    fork::run(&fork::ForkRequest {
-        claude: fork::find_claude()?,
-        session_id: &job.session_id,
-        cwd,
-        model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
-        resume_at: job.resume_at.clone().filter(|_| !fresh),
-        resume_from: job.resume_from.as_deref().filter(|_| !fresh),
-        fresh,
-        // A resumed session's total counts the parent's cost too; a fresh
-        // run's is its own.
-        parent_cost_usd: if fresh { 0.0 } else { facts.cost_usd },
-        effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
-        message,
-        settings: settings::fork_settings(&settings::settings_files(cwd)),
-        timeout: config.fork_timeout(),
-        scratch: &roots.state,
-    })
-}
-
-struct Written {
-    outcome: apply::Outcome,
-    /// Another writer changed MEMORY.md while the fork ran.
-    changed_meanwhile: bool,
-}
-
-/// Applies the reply to the files as they are now, not as the fork saw them:
-/// ops name lines by content, so another writer's lines stay and ops that
-/// no longer fit are reported as skipped. All or nothing: topic files go
-/// first, so a MEMORY.md that cannot be written (a full disk) must not leave
-/// their appends behind.
-fn write_reply(
-    roots: &Roots,
-    folder: &Folder,
-    snapshot: Option<&str>,
-    parsed: &reply::Reply,
-    options: apply::Options,
-    origin: &Origin,
-) -> Result<Written> {
-    let _lock = folder.lock()?;
-    let current = current_under_lock(folder)?;
-    let changed_meanwhile = snapshot.is_some_and(|s| s != current)
-        || (snapshot.is_none() && current != template::skeleton(&folder.project));
-    let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
-    let summary = report::Summary::of(&outcome, changed_meanwhile);
-    commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
-    crate::store::review::hold(roots, folder, &outcome.held, origin)?;
-    Ok(Written { outcome, changed_meanwhile })
-}
-
-/// MEMORY.md as it is now, repaired (the skeleton when there is none). Call
-/// with the project lock held.
-pub fn current_under_lock(folder: &Folder) -> Result<String> {
-    // A worker killed mid-write leaves its temp file behind. Every writer of
-    // MEMORY.md, its backup and the topic files holds this lock, so such a
-    // temp file is no one's now.
-    crate::store::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
-    Ok(repair::read_repaired(folder)?.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text))
-}
-
-/// Writes what applying a reply to `current` gave, with a history entry
-/// first. All or nothing: topic files go first, so a MEMORY.md that cannot
-/// be written (a full disk) must not leave their appends behind. The result
-/// is checked once more before the write: it is never out of template.
-/// Call with the project lock held.
-pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message: &str, origin: &Origin) -> Result<()> {
-    let memory_changes = outcome.memory != current;
-    if memory_changes && !template::is_in_template(&outcome.memory) {
-        anyhow::bail!("the result is not in the four-section template; nothing was written (please report this)");
-    }
-    let mut changed: Vec<Change> = outcome.topic_files().into_iter().map(Change::Append).collect();
-    if memory_changes {
-        changed.push(Change::Rewrite(MEMORY_FILE));
-    }
-    if changed.is_empty() {
-        return Ok(());
-    }
-    let added = crate::store::history::added_lines(current, &outcome.memory);
-    // The rules this machine writes are its own, not foreign; but a
-    // look-alike of a rule still held as foreign stays foreign, so a reply
-    // cannot launder one.
-    let before = crate::memory::gate::instruction_lines(current);
-    let foreign = crate::store::approvals::foreign_as_recorded(folder, current);
-    let own: Vec<String> = crate::memory::gate::instruction_lines(&outcome.memory)
-        .into_iter()
-        .filter(|r| !before.contains(r))
-        .filter(|r| !foreign.iter().any(|f| crate::memory::gate::same_when_folded(f, r)))
-        .collect();
-    // A clean file plus lines checked as a save's are stays clean.
-    let was_clean = folder.is_checked(current);
-    let recorded = crate::store::history::record(folder, message, &changed, origin, added)?;
-    let written = folder
-        .append_topics(&outcome.topics)
-        .and_then(|()| if memory_changes { folder.write_memory(&outcome.memory) } else { Ok(()) });
-    if let Err(e) = written {
-        if let Err(undo) = recorded.roll_back(folder) {
-            crate::store::log::error(&format!("cannot put back the files of a failed save: {undo:#}"));
-        }
-        return Err(e);
-    }
-    recorded.seal(folder)?;
-    if let Err(e) = crate::store::approvals::add_own(folder, &own) {
-        crate::store::log::error(&format!("cannot record this machine's rules: {e:#}"));
-    }
-    if was_clean && memory_changes {
-        folder.mark_checked(&outcome.memory);
-    }
-    // With sync on, the change is also a commit; a failing git never fails
-    // the write that already happened.
-    if let Err(e) = crate::sync::commit_change(&folder.dir, message, origin.session_id.as_deref(), origin.cost_usd) {
-        crate::store::log::error(&format!("cannot commit the change of {} for sync: {e:#}", folder.dir.display()));
-    }
-    Ok(())
 }
 
 /// One record per save in `saves.jsonl`.

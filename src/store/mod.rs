@@ -15,4 +15,5 @@ pub mod paths;
 pub mod record;
 pub mod review;
 pub mod saves;
+pub mod session;
 pub mod state;

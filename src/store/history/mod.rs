@@ -15,6 +15,9 @@ use crate::memory::apply::check_topic_name;
 use crate::store::folder::{Folder, MEMORY_FILE, read_if_exists};
 use crate::store::fsutil;
 
+mod undo;
+pub use undo::{apply_undo, plan_undo, record_made, unlabelled};
+
 pub const HISTORY_DIR: &str = ".history";
 /// Entries kept per project; older ones are dropped.
 pub const KEEP: usize = 1000;
@@ -253,154 +256,6 @@ fn read(folder: &Folder, number: u64) -> Result<Entry> {
 /// Newest first.
 pub fn list(folder: &Folder) -> Result<Vec<(u64, Entry)>> {
     numbers(folder).into_iter().rev().map(|n| read(folder, n).map(|e| (n, e))).collect()
-}
-
-/// What `undo` would do: the entry it goes back before, the newest, and
-/// each file as it is now and as it will be (`None`: removed).
-pub struct UndoPlan {
-    pub from: u64,
-    pub newest: u64,
-    /// The message of the first change undone, without undo labels.
-    pub message: String,
-    pub files: BTreeMap<String, (Option<String>, Option<String>)>,
-    /// A file changed since the newest entry, by hand or another tool.
-    pub hand_edited: Vec<String>,
-}
-
-/// Plans putting the files back as they were before change `from` (the
-/// newest when `None`), undoing every later change with it. Call with the
-/// project lock held.
-pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
-    let numbers = numbers(folder);
-    let Some(&newest) = numbers.last() else {
-        bail!("no history for project {} yet: nothing to undo", folder.project);
-    };
-    let from = from.unwrap_or(newest);
-    if !numbers.contains(&from) {
-        bail!("project {} has no history entry #{from} (see memory-save history)", folder.project);
-    }
-    let mut files: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
-    let mut hand_edited = Vec::new();
-    let mut message = String::new();
-    for number in numbers.iter().rev().take_while(|n| **n >= from) {
-        let entry = read(folder, *number)?;
-        for (name, before) in &entry.files {
-            check_name(*number, name)?;
-            if !files.contains_key(name) {
-                let now = read_if_exists(&folder.dir.join(name))?;
-                // The newest entry that touched this file says how it was left.
-                if entry.after.get(name).is_some_and(|after| !after.holds(now.as_deref())) {
-                    hand_edited.push(name.clone());
-                }
-                files.insert(name.clone(), (now.clone(), now));
-            }
-            let target = &mut files.get_mut(name).expect("inserted above").1;
-            *target = match before {
-                Before::Text(text) => Some(text.clone()),
-                Before::Absent => None,
-                Before::Length(len) => match target.as_deref().and_then(|t| t.get(..*len as usize)) {
-                    Some(kept) => Some(kept.to_string()),
-                    None => bail!(
-                        "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
-                        folder.dir.join(name).display()
-                    ),
-                },
-                Before::Tail(tail) => Some(format!("{}{tail}", target.as_deref().unwrap_or_default())),
-            };
-        }
-        message = unlabelled(&entry.message).to_string();
-    }
-    Ok(UndoPlan { from, newest, message, files, hand_edited })
-}
-
-/// A message without the undo labels before it, so labels never nest.
-pub fn unlabelled(message: &str) -> &str {
-    let mut rest = message;
-    while let Some(after) = rest.strip_prefix("undo of #").or_else(|| rest.strip_prefix("redo of #")) {
-        match after.split_once(": ") {
-            Some((number, tail)) if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
-                rest = tail
-            }
-            _ => break,
-        }
-    }
-    rest
-}
-
-/// The label of an undo: `undo of #3: …`, `undo of #3-#5: …`, and an undo
-/// of an undo says `redo of`.
-fn undo_label(folder: &Folder, plan: &UndoPlan) -> Result<String> {
-    let first = read(folder, plan.from)?;
-    let redo = plan.from == plan.newest && first.message.starts_with("undo of #");
-    let numbers =
-        if plan.from == plan.newest { format!("#{}", plan.from) } else { format!("#{}-#{}", plan.from, plan.newest) };
-    Ok(format!("{} of {numbers}: {}", if redo { "redo" } else { "undo" }, plan.message))
-}
-
-/// Carries out `plan`, recording it first (as one entry, whose undo
-/// redoes). Call with the project lock held.
-pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
-    let mut inverse = BTreeMap::new();
-    for (name, (now, _)) in &plan.files {
-        inverse.insert(name.clone(), now.clone().map_or(Before::Absent, Before::Text));
-    }
-    let label = undo_label(folder, plan)?;
-    let entry_of_undo = Entry {
-        at: crate::env::now_unix(),
-        message: label.clone(),
-        files: inverse,
-        origin: Origin { by: Some("memory-save undo".into()), ..Origin::default() },
-        added: Vec::new(),
-        after: BTreeMap::new(),
-    };
-    let undo = write_entry(folder, entry_of_undo)?;
-    let written = (|| -> Result<()> {
-        for (name, (now, target)) in &plan.files {
-            match target {
-                Some(text) if now.as_deref() != Some(text) => folder.write_file(name, text)?,
-                None if now.is_some() => fs_err::remove_file(folder.dir.join(name))?,
-                _ => {}
-            }
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        let _ = undo.roll_back(folder);
-        return Err(e);
-    }
-    undo.seal(folder)?;
-    Ok(label)
-}
-
-/// Records a change another tool already made (git's undo, with sync on),
-/// from the files as they were before it: the local history stays whole,
-/// so turning sync off later leaves nothing unexplained. Call with the
-/// project lock held.
-pub fn record_made(
-    folder: &Folder,
-    message: &str,
-    before: &BTreeMap<String, Option<String>>,
-    origin: &Origin,
-) -> Result<()> {
-    let mut files = BTreeMap::new();
-    for (name, old) in before {
-        let now = read_if_exists(&folder.dir.join(name))?;
-        if now != *old && check_name(0, name).is_ok() {
-            files.insert(name.clone(), old.clone().map_or(Before::Absent, Before::Text));
-        }
-    }
-    if files.is_empty() {
-        return Ok(());
-    }
-    let entry = Entry {
-        at: crate::env::now_unix(),
-        message: message.to_string(),
-        files,
-        origin: origin.clone(),
-        added: Vec::new(),
-        after: BTreeMap::new(),
-    };
-    write_entry(folder, entry)?.seal(folder)
 }
 
 /// The entry is a file on disk: its names must still be ours.

@@ -1,0 +1,93 @@
+//! Asking the fork, and what a refusal of the API means: a used-up
+//! allowance stops every fork on this machine, a model the plan cannot
+//! use stops the sessions on it, a short rate limit is only a wait.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::{Job, budget};
+use crate::claude::{fork, settings, transcript};
+use crate::config::Config;
+use crate::store::paths::Roots;
+
+/// A fork the API refused: a used-up allowance stops every fork on this
+/// machine until its reset (or, with none named, lets one try an hour); a
+/// model the plan cannot use stops the sessions on it; a short rate limit
+/// is only a wait. Returns the status and, the first time, the report line
+/// that tells the user what to do.
+pub(super) fn refused(
+    roots: &Roots,
+    refusal: &crate::claude::refusal::Refusal,
+    model: Option<&str>,
+    now: i64,
+) -> Result<(String, Option<String>)> {
+    use crate::claude::refusal::Refusal;
+    let hold = |text: &str, until: Option<i64>| budget::Hold {
+        text: text.to_string(),
+        at: now,
+        until,
+        next_try: now + budget::RETRY_UNNAMED_SECONDS,
+    };
+    match refusal {
+        Refusal::Brief { .. } => Ok(("waiting: rate limited; the next save tries again".to_string(), None)),
+        Refusal::Allowance { text, reset } => {
+            let hold = hold(text, *reset);
+            let status = hold.status();
+            let first = budget::update(roots, |l| {
+                let first = l.allowance.is_none();
+                l.allowance = Some(hold);
+                first
+            })?;
+            let when = match reset {
+                Some(at) => format!("until {} (the reset it named)", crate::env::timestamp(*at)),
+                None => "and tries again at most once an hour".to_string(),
+            };
+            let line = format!(
+                "memory-save: saves paused on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; turn on usage credits or raise your plan's limit to go on sooner, then run: memory-save resume",
+                crate::memory::text::shorten(text, 160)
+            );
+            Ok((status, first.then_some(line)))
+        }
+        Refusal::Model { text } => {
+            let model = model.unwrap_or("this model").to_string();
+            let status = format!("paused: {model} needs usage credits");
+            let first = budget::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
+            let line = format!(
+                "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
+                crate::memory::text::shorten(text, 160)
+            );
+            Ok((status, first.then_some(line)))
+        }
+    }
+}
+
+/// Runs the fork for this save: the session's model and effort unless the
+/// configuration names others.
+pub(super) fn ask_fork(
+    roots: &Roots,
+    job: &Job,
+    config: &Config,
+    message: &str,
+    facts: &transcript::TranscriptFacts,
+    fresh: bool,
+) -> Result<fork::ForkReply, fork::ForkError> {
+    let cwd = Path::new(&job.cwd);
+    fork::run(&fork::ForkRequest {
+        claude: fork::find_claude()?,
+        session_id: &job.session_id,
+        cwd,
+        model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
+        resume_at: job.resume_at.clone().filter(|_| !fresh),
+        resume_from: job.resume_from.as_deref().filter(|_| !fresh),
+        fresh,
+        // A resumed session's total counts the parent's cost too; a fresh
+        // run's is its own.
+        parent_cost_usd: if fresh { 0.0 } else { facts.cost_usd },
+        effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
+        message,
+        settings: settings::fork_settings(&settings::settings_files(cwd)),
+        timeout: config.fork_timeout(),
+        scratch: &roots.state,
+    })
+}

@@ -1,0 +1,396 @@
+//! A session's state as types: what its hooks reported, where its saves
+//! stand (the save protocol's state, whose transitions are
+//! `save::machine`'s) and what the last save gave; and its flat shape on
+//! disk, which every release reads and writes.
+
+use serde::{Deserialize, Serialize};
+
+/// One session's state, in three parts: what its hooks were told
+/// (`input`), where its saves stand (`protocol`, whose transitions are
+/// `save::machine`'s), and what the last save gave (`outcome`).
+///
+/// On disk it is one flat JSON object (`SessionFile`), the shape every
+/// earlier release wrote: a worker started before an upgrade and the hooks
+/// after it read each other's files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SessionFile", into = "SessionFile")]
+pub struct SessionState {
+    pub input: SessionInput,
+    pub protocol: Protocol,
+    pub outcome: Outcome,
+}
+
+/// What the session's hooks reported, kept for the worker and the commands.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionInput {
+    pub cwd: String,
+    /// The session's project folder, where Claude Code reads the project's
+    /// settings and CLAUDE.md: `CLAUDE_PROJECT_DIR`, else the first working
+    /// folder a hook reported. A `cd` inside the session does not move it,
+    /// so a cloned dependency's folder can neither name the memory nor
+    /// supply the fork's settings.
+    pub project_dir: String,
+    pub transcript_path: String,
+    pub effort: Option<String>,
+    /// The turn the next save follows, for the history.
+    pub prompt_id: Option<String>,
+    /// The project, worked out once per working folder (it costs a git
+    /// discovery, too much for every hook).
+    pub project_cwd: String,
+    pub project: Option<String>,
+    /// Why memory-save is off for this project (`off: …`), if it is.
+    pub off: Option<String>,
+    /// The subscription's quota, as the status line last reported it.
+    pub quota: Option<Quota>,
+    /// Who pays for this session's saves, recorded at SessionStart, where
+    /// the hook sees the session's environment.
+    pub route: Option<crate::memory::route::Route>,
+    /// What the session's last SessionStart loaded (`save::baseline`).
+    pub baseline: Option<Baseline>,
+}
+
+impl SessionInput {
+    /// The folder the project is found from and the fork runs in.
+    pub fn project_folder(&self) -> &str {
+        if self.project_dir.is_empty() { &self.cwd } else { &self.project_dir }
+    }
+}
+
+/// Where the session's saves stand: the save protocol's state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Protocol {
+    pub turn: Turn,
+    pub job: Job,
+    pub guard: Guard,
+    pub snapshot: Snapshot,
+}
+
+/// The turns since the last save was asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    /// A person sent a prompt.
+    pub person_spoke: bool,
+    /// A main-loop tool ran.
+    pub tool_ran: bool,
+    /// A prompt was submitted and its Stop has not come (yet).
+    pub open: bool,
+    /// Turns worth a save, held back (`save_every_turns`).
+    pub unsaved: u64,
+    /// Unix time of the last save request, for `save_every_minutes`.
+    pub last_request_at: Option<i64>,
+    /// SessionEnd has come (a later prompt resumes the session).
+    pub ended: bool,
+}
+
+/// The session's save job. A worker holds the session's worker lock while
+/// it runs; this says what it is to do.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Job {
+    #[default]
+    Idle,
+    /// A save is asked for and no worker has taken it yet.
+    Pending,
+    /// Turns wait for the session to be quiet until then (the idle flush).
+    Held { until: i64 },
+    /// A worker took the job then; it is cleared only after the save's
+    /// write, so a worker killed before leaves it, and the next takes it
+    /// over (`takeovers` times so far).
+    Claimed { since: i64, takeovers: u32, queued: Queued },
+}
+
+/// What waits behind a claimed job.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Queued {
+    #[default]
+    Nothing,
+    /// Exactly one more save, for turns that ended while it ran.
+    Save,
+    /// Turns held for the idle flush.
+    Held { until: i64 },
+}
+
+/// What the cost of saves decided for this session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Guard {
+    /// Why per-turn saves of this session stopped, if they did.
+    pub paused: Option<Pause>,
+    /// Saves in a row whose input was mostly not read from the cache, and
+    /// what they cost.
+    pub cache_misses: u32,
+    pub missed_cost_usd: f64,
+    /// A save waited for a warm cache (its own would have been dear): the
+    /// next turn's Stop asks for it at once.
+    pub save_when_warm: bool,
+    /// The last save that read the prompt cache (Unix time): it kept the
+    /// cache alive.
+    pub cache_read_at: Option<i64>,
+    /// When the last save whose fork answered was claimed: a save that
+    /// cannot resume the session reads the turns since.
+    pub saved_through: Option<i64>,
+}
+
+/// What the next save resumes, when PreCompact asked for it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// The message the save resumes at.
+    pub resume_at: Option<String>,
+    /// The copy of the transcript it resumes from
+    /// (`SessionStore::snapshot_path`); its worker removes it.
+    pub copy: Option<String>,
+}
+
+/// What the last save gave, for the status line and the user.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The last finished save's short result.
+    pub status: Option<Status>,
+    /// The last save's report line, shown to the user once.
+    pub report: Option<String>,
+    pub saves: u64,
+    pub last_usage: Option<Usage>,
+    /// What this billing month's saves by this session's route counted,
+    /// as of its last save, for the status line.
+    pub month_usd: Option<f64>,
+}
+
+/// The session file as it is on disk: flat, every field optional.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct SessionFile {
+    cwd: String,
+    project_dir: String,
+    transcript_path: String,
+    effort: Option<String>,
+    person_spoke: bool,
+    tool_ran: bool,
+    prompt_id: Option<String>,
+    turn_open: bool,
+    save_pending: bool,
+    saving_since: Option<i64>,
+    claim_retries: u32,
+    status: Option<Status>,
+    report: Option<String>,
+    saves: u64,
+    last_usage: Option<Usage>,
+    project_cwd: String,
+    project: Option<String>,
+    off: Option<String>,
+    last_request_at: Option<i64>,
+    paused: Option<Pause>,
+    cache_misses: u32,
+    missed_cost_usd: f64,
+    ended: bool,
+    quota: Option<Quota>,
+    turns_unsaved: u64,
+    flush_at: Option<i64>,
+    resume_at: Option<String>,
+    snapshot: Option<String>,
+    save_when_warm: bool,
+    cache_read_at: Option<i64>,
+    month_usd: Option<f64>,
+    route: Option<crate::memory::route::Route>,
+    baseline: Option<Baseline>,
+    saved_through: Option<i64>,
+}
+
+impl From<SessionFile> for SessionState {
+    fn from(f: SessionFile) -> SessionState {
+        // A claim comes first: what else is set waits behind it. Without
+        // one, a request covers held turns, since a save reads them all.
+        let job = match (f.saving_since, f.save_pending, f.flush_at) {
+            (Some(since), pending, flush) => Job::Claimed {
+                since,
+                takeovers: f.claim_retries,
+                queued: match (pending, flush) {
+                    (true, _) => Queued::Save,
+                    (false, Some(until)) => Queued::Held { until },
+                    (false, None) => Queued::Nothing,
+                },
+            },
+            (None, true, _) => Job::Pending,
+            (None, false, Some(until)) => Job::Held { until },
+            (None, false, None) => Job::Idle,
+        };
+        SessionState {
+            input: SessionInput {
+                cwd: f.cwd,
+                project_dir: f.project_dir,
+                transcript_path: f.transcript_path,
+                effort: f.effort,
+                prompt_id: f.prompt_id,
+                project_cwd: f.project_cwd,
+                project: f.project,
+                off: f.off,
+                quota: f.quota,
+                route: f.route,
+                baseline: f.baseline,
+            },
+            protocol: Protocol {
+                turn: Turn {
+                    person_spoke: f.person_spoke,
+                    tool_ran: f.tool_ran,
+                    open: f.turn_open,
+                    unsaved: f.turns_unsaved,
+                    last_request_at: f.last_request_at,
+                    ended: f.ended,
+                },
+                job,
+                guard: Guard {
+                    paused: f.paused,
+                    cache_misses: f.cache_misses,
+                    missed_cost_usd: f.missed_cost_usd,
+                    save_when_warm: f.save_when_warm,
+                    cache_read_at: f.cache_read_at,
+                    saved_through: f.saved_through,
+                },
+                snapshot: Snapshot { resume_at: f.resume_at, copy: f.snapshot },
+            },
+            outcome: Outcome {
+                status: f.status,
+                report: f.report,
+                saves: f.saves,
+                last_usage: f.last_usage,
+                month_usd: f.month_usd,
+            },
+        }
+    }
+}
+
+impl From<SessionState> for SessionFile {
+    fn from(s: SessionState) -> SessionFile {
+        let SessionState { input, protocol, outcome } = s;
+        let Protocol { turn, job, guard, snapshot } = protocol;
+        let (saving_since, claim_retries, save_pending, flush_at) = match job {
+            Job::Idle => (None, 0, false, None),
+            Job::Pending => (None, 0, true, None),
+            Job::Held { until } => (None, 0, false, Some(until)),
+            Job::Claimed { since, takeovers, queued } => match queued {
+                Queued::Nothing => (Some(since), takeovers, false, None),
+                Queued::Save => (Some(since), takeovers, true, None),
+                Queued::Held { until } => (Some(since), takeovers, false, Some(until)),
+            },
+        };
+        SessionFile {
+            cwd: input.cwd,
+            project_dir: input.project_dir,
+            transcript_path: input.transcript_path,
+            effort: input.effort,
+            person_spoke: turn.person_spoke,
+            tool_ran: turn.tool_ran,
+            prompt_id: input.prompt_id,
+            turn_open: turn.open,
+            save_pending,
+            saving_since,
+            claim_retries,
+            status: outcome.status,
+            report: outcome.report,
+            saves: outcome.saves,
+            last_usage: outcome.last_usage,
+            project_cwd: input.project_cwd,
+            project: input.project,
+            off: input.off,
+            last_request_at: turn.last_request_at,
+            paused: guard.paused,
+            cache_misses: guard.cache_misses,
+            missed_cost_usd: guard.missed_cost_usd,
+            ended: turn.ended,
+            quota: input.quota,
+            turns_unsaved: turn.unsaved,
+            flush_at,
+            resume_at: snapshot.resume_at,
+            snapshot: snapshot.copy,
+            save_when_warm: guard.save_when_warm,
+            cache_read_at: guard.cache_read_at,
+            month_usd: outcome.month_usd,
+            route: input.route,
+            baseline: input.baseline,
+            saved_through: guard.saved_through,
+        }
+    }
+}
+
+/// What a session's last SessionStart loaded, part by part
+/// (`save::baseline`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub hash: u64,
+    pub parts: usize,
+    /// Bit N-1: part N was emitted.
+    pub seen: u64,
+    pub at: i64,
+}
+
+impl Baseline {
+    pub fn complete(&self) -> bool {
+        self.parts > 0 && self.parts <= 64 && self.seen == (u64::MAX >> (64 - self.parts))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pause {
+    pub kind: PauseKind,
+    /// `paused: 2 saves missed the prompt cache ($0.41)`.
+    pub text: String,
+    /// Unix time.
+    pub at: i64,
+    /// The one save at a session's end that a cache-miss pause allows has
+    /// been asked for: a `claude -p --resume` workflow ends its session every
+    /// run, and must not get a save from each.
+    #[serde(default)]
+    pub end_save_used: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseKind {
+    /// The fork's requests miss the prompt cache: saved once more at
+    /// SessionEnd, then nothing until `memory-save resume`.
+    CacheMiss,
+    /// A budget was passed: a hard stop, no save at SessionEnd either.
+    Budget,
+}
+
+/// `rate_limits` from the status-line input (subscription logins only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Quota {
+    pub five_hour: Option<f64>,
+    pub seven_day: Option<f64>,
+    /// Unix time it was read.
+    pub at: i64,
+}
+
+impl Quota {
+    /// The fuller of the two limits, as `(percent, "5-hour")`.
+    pub fn highest(&self) -> Option<(f64, &'static str)> {
+        let five = self.five_hour.map(|p| (p, "5-hour"));
+        let seven = self.seven_day.map(|p| (p, "7-day"));
+        [five, seven].into_iter().flatten().max_by(|a, b| a.0.total_cmp(&b.0))
+    }
+
+    /// Why the quota holds saves back at `threshold`, if it does (for the
+    /// status line).
+    pub fn pause(&self, threshold: Option<f64>) -> Option<String> {
+        let (percent, which) = self.highest()?;
+        (percent >= threshold?).then(|| format!("paused: quota at {percent:.0}% of the {which} limit"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub text: String,
+    /// Unix time.
+    pub at: i64,
+}
+
+/// What one fork cost, as `claude --output-format json` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_cost_usd: f64,
+    pub duration_ms: u64,
+}
