@@ -157,3 +157,22 @@ fn the_scan_sees_an_import_and_a_cycle() {
     // The real scan finds the imports it must: save uses the store.
     assert!(imports()["save"].contains("store"));
 }
+
+/// No file under src/ is over 400 lines before its first `#[cfg(test)]`:
+/// a file that grows past that holds more than one job (issue 18).
+#[test]
+fn no_source_file_is_over_400_lines_before_its_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 50, "the scan found too few files: {}", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).count();
+            (code > 400).then(|| format!("{} ({code} lines)", file.strip_prefix(&src).unwrap().display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 400 lines before their tests: {long:?}");
+}

@@ -7,6 +7,7 @@ pub mod hooks;
 pub mod install;
 pub mod jsonedit;
 pub mod refusal;
+pub mod registrations;
 pub mod route;
 pub mod settings;
 pub mod transcript;

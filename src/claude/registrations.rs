@@ -1,0 +1,113 @@
+//! Where memory-save is registered for a session in some folder: our hook
+//! commands in each settings file it reads, and the plugin, for `status`
+//! and `doctor`.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::hooks::{BINARY_NAME, our_subcommand, shell_words, unguarded};
+use super::settings;
+
+/// Our hook commands registered in the settings file at `path`, each as the
+/// event it is registered under, its program path and the words after it
+/// (`hook stop`), for `doctor`.
+pub fn registered_hooks(path: &Path) -> Result<Vec<(String, String, Vec<String>)>> {
+    let settings = settings::parse_settings(path, settings::read_settings(path)?.as_deref())?;
+    let mut found = Vec::new();
+    let Some(Value::Object(hooks)) = settings.get("hooks") else { return Ok(found) };
+    for (event, groups) in hooks {
+        for group in groups.as_array().into_iter().flatten() {
+            for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+                let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command).map(unguarded))
+                    && words.first().map(String::as_str) == Some("hook")
+                {
+                    found.push((event.clone(), all.remove(0), words));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The plugin id (`memory-save@<marketplace>`) enabled in the settings file,
+/// when memory-save was installed as a Claude Code plugin instead.
+pub fn enabled_plugin(path: &Path) -> Option<String> {
+    let settings = settings::parse_settings(path, settings::read_settings(path).ok()?.as_deref()).ok()?;
+    let plugins = settings.get("enabledPlugins")?.as_object()?;
+    plugins
+        .iter()
+        .find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
+        .map(|(id, _)| id.clone())
+}
+
+/// Where memory-save is registered for a session in some folder: one
+/// settings file's hook commands of ours, and the plugin if it enables it.
+#[derive(Debug, serde::Serialize)]
+pub struct Registration {
+    pub scope: &'static str,
+    pub path: String,
+    /// How many of our hook commands it holds.
+    pub commands: usize,
+    /// The programs those commands run (by path, or `memory-save` by name).
+    #[serde(skip)]
+    pub programs: Vec<String>,
+    /// Each command as its event and the words after the program
+    /// (`Stop`, `hook stop`).
+    #[serde(skip)]
+    pub words: Vec<(String, String)>,
+    /// The plugin id (`memory-save@…`) this file enables.
+    pub plugin: Option<String>,
+    /// Why the file could not be read.
+    pub error: Option<String>,
+}
+
+/// Every settings file a session in `cwd` reads, with what of ours it holds;
+/// only the files that hold something (or cannot be read).
+pub fn registrations(cwd: &Path) -> Vec<Registration> {
+    let mut found = Vec::new();
+    for scope in settings::SCOPES {
+        let Ok(path) = scope.path(cwd) else { continue };
+        let (hooks, error) = match registered_hooks(&path) {
+            Ok(hooks) => (hooks, None),
+            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+        };
+        let plugin = enabled_plugin(&path);
+        if hooks.is_empty() && plugin.is_none() && error.is_none() {
+            continue;
+        }
+        found.push(Registration {
+            scope: scope.label(),
+            path: path.display().to_string(),
+            commands: hooks.len(),
+            programs: hooks.iter().map(|(_, program, _)| program.clone()).collect(),
+            words: hooks.iter().map(|(event, _, words)| (event.clone(), words.join(" "))).collect(),
+            plugin,
+            error,
+        });
+    }
+    found
+}
+
+/// One line for `status`: where the hooks are registered, or that they are not.
+pub fn describe_registrations(found: &[Registration]) -> String {
+    let mut places: Vec<String> = Vec::new();
+    for r in found {
+        if r.commands > 0 {
+            places.push(format!("{} ({})", r.scope, r.path));
+        }
+        if let Some(plugin) = &r.plugin {
+            places.push(format!("plugin {plugin} (enabled in {})", r.scope));
+        }
+    }
+    match places.len() {
+        0 => "not registered: run memory-save install".to_string(),
+        1 => places.remove(0),
+        _ => format!(
+            "{}: registered more than once, every hook runs twice (see memory-save doctor)",
+            places.join(" and ")
+        ),
+    }
+}

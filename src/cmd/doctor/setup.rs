@@ -1,0 +1,167 @@
+//! Doctor's checks of the set-up: that `claude` runs and is a tested
+//! release, and that our hooks are registered once, in full, under the
+//! right events, running this binary.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::Report;
+use crate::claude::hooks::BINARY_NAME;
+use crate::claude::settings::Scope;
+
+/// Every hook command a full install registers, with its event.
+fn expected_hooks() -> Vec<(String, String)> {
+    crate::claude::events::HookEvent::command_lines().into_iter().map(|(event, c)| (event.to_string(), c)).collect()
+}
+
+pub(super) fn check_claude(report: &mut Report) {
+    let claude = match crate::claude::fork::find_claude() {
+        Ok(path) => path,
+        Err(e) => {
+            report.problem(&e.status, "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
+            return;
+        }
+    };
+    match version_of(&claude) {
+        Some(version) if !tested(&version) => report.warn(
+            &format!(
+                "claude {} ({version}) is not a release memory-save was tested with ({})",
+                claude.display(),
+                TESTED.join(", ")
+            ),
+            "it probably works; watch the first saves' cache reads in memory-save status",
+        ),
+        Some(version) => report.ok(&format!("claude {} ({version})", claude.display())),
+        None => report.problem(
+            &format!("{} does not answer --version within 10 s", claude.display()),
+            "check that it runs: claude --version",
+        ),
+    }
+}
+
+/// The Claude Code releases the real-engine suite runs against.
+const TESTED_FILE: &str = include_str!("../../../tests/e2e/versions.txt");
+static TESTED: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    TESTED_FILE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+});
+
+/// Whether `claude --version`'s answer (`2.1.332 (Claude Code)`) names a
+/// tested release.
+fn tested(version: &str) -> bool {
+    version.split_whitespace().next().is_some_and(|v| TESTED.contains(&v))
+}
+
+fn version_of(claude: &Path) -> Option<String> {
+    let run = crate::process::run_captured(Command::new(claude).arg("--version"), b"", VERSION_LIMIT, 4096).ok()?;
+    let crate::process::Ended::Exited(_) = run.ended else { return None };
+    Some(String::from_utf8_lossy(&run.stdout).trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// `claude --version` answers in about a second, or not at all.
+const VERSION_LIMIT: Duration = Duration::from_secs(10);
+
+/// The flag that installs into the settings file of `scope`, so advice to
+/// install names the file that already holds the hooks, never a second one.
+fn install_flag(scope: &str) -> &'static str {
+    match scope {
+        s if s == Scope::Local.label() => " --project",
+        s if s == Scope::Shared.label() => " --shared",
+        _ => "",
+    }
+}
+
+fn uninstall_command(scope: &str) -> &'static str {
+    if scope == Scope::User.label() { "memory-save uninstall" } else { "memory-save uninstall --project" }
+}
+
+pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
+    let cwd = std::env::current_dir()?;
+    let found = crate::claude::hooks::registrations(&cwd);
+    for r in found.iter().filter(|r| r.error.is_some()) {
+        let error = r.error.as_deref().unwrap_or_default();
+        report.problem(error, &format!("fix {} by hand; Claude Code cannot read it either", r.path));
+    }
+    let with_hooks: Vec<_> = found.iter().filter(|r| r.commands > 0).collect();
+    let plugin = found.iter().find_map(|r| r.plugin.clone().map(|p| (p, r.scope)));
+    match (with_hooks.as_slice(), &plugin) {
+        ([], None) => {
+            report.problem(
+                "memory-save's hooks are registered nowhere (user, project or project-local settings, or the plugin)",
+                "run memory-save install (or ./install.sh)",
+            );
+            return Ok(());
+        }
+        ([], Some((plugin, _))) => {
+            // The plugin's hooks run `memory-save` from PATH.
+            match which::which("memory-save") {
+                Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
+                Err(_) => report.problem(
+                    &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
+                    "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
+                ),
+            }
+            return Ok(());
+        }
+        ([one, ..], Some((plugin, scope))) => report.problem(
+            &format!("registered twice: the plugin {plugin} (enabled in {scope}) and hooks in {}", one.path),
+            &format!("keep one: {} removes the settings hooks, or disable the plugin", uninstall_command(one.scope)),
+        ),
+        ([first, second, ..], None) => report.problem(
+            &format!("hooks registered twice: in {} and in {}; every hook runs twice", first.path, second.path),
+            &format!("keep one: {} removes the hooks in {}", uninstall_command(second.scope), second.path),
+        ),
+        _ => {}
+    }
+    let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    for r in &with_hooks {
+        // Registered under another event, a command runs at the wrong time:
+        // it counts as missing where it belongs.
+        let missing: Vec<String> = expected_hooks()
+            .into_iter()
+            .filter(|want| !r.words.contains(want))
+            .map(|(event, words)| format!("{words} (under {event})"))
+            .collect();
+        if missing.is_empty() {
+            report.ok(&format!("all {} hook commands registered in {} ({})", expected_hooks().len(), r.path, r.scope));
+        } else {
+            report.problem(
+                &format!("{} lacks: {}", r.path, missing.join(", ")),
+                &format!("run memory-save install{} (it replaces what is there)", install_flag(r.scope)),
+            );
+        }
+        // A shared install runs memory-save by name, from PATH.
+        let programs = r.programs.iter().map(|p| {
+            if p == BINARY_NAME {
+                which::which(p).ok().and_then(|p| std::fs::canonicalize(p).ok())
+            } else {
+                std::fs::canonicalize(p).ok()
+            }
+        });
+        if let Some(program) = r.programs.iter().zip(programs).find(|(_, real)| *real != this).map(|(p, _)| p) {
+            report.problem(
+                &format!(
+                    "hooks in {} run {program}, not this binary ({})",
+                    r.path,
+                    this.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+                ),
+                &format!("run memory-save install{} from the binary you want the hooks to use", install_flag(r.scope)),
+            );
+        }
+    }
+    let (on, why) = crate::claude::settings::auto_memory(&cwd);
+    if on {
+        // In the file that holds the hooks: an install anywhere else would
+        // register them a second time.
+        let flag = with_hooks.first().map_or("", |r| install_flag(r.scope));
+        report.warn(
+            &format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"),
+            &format!("memory-save install{flag} --disable-auto-memory turns it off (uninstall puts it back)"),
+        );
+    } else {
+        report.ok(&format!("Claude Code's own auto memory is off ({why})"));
+    }
+    Ok(())
+}
