@@ -44,15 +44,12 @@ fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
 }
 
 fn read_seen(roots: &Roots, project: &str, dir: &Path) -> Option<Vec<String>> {
-    let bytes = fsutil::read_regular(&seen_path(roots, project, dir), 1024 * 1024).ok()??;
-    serde_json::from_slice(&bytes).ok()
+    crate::store::record::read(&seen_path(roots, project, dir))
 }
 
 fn write_seen(roots: &Roots, project: &str, dir: &Path, seen: &[String]) {
     let path = seen_path(roots, project, dir);
-    let written = fsutil::create_private_dir(&roots.projects_state_dir())
-        .and_then(|()| fsutil::write_atomic(&path, serde_json::to_string(seen).unwrap_or_default().as_bytes(), false));
-    if let Err(e) = written {
+    if let Err(e) = crate::store::record::write(&path, &seen) {
         crate::store::log::error(&format!("cannot record the team's rules: {e:#}"));
     }
 }

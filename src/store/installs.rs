@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -44,10 +44,7 @@ fn records_path(roots: &Roots) -> std::path::PathBuf {
 }
 
 pub fn all(roots: &Roots) -> Vec<InstallRecord> {
-    let Ok(Some(bytes)) = fsutil::read_regular(&records_path(roots), MAX_INSTALLS_BYTES) else {
-        return Vec::new();
-    };
-    serde_json::from_slice(&bytes).unwrap_or_default()
+    super::record::read_bounded(&records_path(roots), MAX_INSTALLS_BYTES).unwrap_or_default()
 }
 
 pub fn find(roots: &Roots, settings: &Path) -> Option<InstallRecord> {
@@ -65,6 +62,5 @@ pub fn put(roots: &Roots, settings: &Path, record: Option<InstallRecord>) -> Res
     let key = settings.display().to_string();
     let mut records: Vec<InstallRecord> = all(roots).into_iter().filter(|r| r.path != key).collect();
     records.extend(record);
-    let text = serde_json::to_vec_pretty(&records).context("cannot encode the install records")?;
-    fsutil::write_atomic(&records_path(roots), &text, true)
+    super::record::write_durable(&records_path(roots), &records)
 }

@@ -43,11 +43,9 @@ fn path(roots: &Roots, project: &str) -> PathBuf {
 
 /// The project's notes; none when absent or unreadable.
 pub fn read(roots: &Roots, project: &str) -> Result<Notes> {
-    let text = crate::store::folder::read_if_exists(&path(roots, project))?;
-    Ok(text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default())
+    Ok(super::record::load(&path(roots, project))?.unwrap_or_default())
 }
 
 pub fn write(roots: &Roots, project: &str, notes: &Notes) -> Result<()> {
-    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::store::fsutil::write_atomic(&path(roots, project), serde_json::to_string(notes)?.as_bytes(), false)
+    super::record::write(&path(roots, project), notes)
 }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::reply::Op;
-use crate::store::folder::{Folder, read_if_exists};
+use crate::store::folder::Folder;
 use crate::store::history::Origin;
 use crate::store::paths::Roots;
 
@@ -36,12 +36,11 @@ pub fn id_of(op: &Op) -> String {
 
 /// The pending list of a project (empty when none or unreadable).
 pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
-    read_if_exists(&path(roots, project)).ok().flatten().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    super::record::read(&path(roots, project)).unwrap_or_default()
 }
 
 pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
-    crate::store::fsutil::create_private_dir(&roots.projects_state_dir())?;
-    crate::store::fsutil::write_atomic(&path(roots, project), serde_json::to_string_pretty(pending)?.as_bytes(), true)
+    super::record::write_durable(&path(roots, project), &pending)
 }
 
 /// Adds held ops to the project's list. Call with the project lock held.

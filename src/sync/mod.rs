@@ -52,13 +52,11 @@ fn state_path(roots: &Roots) -> PathBuf {
 
 /// `None` when sync is off.
 pub fn state(roots: &Roots) -> Option<SyncState> {
-    let bytes = fsutil::read_regular(&state_path(roots), 1024 * 1024).ok()??;
-    serde_json::from_slice(&bytes).ok()
+    crate::store::record::read(&state_path(roots))
 }
 
 fn write_state(roots: &Roots, state: &SyncState) -> Result<()> {
-    fsutil::create_private_dir(&roots.state)?;
-    fsutil::write_atomic(&state_path(roots), &serde_json::to_vec(state)?, false)
+    crate::store::record::write(&state_path(roots), state)
 }
 
 /// Whether the memory root at `root` syncs: it holds our repository.
