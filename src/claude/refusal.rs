@@ -128,6 +128,14 @@ fn clock_minutes(text: &str) -> Option<i64> {
     Some(hour * 60 + minute)
 }
 
+/// Whether the CLI said it has no login (`Not logged in · Please run
+/// /login`): Claude Code hands its hooks no CLAUDE_CODE_OAUTH_TOKEN
+/// (measured, tests/e2e/spend.rs s20), so a login kept only there never
+/// reaches the fork.
+pub fn is_login_missing(said: &str) -> bool {
+    said.contains("Not logged in")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

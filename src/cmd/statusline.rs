@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use crate::env::clock;
 use crate::memory::text::visible;
-use crate::store::state::{SessionState, SessionStore};
+use crate::store::state::{SessionState, SessionStore, StatusKind};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
@@ -122,9 +122,8 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
     if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
         return Some(stopped.status());
     }
-    let model =
-        state.outcome.status.as_ref().map(|s| s.text.as_str()).filter(|t| t.ends_with("needs usage credits"))?;
-    Some(model.to_string())
+    let model = state.outcome.status.as_ref().filter(|s| s.kind == StatusKind::PausedModel)?;
+    Some(model.text.clone())
 }
 
 /// One state at a time, the most urgent first: the last save's error
@@ -138,38 +137,86 @@ pub fn state_line(
     quota_pause: Option<String>,
     not_synced: Option<NotSynced>,
 ) -> Option<String> {
-    let line = |text: &str, at: i64| Some(visible(&format!("memory-save: {text} · {}", clock(at))));
-    let last = state.outcome.status.as_ref();
-    let saving = state.protocol.job.claimed_since();
-    if saving.is_none()
-        && let Some(error) = last.filter(|s| s.text.starts_with("error"))
-    {
-        return line(&error.text, error.at);
+    Shown::of(state, rules_waiting, quota_pause, not_synced).map(|shown| shown.line())
+}
+
+/// The one state the status line shows, chosen by kind and order, never by
+/// the words of a status.
+#[derive(Debug, PartialEq)]
+enum Shown {
+    /// The last save failed (until the next one starts).
+    Error {
+        text: String,
+        at: i64,
+    },
+    /// This session's saves stopped.
+    Paused {
+        text: String,
+        at: i64,
+    },
+    /// Saves wait: the machine's allowance, a setting, a model, the quota.
+    Waiting(String),
+    Review(usize),
+    NotSynced(Option<i64>),
+    Saving {
+        since: i64,
+    },
+    Saved {
+        text: String,
+        at: i64,
+        month_usd: Option<f64>,
+    },
+}
+
+impl Shown {
+    fn of(
+        state: &SessionState,
+        rules_waiting: usize,
+        quota_pause: Option<String>,
+        not_synced: Option<NotSynced>,
+    ) -> Option<Shown> {
+        let last = state.outcome.status.as_ref();
+        let saving = state.protocol.job.claimed_since();
+        if saving.is_none()
+            && let Some(error) = last.filter(|s| s.kind == StatusKind::Error)
+        {
+            return Some(Shown::Error { text: error.text.clone(), at: error.at });
+        }
+        if let Some(pause) = &state.protocol.guard.paused {
+            return Some(Shown::Paused { text: pause.text.clone(), at: pause.at });
+        }
+        if let Some(text) = quota_pause {
+            return Some(Shown::Waiting(text));
+        }
+        if rules_waiting > 0 {
+            return Some(Shown::Review(rules_waiting));
+        }
+        if let Some(not) = not_synced {
+            return Some(Shown::NotSynced(not.since));
+        }
+        if let Some(since) = saving {
+            return Some(Shown::Saving { since });
+        }
+        let status = last?;
+        Some(Shown::Saved { text: status.text.clone(), at: status.at, month_usd: state.outcome.month_usd })
     }
-    if let Some(pause) = &state.protocol.guard.paused {
-        return line(&pause.text, pause.at);
-    }
-    if let Some(text) = quota_pause {
-        return Some(visible(&format!("memory-save: {text}")));
-    }
-    if rules_waiting > 0 {
-        let what = if rules_waiting == 1 { "1 rule waits" } else { "rules wait" };
-        let text = format!("memory-save: {what} for review ({rules_waiting}): memory-save review");
-        return Some(if rules_waiting == 1 { text.replace(" (1)", "") } else { text });
-    }
-    if let Some(not) = not_synced {
-        return Some(visible(&match not.since {
-            Some(at) => format!("memory-save: not synced since {} (memory-save doctor)", clock(at)),
-            None => "memory-save: not synced yet (memory-save doctor)".to_string(),
-        }));
-    }
-    if let Some(since) = saving {
-        return line("saving…", since);
-    }
-    let status = last?;
-    match state.outcome.month_usd {
-        Some(month) => line(&format!("{} · {} this month", status.text, crate::memory::cost::usd(month)), status.at),
-        None => line(&status.text, status.at),
+
+    /// The line, every character of it safe for a terminal.
+    fn line(&self) -> String {
+        let timed = |text: &str, at: i64| format!("memory-save: {text} · {}", clock(at));
+        visible(&match self {
+            Shown::Error { text, at } | Shown::Paused { text, at } => timed(text, *at),
+            Shown::Waiting(text) => format!("memory-save: {text}"),
+            Shown::Review(1) => "memory-save: 1 rule waits for review: memory-save review".to_string(),
+            Shown::Review(n) => format!("memory-save: rules wait for review ({n}): memory-save review"),
+            Shown::NotSynced(Some(at)) => format!("memory-save: not synced since {} (memory-save doctor)", clock(*at)),
+            Shown::NotSynced(None) => "memory-save: not synced yet (memory-save doctor)".to_string(),
+            Shown::Saving { since } => timed("saving…", *since),
+            Shown::Saved { text, at, month_usd: Some(month) } => {
+                timed(&format!("{text} · {} this month", crate::memory::cost::usd(*month)), *at)
+            }
+            Shown::Saved { text, at, month_usd: None } => timed(text, *at),
+        })
     }
 }
 
@@ -226,9 +273,11 @@ mod tests {
     #[test]
     fn one_state_at_a_time_the_most_urgent_first() {
         let at = 0;
-        let status = |text: &str| Some(Status { text: text.into(), at });
-        let error = with_status(status("error: fork timed out after 300s"));
-        let saved = with_status(status("+2 -1"));
+        let status = |kind, text: &str| Some(Status::new(kind, text, at));
+        let error = with_status(status(StatusKind::Error, "error: fork timed out after 300s"));
+        let saved = with_status(status(StatusKind::Saved, "+2 -1"));
+        // The kind decides, not the words.
+        let worded_like_one = with_status(status(StatusKind::Saved, "error: in the words only"));
         let saving = claimed(saved.clone(), at);
         let error_then_saving = claimed(error.clone(), at);
         let line = |s: &SessionState, waiting| state_line(s, waiting, None, None).unwrap();
@@ -244,7 +293,8 @@ mod tests {
         assert!(state_line(&error, 0, None, not).unwrap().starts_with("memory-save: error"), "an error first");
         let never = Some(NotSynced { since: None });
         assert_eq!(state_line(&saved, 0, None, never).unwrap(), "memory-save: not synced yet (memory-save doctor)");
-        let hostile = with_status(status("error: fork failed: \u{1b}]0;x\u{7}"));
+        assert!(line(&worded_like_one, 2).contains("review"), "words are not a kind");
+        let hostile = with_status(status(StatusKind::Error, "error: fork failed: \u{1b}]0;x\u{7}"));
         assert!(!line(&hostile, 0).contains('\u{1b}'));
     }
 }

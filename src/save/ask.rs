@@ -10,6 +10,7 @@ use super::{Job, budget};
 use crate::claude::{fork, settings, transcript};
 use crate::config::Config;
 use crate::store::paths::Roots;
+use crate::store::state::StatusKind;
 
 /// A fork the API refused: a used-up allowance stops every fork on this
 /// machine until its reset (or, with none named, lets one try an hour); a
@@ -21,7 +22,7 @@ pub(super) fn refused(
     refusal: &crate::claude::refusal::Refusal,
     model: Option<&str>,
     now: i64,
-) -> Result<(String, Option<String>)> {
+) -> Result<(StatusKind, String, Option<String>)> {
     use crate::claude::refusal::Refusal;
     let hold = |text: &str, until: Option<i64>| budget::Hold {
         text: text.to_string(),
@@ -30,7 +31,9 @@ pub(super) fn refused(
         next_try: now + budget::RETRY_UNNAMED_SECONDS,
     };
     match refusal {
-        Refusal::Brief { .. } => Ok(("waiting: rate limited; the next save tries again".to_string(), None)),
+        Refusal::Brief { .. } => {
+            Ok((StatusKind::Waiting, "waiting: rate limited; the next save tries again".to_string(), None))
+        }
         Refusal::Allowance { text, reset } => {
             let hold = hold(text, *reset);
             let status = hold.status();
@@ -47,7 +50,7 @@ pub(super) fn refused(
                 "memory-save: saves paused on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; turn on usage credits or raise your plan's limit to go on sooner, then run: memory-save resume",
                 crate::memory::text::shorten(text, 160)
             );
-            Ok((status, first.then_some(line)))
+            Ok((StatusKind::Paused, status, first.then_some(line)))
         }
         Refusal::Model { text } => {
             let model = model.unwrap_or("this model").to_string();
@@ -57,7 +60,7 @@ pub(super) fn refused(
                 "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
                 crate::memory::text::shorten(text, 160)
             );
-            Ok((status, first.then_some(line)))
+            Ok((StatusKind::PausedModel, status, first.then_some(line)))
         }
     }
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::claude::transcript;
+use crate::claude::{fork, transcript};
 use crate::env::now_unix;
 use crate::memory::apply;
 use crate::memory::report;
@@ -29,7 +29,7 @@ use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
-use crate::store::state::Usage;
+use crate::store::state::{StatusKind, Usage};
 use repair::REPAIR_REPORT;
 
 /// A reply larger than this is not a list of line edits.
@@ -67,6 +67,8 @@ pub struct Job {
 #[derive(Debug, Default)]
 pub struct SaveResult {
     pub status: String,
+    /// What the status is, for whoever acts on it.
+    pub kind: StatusKind,
     pub report: Option<String>,
     pub usage: Option<Usage>,
     /// When the parent's last request was made: a cache older than its
@@ -101,7 +103,12 @@ impl SaveResult {
     fn error(status: impl Into<String>) -> SaveResult {
         let status = status.into();
         let report = format!("memory-save: MEMORY.md: not saved ({status})");
-        SaveResult { status: format!("error: {status}"), report: Some(report), ..SaveResult::default() }
+        SaveResult {
+            status: format!("error: {status}"),
+            kind: StatusKind::Error,
+            report: Some(report),
+            ..SaveResult::default()
+        }
     }
 }
 
@@ -122,21 +129,22 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
     let config = crate::config::of(roots);
     if let Some(off) = located.off_reason(&config) {
-        return Ok(SaveResult { status: off, ..SaveResult::default() });
+        return Ok(SaveResult { status: off, kind: StatusKind::Off, ..SaveResult::default() });
     }
     // A setting that guards money or review is broken: no fork until it is
     // fixed (every session's start says so).
     if config.stopped().is_some() {
         let status = "paused: memory-save.toml has a problem (memory-save doctor)".to_string();
-        return Ok(SaveResult { status, ..SaveResult::default() });
+        return Ok(SaveResult { status, kind: StatusKind::Paused, ..SaveResult::default() });
     }
     let now = now_unix();
     let route = crate::claude::route::of_session(Path::new(&job.cwd));
     let route_key = route.key();
-    let held = |status: String| SaveResult { status, route: Some(route_key.clone()), ..SaveResult::default() };
+    let held =
+        |kind, status: String| SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() };
     let limits = budget::load(roots);
     if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
-        return Ok(held(hold.status()));
+        return Ok(held(StatusKind::Paused, hold.status()));
     }
     let folder = located.folder(roots);
 
@@ -184,12 +192,12 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
     let model = config.model().map(str::to_string).or_else(|| facts.model.clone());
     if let Some(hold) = model.as_deref().and_then(|m| limits.models.get(m)).filter(|h| h.holds(now)) {
-        return Ok(held(format!("paused: {} (this model)", hold.text)));
+        return Ok(held(StatusKind::PausedModel, format!("paused: {} (this model)", hold.text)));
     }
     if let Some(why) = guard::near_window(&facts, model.as_deref(), message.len()) {
         // Nothing is lost: the turns stay in the transcript, and the first
         // save after the session compacts reads them.
-        return Ok(held(why));
+        return Ok(held(StatusKind::Skipped, why));
     }
     let priced = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
     let refreshed = [facts.last_request_at, job.cache_read_at].into_iter().flatten().max();
@@ -213,8 +221,9 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
     }
     let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
-    let priced_result = |status: String| SaveResult {
+    let priced_result = |kind, status: String| SaveResult {
         status,
+        kind,
         route: Some(route_key.clone()),
         estimate_usd: Some(estimate.usd),
         unknown_model: unknown_model.clone(),
@@ -224,9 +233,11 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     match budget::verdict(&budgets, estimate.usd, estimate.warm, job.last_chance, &route_key) {
         budget::Verdict::Run => {}
         budget::Verdict::Skip { status, report } => {
-            return Ok(SaveResult { report: Some(report_with(&report)), ..priced_result(status) });
+            return Ok(SaveResult { report: Some(report_with(&report)), ..priced_result(StatusKind::Skipped, status) });
         }
-        budget::Verdict::WaitWarm { status } => return Ok(SaveResult { wait_warm: true, ..priced_result(status) }),
+        budget::Verdict::WaitWarm { status } => {
+            return Ok(SaveResult { wait_warm: true, ..priced_result(StatusKind::Waiting, status) });
+        }
         budget::Verdict::Stop { status, report, stopped } => {
             // Told once per stop: every session's start says it after.
             let first = budget::update(roots, |l| {
@@ -235,7 +246,10 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 l.stopped = Some(stopped);
                 first
             })?;
-            return Ok(SaveResult { report: first.then(|| report_with(&report)), ..priced_result(status) });
+            return Ok(SaveResult {
+                report: first.then(|| report_with(&report)),
+                ..priced_result(StatusKind::Paused, status)
+            });
         }
     }
     let fork_reply = match ask_fork(roots, job, &config, &message, &facts, fresh) {
@@ -247,19 +261,20 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 notes::write(roots, &located.name, &Notes::default())?;
             }
             if let Some(refusal) = &e.refusal {
-                let (status, report) = refused(roots, refusal, model.as_deref(), now)?;
+                let (kind, status, report) = refused(roots, refusal, model.as_deref(), now)?;
                 return Ok(SaveResult {
                     status,
+                    kind,
                     report: report.map(|line| report_with(&line)),
                     usage: Some(e.usage),
                     counted_usd: Some(0.0),
-                    ..priced_result(String::new())
+                    ..priced_result(kind, String::new())
                 });
             }
             // Claude Code gives its hooks no CLAUDE_CODE_OAUTH_TOKEN
             // (measured, tests/e2e/spend.rs s20): a login that lives only in
             // that variable never reaches the fork.
-            let advice = if e.status.contains("Not logged in") {
+            let advice = if e.kind == fork::ForkFailure::NotLoggedIn {
                 "; the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in with claude /login, or put the variable in the env of ~/.claude/settings.json"
             } else {
                 ""
@@ -269,7 +284,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                 counted_usd: Some(e.usage.total_cost_usd.max(estimate.usd)),
                 usage: Some(e.usage),
                 parent_last_request_at: facts.last_request_at,
-                ..priced_result(format!("error: {}", e.status))
+                ..priced_result(StatusKind::Error, format!("error: {}", e.status))
             });
         }
     };
@@ -289,7 +304,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             |(_, spent, _)| Some(spent + counted),
         ),
         parent_last_request_at: facts.last_request_at,
-        ..priced_result(String::new())
+        ..priced_result(StatusKind::Saved, String::new())
     };
     let parsed = if fork_reply.text.len() > MAX_REPLY_BYTES {
         Err(format!("reply is larger than {} KiB", MAX_REPLY_BYTES / 1024))
@@ -306,6 +321,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             );
             return Ok(SaveResult {
                 status: format!("error: {why}"),
+                kind: StatusKind::Error,
                 report: Some(report_with(&line)),
                 usage: Some(fork_reply.usage),
                 ..spent

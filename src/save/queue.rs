@@ -24,7 +24,7 @@ use anyhow::Result;
 use crate::env::now_unix;
 use crate::store::fsutil::Lock;
 use crate::store::paths::Roots;
-use crate::store::state::{PauseKind, SessionState, SessionStore, Status};
+use crate::store::state::{PauseKind, SessionState, SessionStore, Status, StatusKind};
 
 use super::machine::Next;
 use super::{Job, run_save};
@@ -103,8 +103,11 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                     worker_lock.take();
                 }
                 Next::GaveUp { copy } => {
-                    s.outcome.status =
-                        Some(Status { text: "error: a save was lost (its worker was stopped twice)".into(), at: now });
+                    s.outcome.status = Some(Status::new(
+                        StatusKind::Error,
+                        "error: a save was lost (its worker was stopped twice)",
+                        now,
+                    ));
                     s.outcome.report = Some(LOST_REPORT.into());
                     if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(name)) {
                         let _ = std::fs::remove_file(path);
@@ -189,7 +192,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
             // What a save kept or was told can quote a reply: nothing of it
             // is kept, or shown again, before the secret scanner passes it.
             let redact = crate::memory::secrets::redact;
-            o.status = Some(Status { text: redact(&result.status), at: now_unix() });
+            o.status = Some(Status::new(result.kind, redact(&result.status), now_unix()));
             if let Some(report) = &result.report {
                 o.report = Some(redact(report));
             }

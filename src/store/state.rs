@@ -246,7 +246,23 @@ mod tests {
         assert_eq!(state.protocol.job, Job::Claimed { since: 1_796_140_800, takeovers: 1, queued: Queued::Save });
         assert_eq!(state.input.project_folder(), "/home/dev/app");
         assert_eq!((state.outcome.saves, state.protocol.guard.saved_through), (3, Some(1_796_140_700)));
-        assert_eq!(serde_json::to_value(&state).unwrap(), raw, "a full file round-trips");
+        // A full file round-trips; its status gains the kind its words had.
+        assert_eq!(state.outcome.status.as_ref().unwrap().kind, StatusKind::Saved);
+        let mut written = serde_json::to_value(&state).unwrap();
+        assert_eq!(written["status"]["kind"], "saved");
+        written["status"].as_object_mut().unwrap().remove("kind");
+        assert_eq!(written, raw, "a full file round-trips");
+        for (text, kind) in [
+            ("error: fork timed out after 300s", StatusKind::Error),
+            ("paused: claude-opus-4-1[1m] needs usage credits", StatusKind::PausedModel),
+            ("paused: max_cost_per_month_usd reached ($9.96 of $10.00)", StatusKind::Paused),
+            ("waiting: rate limited; the next save tries again", StatusKind::Waiting),
+            ("skipped: cache expired, about $0.94", StatusKind::Skipped),
+            ("+1 -1", StatusKind::Saved),
+        ] {
+            let status: Status = serde_json::from_value(serde_json::json!({"text": text, "at": 1})).unwrap();
+            assert_eq!(status.kind, kind, "{text}");
+        }
 
         let (state, raw) = load("saving-with-turns-held.json");
         assert_eq!(

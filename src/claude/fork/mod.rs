@@ -93,11 +93,25 @@ pub struct ForkError {
     /// The API refused the fork for an allowance or a rate limit (what the
     /// CLI printed, read by `refusal::classify`).
     pub refusal: Option<super::refusal::Refusal>,
+    /// What went wrong, where the caller acts on it.
+    pub kind: ForkFailure,
+}
+
+/// The failures a caller tells apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum ForkFailure {
+    #[default]
+    Other,
+    /// The CLI printed no JSON result (it crashed, or never started).
+    NoResult,
+    /// The CLI found no login (a login kept only in CLAUDE_CODE_OAUTH_TOKEN,
+    /// which hooks never get).
+    NotLoggedIn,
 }
 
 impl ForkError {
     fn new(status: impl Into<String>) -> ForkError {
-        ForkError { status: status.into(), usage: Usage::default(), refusal: None }
+        ForkError { status: status.into(), usage: Usage::default(), refusal: None, kind: ForkFailure::Other }
     }
 }
 
@@ -193,9 +207,13 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     usage.total_cost_usd = (usage.total_cost_usd - req.parent_cost_usd).max(0.0);
     match result {
         Ok(reply) => Ok(reply),
-        Err(mut e) if !status.success() && e.status.starts_with("fork output") => {
+        Err(mut e) if !status.success() && e.kind == ForkFailure::NoResult => {
             let code = status.code().map_or("a signal".to_string(), |c| format!("code {c}"));
-            e.status = format!("fork exited with {code}: {}", last_line(&errors));
+            let said = last_line(&errors);
+            if super::refusal::is_login_missing(&said) {
+                e.kind = ForkFailure::NotLoggedIn;
+            }
+            e.status = format!("fork exited with {code}: {said}");
             Err(e)
         }
         Err(e) => Err(e),
@@ -299,7 +317,10 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     // noise.
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let Ok(parsed) = serde_json::from_str::<Map<String, Value>>(line) else {
-        return Err(ForkError::new("fork output is not claude's JSON result"));
+        return Err(ForkError {
+            kind: ForkFailure::NoResult,
+            ..ForkError::new("fork output is not claude's JSON result")
+        });
     };
     let cli: CliResult = serde_json::from_value(Value::Object(parsed)).unwrap_or_default();
     let mut usage = cli.usage.unwrap_or_default();
@@ -308,7 +329,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     // A tool_use reply ends the one-turn run: 2.1.328 prints `is_error: true`,
     // `subtype: error_max_turns` and no `result` (measured, tests/e2e s5).
     if cli.subtype.as_deref() == Some("error_max_turns") && text.trim().is_empty() {
-        return Err(ForkError { status: "fork called a tool instead of replying".into(), usage, refusal: None });
+        return Err(ForkError { usage, ..ForkError::new("fork called a tool instead of replying") });
     }
     if cli.is_error {
         let refusal = super::refusal::classify(
@@ -322,6 +343,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
             status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()),
             usage,
             refusal,
+            kind: if super::refusal::is_login_missing(&what) { ForkFailure::NotLoggedIn } else { ForkFailure::Other },
         });
     }
     if text.trim().is_empty() {
@@ -329,7 +351,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
             Some("error_max_turns") => "fork called a tool instead of replying",
             _ => "fork gave no text",
         };
-        return Err(ForkError { status: why.into(), usage, refusal: None });
+        return Err(ForkError { usage, ..ForkError::new(why) });
     }
     Ok(ForkReply { text, usage })
 }
