@@ -34,7 +34,7 @@ impl super::Run for ResumeArgs {
             resumed.push(format!("this machine's forks (were waiting on: {})", lifted.join("; ")));
         }
         for (id, state) in sessions.all() {
-            let wanted = self.session.as_deref().is_none_or(|only| only == id);
+            let wanted = self.session.as_deref().is_none_or(|only| only == id.as_str());
             if wanted
                 && state.protocol.guard.paused.is_some()
                 && state.input.project.as_deref() == Some(project.name.as_str())

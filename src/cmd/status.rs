@@ -14,7 +14,7 @@ use crate::save::month::Totals;
 use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
 use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
-use crate::store::state::{SessionState, SessionStore};
+use crate::store::state::{SessionId, SessionState, SessionStore};
 
 /// How many recent saves to show.
 const RECENT: usize = 5;
@@ -168,7 +168,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .iter()
             .filter_map(|(id, s)| {
                 s.protocol.guard.paused.as_ref().map(|p| Paused {
-                    session_id: id.clone(),
+                    session_id: id.to_string(),
                     why: p.text.clone(),
                     at: p.at,
                 })
@@ -183,7 +183,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
 }
 
 /// Today's totals (every project) and this project's sessions' saves.
-fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<SessionCost>) {
+fn costs(roots: &Roots, sessions: &[(SessionId, SessionState)]) -> (Totals, Vec<SessionCost>) {
     let midnight = crate::env::local_midnight(crate::env::now_unix());
     let records = crate::store::saves::all(roots);
     let mut today = Totals::default();
@@ -194,7 +194,7 @@ fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<Ses
         .iter()
         .filter_map(|(id, state)| {
             let mut saves = Totals::default();
-            for record in records.iter().filter(|r| &r.session_id == id) {
+            for record in records.iter().filter(|r| r.session_id == id.as_str()) {
                 saves.add(record);
             }
             if saves.saves == 0 {
@@ -203,13 +203,13 @@ fn costs(roots: &Roots, sessions: &[(String, SessionState)]) -> (Totals, Vec<Ses
             let own = crate::claude::transcript::transcript_facts(std::path::Path::new(&state.input.transcript_path))
                 .cost_usd;
             let share = (own > 0.0).then(|| saves.cost_usd / own);
-            Some(SessionCost { session_id: id.clone(), saves, session_cost_usd: own, share })
+            Some(SessionCost { session_id: id.to_string(), saves, session_cost_usd: own, share })
         })
         .collect();
     (today, per_session)
 }
 
-fn project_sessions(roots: &Roots, project: &str) -> Vec<(String, SessionState)> {
+fn project_sessions(roots: &Roots, project: &str) -> Vec<(SessionId, SessionState)> {
     let store = SessionStore::new(roots.sessions_dir());
     let mut sessions = store.all();
     sessions.retain(|(_, s)| s.input.project.as_deref() == Some(project));

@@ -71,15 +71,15 @@ fn run(wrapped: &[OsString]) -> Result<()> {
     }
     let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
     // No roots (HOME unset): still print the user's own line.
-    if let (Ok(()), Ok(roots)) = (crate::store::state::check_session_id(&input.session_id), crate::config::roots()) {
+    if let (Ok(id), Ok(roots)) = (crate::store::state::SessionId::parse(&input.session_id), crate::config::roots()) {
         let sessions = SessionStore::new(roots.sessions_dir());
         if let Some(limits) = &input.rate_limits {
-            record_quota(&sessions, &input.session_id, limits);
+            record_quota(&sessions, &id, limits);
         }
-        let mut state = sessions.peek(&input.session_id);
+        let mut state = sessions.peek(&id);
         // A worker killed mid-save never cleared its mark; with no worker
         // holding the lock, nothing is saving.
-        if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&input.session_id) {
+        if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&id) {
             state.protocol.job = crate::store::state::Job::Idle;
         }
         let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
@@ -228,7 +228,7 @@ pub struct NotSynced {
 
 /// Keeps the quota the status line reports, for the hooks to pause by.
 /// Written only when it changed: the status line runs on every refresh.
-fn record_quota(sessions: &SessionStore, id: &str, limits: &RateLimits) {
+fn record_quota(sessions: &SessionStore, id: &crate::store::state::SessionId, limits: &RateLimits) {
     let reading = crate::store::state::Quota {
         five_hour: limits.five_hour.as_ref().and_then(|l| l.used_percentage),
         seven_day: limits.seven_day.as_ref().and_then(|l| l.used_percentage),

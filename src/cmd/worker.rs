@@ -5,8 +5,12 @@ use anyhow::Result;
 
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
-    #[arg(long)]
-    session: String,
+    #[arg(long, value_parser = session_id)]
+    session: crate::store::state::SessionId,
+}
+
+fn session_id(text: &str) -> std::result::Result<crate::store::state::SessionId, String> {
+    crate::store::state::SessionId::parse(text).map_err(|e| e.to_string())
 }
 
 impl super::Run for WorkerArgs {

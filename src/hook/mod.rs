@@ -15,7 +15,7 @@ use std::io::Read;
 use anyhow::{Context, Result};
 
 use crate::store::paths::Roots;
-use crate::store::state::SessionStore;
+use crate::store::state::{SessionId, SessionStore};
 use wire::{HookInput, HookOutput};
 use words::HookEvent;
 
@@ -32,6 +32,8 @@ const SESSION_END_DEADLINE: std::time::Duration = std::time::Duration::from_mill
 pub struct Ctx {
     pub roots: Roots,
     pub input: HookInput,
+    /// The input's session id, checked: it names files.
+    pub session: SessionId,
 }
 
 impl Ctx {
@@ -47,13 +49,13 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     let deadline = if event == HookEvent::SessionEnd { SESSION_END_DEADLINE } else { DEADLINE };
     crate::sys::arm_deadline(crate::env::deadline_override().map_or(deadline, |shorter| shorter.min(deadline)));
     let input: HookInput = read_input(std::io::stdin().lock())?;
-    crate::store::state::check_session_id(&input.session_id)?;
+    let session = SessionId::parse(&input.session_id)?;
     // Every event carries the session's folder (measured); the save runs
     // there, so an input without it is not one to act on.
     if !std::path::Path::new(&input.cwd).is_absolute() {
         anyhow::bail!("hook input has no absolute \"cwd\"; ignoring this hook call");
     }
-    let ctx = Ctx { roots: crate::config::roots()?, input };
+    let ctx = Ctx { roots: crate::config::roots()?, input, session };
     let output = match event {
         HookEvent::SessionStart => session_start::run(&ctx, part)?,
         HookEvent::UserPromptSubmit => user_prompt_submit::run(&ctx)?,

@@ -14,9 +14,9 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
     // Most tool calls find the flag set already: a lock-free glance spares
     // them the write.
-    if sessions.peek(&ctx.input.session_id).protocol.turn.tool_ran {
+    if sessions.peek(&ctx.session).protocol.turn.tool_ran {
         return Ok(None);
     }
-    sessions.update(&ctx.input.session_id, |s| s.protocol.tool())?;
+    sessions.update(&ctx.session, |s| s.protocol.tool())?;
     Ok(None)
 }

@@ -24,9 +24,9 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     // The copy (up to 256 MB) is taken before the session lock, which other
     // hooks wait for at most two seconds; a glance at the state says
     // whether one is wanted, and the lock below decides.
-    let glance = sessions.peek(&ctx.input.session_id);
+    let glance = sessions.peek(&ctx.session);
     let copy = if glance.protocol.save_due(Facts::of(&glance.input, now), limits) {
-        let name = sessions.new_snapshot_name(&ctx.input.session_id);
+        let name = sessions.new_snapshot_name(&ctx.session);
         let path = sessions.snapshot_path(&name).expect("a name of our own making");
         sessions.ensure_dir()?;
         match transcript::snapshot(transcript_path, &path, transcript::MAX_SNAPSHOT_BYTES) {
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     } else {
         None
     };
-    let compacted = queue::update_then_start(&sessions, &ctx.input.session_id, |s| {
+    let compacted = queue::update_then_start(&sessions, &ctx.session, |s| {
         remember_session(&mut s.input, ctx);
         let compacted = s.protocol.pre_compact(Facts::of(&s.input, now), limits, last, copy.clone());
         let start = s.protocol.job.is_active();

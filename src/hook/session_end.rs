@@ -11,7 +11,7 @@ use crate::save::queue;
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
-    let id = &ctx.input.session_id;
+    let id = &ctx.session;
     queue::update_then_start(&sessions, id, |s| {
         remember_session(&mut s.input, ctx);
         let facts = Facts::of(&s.input, crate::env::now_unix());

@@ -42,7 +42,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // the model.
     let mut stopped = None;
     if part == 1 {
-        crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.input.session_id);
+        crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
         record_route(ctx, &folder_path);
         stopped = crate::config::stopped_line(&config).or_else(|| {
             let limits = crate::save::budget::load(&ctx.roots);
@@ -109,7 +109,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if context.is_some() {
         // What the model now holds: the worker's message points to it
         // instead of repeating the file (docs/cost.md).
-        crate::save::baseline::record(&ctx.sessions(), &ctx.input.session_id, &loaded, part, total);
+        crate::save::baseline::record(&ctx.sessions(), &ctx.session, &loaded, part, total);
     }
     // Part 1 names what the load left out, once per load.
     let unwanted = (part == 1).then(|| gate::withheld_report(&gated.withheld)).flatten();
@@ -173,8 +173,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
 fn record_route(ctx: &Ctx, project_dir: &str) {
     let route = crate::claude::route::of_session(std::path::Path::new(project_dir));
     let sessions = ctx.sessions();
-    if sessions.peek(&ctx.input.session_id).input.route.as_ref() != Some(&route)
-        && let Err(e) = sessions.update(&ctx.input.session_id, |s| s.input.route = Some(route.clone()))
+    if sessions.peek(&ctx.session).input.route.as_ref() != Some(&route)
+        && let Err(e) = sessions.update(&ctx.session, |s| s.input.route = Some(route.clone()))
     {
         crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
     }

@@ -19,7 +19,7 @@ pub fn is_generated_prompt(prompt: &str) -> bool {
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let sessions = ctx.sessions();
-    let id = &ctx.input.session_id;
+    let id = &ctx.session;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
     let report = queue::update_then_start(&sessions, id, |s| {
         remember_session(&mut s.input, ctx);

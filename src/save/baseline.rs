@@ -11,14 +11,14 @@
 
 use crate::memory::stable_hash;
 pub use crate::store::state::Baseline;
-use crate::store::state::SessionStore;
+use crate::store::state::{SessionId, SessionStore};
 
 /// The parts of one load start within milliseconds of each other; marks
 /// older than this belong to an earlier load.
 const ONE_LOAD_SECONDS: i64 = 30;
 
 /// Marks `part` of `total` of a load of `text` as emitted.
-pub fn record(sessions: &SessionStore, id: &str, text: &str, part: usize, total: usize) {
+pub fn record(sessions: &SessionStore, id: &SessionId, text: &str, part: usize, total: usize) {
     if part == 0 || part > 64 || total > 64 {
         return;
     }
@@ -51,7 +51,7 @@ pub fn record(sessions: &SessionStore, id: &str, text: &str, part: usize, total:
 }
 
 /// The text the session holds, when a whole load of it was emitted.
-pub fn read(sessions: &SessionStore, id: &str, baseline: Option<&Baseline>) -> Option<String> {
+pub fn read(sessions: &SessionStore, id: &SessionId, baseline: Option<&Baseline>) -> Option<String> {
     let baseline = baseline.filter(|b| b.complete())?;
     let bytes = crate::store::fsutil::read_regular(&sessions.baseline_path(id), 1024 * 1024).ok().flatten()?;
     let text = String::from_utf8(bytes).ok()?;
@@ -66,7 +66,7 @@ mod tests {
     fn a_baseline_counts_only_when_every_part_of_one_load_was_emitted() {
         let dir = tempfile::tempdir().unwrap();
         let sessions = SessionStore::new(dir.path().join("sessions"));
-        let id = "s1";
+        let id = &SessionId::parse("s1").unwrap();
         let text = "# app\n\n## CRITICAL RULES\n- r\n";
         record(&sessions, id, text, 1, 2);
         assert_eq!(read(&sessions, id, sessions.peek(id).input.baseline.as_ref()), None, "part 2 of 2 missing");

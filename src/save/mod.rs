@@ -29,14 +29,14 @@ use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
-use crate::store::state::{StatusKind, Usage};
+use crate::store::state::{SessionId, StatusKind, Usage};
 use repair::REPAIR_REPORT;
 
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
 pub struct Job {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The session's project folder (see `SessionState::project_dir`).
     pub cwd: String,
     /// The turn the save follows, for the history; never the prompt's text.
@@ -331,7 +331,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
 
     let spent = SaveResult { read_through: Some(job.claimed_at), ..spent };
     let origin = Origin {
-        session_id: Some(job.session_id.clone()),
+        session_id: Some(job.session_id.to_string()),
         prompt_id: job.prompt_id.clone(),
         cost_usd: Some(fork_reply.usage.total_cost_usd),
         by: None,
@@ -366,7 +366,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
 fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) {
     let record = crate::store::saves::SaveRecord {
         at: now_unix(),
-        session_id: job.session_id.clone(),
+        session_id: job.session_id.to_string(),
         project: project.map(str::to_string),
         cwd: job.cwd.clone(),
         status: crate::memory::secrets::redact(&result.status),

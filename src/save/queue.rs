@@ -24,7 +24,7 @@ use anyhow::Result;
 use crate::env::now_unix;
 use crate::store::fsutil::Lock;
 use crate::store::paths::Roots;
-use crate::store::state::{PauseKind, SessionState, SessionStore, Status, StatusKind};
+use crate::store::state::{PauseKind, SessionId, SessionState, SessionStore, Status, StatusKind};
 
 use super::machine::Next;
 use super::{Job, run_save};
@@ -35,7 +35,7 @@ use super::{Job, run_save};
 /// a save goes through here, so the protocol above lives in one place.
 pub fn update_then_start<R>(
     sessions: &SessionStore,
-    id: &str,
+    id: &SessionId,
     change: impl FnOnce(&mut SessionState) -> (R, bool),
 ) -> Result<R> {
     let (result, start) = sessions.update(id, |s| {
@@ -50,7 +50,7 @@ pub fn update_then_start<R>(
 
 /// Whether a worker must be started for the session's pending save: none
 /// holds the worker lock. Called under the session lock.
-fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
+fn worker_needed(sessions: &SessionStore, id: &SessionId) -> bool {
     match Lock::try_acquire(&sessions.worker_lock_path(id)) {
         Ok(free) => free.is_some(), // held: a worker runs and will see the request
         Err(e) => {
@@ -60,7 +60,7 @@ fn worker_needed(sessions: &SessionStore, id: &str) -> bool {
     }
 }
 
-fn start_worker(id: &str) {
+fn start_worker(id: &SessionId) {
     if let Err(e) = spawn_worker(id) {
         crate::store::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
     }
@@ -71,15 +71,14 @@ fn start_worker(id: &str) {
 /// the CLI (which exits right after a `-p` turn) and never holds the hook's
 /// pipes open. An exec failure ends the child with 127, and the next hook
 /// tries again.
-fn spawn_worker(id: &str) -> Result<()> {
+fn spawn_worker(id: &SessionId) -> Result<()> {
     crate::process::spawn_self_detached(&["worker", "--session", id])
 }
 
 /// The report line of a job given up after its worker died twice.
 pub const LOST_REPORT: &str = "memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)";
 
-pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
-    crate::store::state::check_session_id(id)?;
+pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
     let sessions = SessionStore::new(roots.sessions_dir());
     sessions.ensure_dir()?;
     let Some(worker_lock) = Lock::try_acquire(&sessions.worker_lock_path(id))? else {
@@ -124,7 +123,7 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
                     return (
                         next.clone(),
                         Some(Box::new(Job {
-                            session_id: id.to_string(),
+                            session_id: id.clone(),
                             cwd: s.input.project_folder().to_string(),
                             prompt_id: s.input.prompt_id.clone(),
                             transcript_path: s.input.transcript_path.clone(),
@@ -216,13 +215,13 @@ pub fn run_worker(roots: &Roots, id: &str) -> Result<()> {
 /// Starts a worker for every ended session of `project` that left a
 /// claimed job behind (its worker was killed after SessionEnd), while its
 /// transcript still exists. Called at the project's SessionStart.
-pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &str) {
+pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &SessionId) {
     for (id, state) in sessions.claimed() {
         if state.protocol.job.claimed_since().is_none() {
             sessions.mark_claim(&id, false); // a mark its worker had no time to remove
             continue;
         }
-        let orphaned = id != current
+        let orphaned = id != *current
             && state.input.project.as_deref() == Some(project)
             && std::path::Path::new(&state.input.transcript_path).is_file()
             && !sessions.worker_running(&id);

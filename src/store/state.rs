@@ -20,14 +20,53 @@ const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// Session files untouched for this long are removed.
 const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 
-/// Session ids name files, so only a plain id is accepted.
 const SNAPSHOT_EXT: &str = "transcript.jsonl";
 
-pub fn check_session_id(id: &str) -> Result<()> {
-    if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        bail!("session id {id:?} is not a plain id (letters, digits, '-', '_'); ignoring this hook call");
+/// A session's id, checked once where it arrives (a hook's input, the
+/// worker's argument, the status line's input, a file name): it names
+/// files, so only a plain id is one. Everything past the wire takes this
+/// type, never a string to check again.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionId(String);
+
+impl SessionId {
+    pub fn parse(id: &str) -> Result<SessionId> {
+        if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            bail!("session id {id:?} is not a plain id (letters, digits, '-', '_'); ignoring this hook call");
+        }
+        Ok(SessionId(id.to_string()))
     }
-    Ok(())
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for SessionId {
+    type Error = String;
+    fn try_from(id: String) -> std::result::Result<SessionId, String> {
+        SessionId::parse(&id).map_err(|e| e.to_string())
+    }
+}
+
+impl From<SessionId> for String {
+    fn from(id: SessionId) -> String {
+        id.0
+    }
+}
+
+impl std::ops::Deref for SessionId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 pub struct SessionStore {
@@ -39,16 +78,16 @@ impl SessionStore {
         SessionStore { dir: sessions_dir }
     }
 
-    fn path(&self, id: &str, ext: &str) -> PathBuf {
+    fn path(&self, id: &SessionId, ext: &str) -> PathBuf {
         self.dir.join(format!("{id}.{ext}"))
     }
 
     /// The memory text the session's last load emitted (`save::baseline`).
-    pub fn baseline_path(&self, id: &str) -> PathBuf {
+    pub fn baseline_path(&self, id: &SessionId) -> PathBuf {
         self.path(id, "baseline.md")
     }
 
-    pub fn worker_lock_path(&self, id: &str) -> PathBuf {
+    pub fn worker_lock_path(&self, id: &SessionId) -> PathBuf {
         self.path(id, "worker.lock")
     }
 
@@ -56,7 +95,7 @@ impl SessionStore {
     /// (see `hook::pre_compact`): one per copy, so a save still reading an
     /// earlier copy keeps it. It ends in `.jsonl`: that is how `claude
     /// --resume` tells a file from a session id.
-    pub fn new_snapshot_name(&self, id: &str) -> String {
+    pub fn new_snapshot_name(&self, id: &SessionId) -> String {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         format!("{id}.{nanos}.{SNAPSHOT_EXT}")
     }
@@ -72,7 +111,7 @@ impl SessionStore {
     /// file beside its state, so the project's next SessionStart finds a
     /// dead worker's job by listing the folder, without reading every
     /// session's state.
-    pub fn mark_claim(&self, id: &str, claimed: bool) {
+    pub fn mark_claim(&self, id: &SessionId, claimed: bool) {
         let path = self.path(id, "claim");
         if claimed {
             let _ = fsutil::create_new_private(&path);
@@ -82,24 +121,23 @@ impl SessionStore {
     }
 
     /// Every session's id and state.
-    pub fn all(&self) -> Vec<(String, SessionState)> {
+    pub fn all(&self) -> Vec<(SessionId, SessionState)> {
         self.with_file("json")
     }
 
     /// The sessions whose claim mark is set, with their state.
-    pub fn claimed(&self) -> Vec<(String, SessionState)> {
+    pub fn claimed(&self) -> Vec<(SessionId, SessionState)> {
         self.with_file("claim")
     }
 
     /// The sessions that have a `<id>.<ext>` file, with their state.
-    fn with_file(&self, ext: &str) -> Vec<(String, SessionState)> {
+    fn with_file(&self, ext: &str) -> Vec<(SessionId, SessionState)> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
         let suffix = format!(".{ext}");
         entries
             .flatten()
             .filter_map(|e| {
-                let id = e.file_name().to_str()?.strip_suffix(&suffix)?.to_string();
-                check_session_id(&id).ok()?;
+                let id = SessionId::parse(e.file_name().to_str()?.strip_suffix(&suffix)?).ok()?;
                 let state = self.peek(&id);
                 Some((id, state))
             })
@@ -119,20 +157,19 @@ impl SessionStore {
 
     /// Whether a worker holds the session's worker lock right now. A worker
     /// that was killed holds nothing: the system drops its lock.
-    pub fn worker_running(&self, id: &str) -> bool {
+    pub fn worker_running(&self, id: &SessionId) -> bool {
         fsutil::is_locked(&self.worker_lock_path(id))
     }
 
     /// Reads without locking: fine for a glance (status line, a flag that is
     /// already set), never for a read-modify-write.
-    pub fn peek(&self, id: &str) -> SessionState {
+    pub fn peek(&self, id: &SessionId) -> SessionState {
         read_state(&self.path(id, "json"))
     }
 
     /// Runs `change` on the session's state under its lock and writes the
     /// result back when it changed.
-    pub fn update<R>(&self, id: &str, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
-        check_session_id(id)?;
+    pub fn update<R>(&self, id: &SessionId, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
         self.ensure_dir()?;
         let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
         let path = self.path(id, "json");
@@ -213,7 +250,7 @@ mod tests {
     fn a_state_rewritten_in_place_reads_back_whole_or_as_new() {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path().join("sessions"));
-        let id = "abc-123";
+        let id = &SessionId::parse("abc-123").unwrap();
         store.update(id, |s| s.outcome.report = Some("x".repeat(500))).unwrap();
         store.update(id, |s| s.outcome.report = None).unwrap();
         assert_eq!(store.peek(id).outcome.report, None, "a shorter rewrite leaves no tail");
@@ -291,8 +328,9 @@ mod tests {
     #[test]
     fn plain_ids_only() {
         for bad in ["", "../x", "a/b", "a b", &"x".repeat(129)] {
-            assert!(check_session_id(bad).is_err(), "{bad:?}");
+            assert!(SessionId::parse(bad).is_err(), "{bad:?}");
+            assert!(serde_json::from_value::<SessionId>(serde_json::json!(bad)).is_err(), "{bad:?} at the wire");
         }
-        assert!(check_session_id("c7913528-c726-407d-a030-104c5096a70b").is_ok());
+        assert!(SessionId::parse("c7913528-c726-407d-a030-104c5096a70b").is_ok());
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::env::FORK_MARKER as FORK_MARKER_ENV;
 use crate::store::fsutil::create_new_private;
-use crate::store::state::Usage;
+use crate::store::state::{SessionId, Usage};
 
 mod args;
 pub use args::arguments;
@@ -262,7 +262,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// Removes the scratch files that a killed worker (or its guard, killed
 /// too) left in `scratch`, for every session whose worker no longer runs.
-pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&str) -> bool) {
+pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&SessionId) -> bool) {
     let Ok(entries) = std::fs::read_dir(scratch) else {
         return;
     };
@@ -274,10 +274,13 @@ pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&str) -> boo
         let Some((session, pid_kind)) = rest.split_once('.') else {
             continue;
         };
+        let Ok(session) = SessionId::parse(session) else {
+            continue;
+        };
         let ours = pid_kind
             .split_once('.')
             .is_some_and(|(pid, kind)| pid.bytes().all(|b| b.is_ascii_digit()) && SCRATCH_KINDS.contains(&kind));
-        if ours && !worker_running(session) {
+        if ours && !worker_running(&session) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
