@@ -172,7 +172,7 @@ mod tests {
     /// A script whose leader starts a grandchild that marks it has started,
     /// then marks again `after` seconds later unless it is killed first;
     /// the leader waits for the first mark, then runs `then`.
-    fn family(dir: &Path, after: u32, then: &str) -> (String, std::path::PathBuf, std::path::PathBuf) {
+    fn family(dir: &Path, after: &str, then: &str) -> (String, std::path::PathBuf, std::path::PathBuf) {
         let (started, late) = (dir.join("started"), dir.join("late"));
         let script = format!(
             "(touch '{s}'; sleep {after}; touch '{l}') & while [ ! -e '{s}' ]; do sleep 0.01; done; {then}",
@@ -185,27 +185,27 @@ mod tests {
     #[test]
     fn a_bounded_child_and_what_it_started_end_at_the_bound() {
         let dir = tempfile::tempdir().unwrap();
-        let (script, started_mark, late) = family(dir.path(), 2, "sleep 30");
+        let (script, started_mark, late) = family(dir.path(), "1", "sleep 30");
         let started = Instant::now();
         let run =
-            run_captured(Command::new("sh").args(["-c", &script]), b"", Duration::from_millis(500), 1024).unwrap();
+            run_captured(Command::new("sh").args(["-c", &script]), b"", Duration::from_millis(300), 1024).unwrap();
         assert!(matches!(run.ended, Ended::TimedOut), "{run:?}");
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(started.elapsed() < Duration::from_millis(900), "{:?}", started.elapsed());
         assert!(started_mark.exists(), "the grandchild never started");
-        std::thread::sleep(Duration::from_millis(2500));
+        std::thread::sleep(Duration::from_millis(1100));
         assert!(!late.exists(), "the grandchild outlived the group");
     }
 
     #[test]
     fn a_leaders_exit_ends_its_group_and_the_output_is_kept_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let (script, started_mark, late) = family(dir.path(), 1, "head -c 100000 /dev/zero; echo oops >&2");
+        let (script, started_mark, late) = family(dir.path(), "0.5", "head -c 100000 /dev/zero; echo oops >&2");
         let run = run_captured(Command::new("sh").args(["-c", &script]), b"", Duration::from_secs(10), 4096).unwrap();
         assert!(matches!(run.ended, Ended::Exited(status) if status.success()), "{run:?}");
         assert_eq!(run.stdout.len(), 4096, "kept at most max");
         assert_eq!(run.stderr, b"oops\n");
         assert!(started_mark.exists(), "the grandchild never started");
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(700));
         assert!(!late.exists(), "a child of the leader outlived it");
     }
 
