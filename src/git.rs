@@ -150,24 +150,64 @@ pub fn unexclude_local_settings(exclude: &Path) {
 }
 
 /// The repository-local config of the repository whose common git folder
-/// is `git_dir`, its includes followed (`include.path`, `includeIf`), read
-/// in-process with gix-config: a hook never runs git, and a config is
-/// never read by scanning its text. The file itself is opened as every
-/// file of ours is (no link, no FIFO, at most 1 MiB); `None` when it is
-/// missing or unreadable.
+/// is `git_dir`, read in-process with gix-config: a hook never runs git,
+/// and a config is never read by scanning its text. Its plain includes
+/// (`include.path`) are followed by us, not by gix-config, so every file is
+/// opened as every file of ours is (no link, no FIFO, at most 1 MiB) and
+/// at most `CONFIG_FILES_MAX` are read, three deep: a config that includes
+/// `/proc/self/pagemap`, or a fan of files that include each other, reads
+/// as the bytes it may have. An included file's values count after the
+/// including file's (git inserts them where the include stands; for the
+/// single values read here that differs only when both set one).
+/// `includeIf` is not followed. `None` when the file is missing or
+/// unreadable.
 pub fn local_config(git_dir: &Path) -> Option<gix_config::File> {
     let path = git_dir.join("config");
-    let mut bytes = crate::store::fsutil::read_regular(&path, CONFIG_MAX).ok()??;
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let options = gix_config::file::init::Options {
-        includes: gix_config::file::includes::Options::follow(
-            gix_config::path::interpolate::Context { home_dir: home.as_deref(), ..Default::default() },
-            gix_config::file::includes::conditional::Context { git_dir: Some(git_dir), branch_name: None },
-        ),
-        ..Default::default()
-    };
+    let mut config = config_file(&path)?;
+    let mut queue: Vec<(std::path::PathBuf, usize)> = includes(&config, &path, 1);
+    let mut read = 1;
+    while let Some((included, depth)) = queue.pop() {
+        if read >= CONFIG_FILES_MAX {
+            break;
+        }
+        read += 1;
+        let Some(file) = config_file(&included) else { continue };
+        if depth < INCLUDE_DEPTH_MAX {
+            queue.extend(includes(&file, &included, depth + 1));
+        }
+        config.append(file).ok()?;
+    }
+    Some(config)
+}
+
+/// Config files read for one repository, its own and what it includes.
+const CONFIG_FILES_MAX: usize = 8;
+const INCLUDE_DEPTH_MAX: usize = 3;
+
+/// One config file, parsed, its includes not followed.
+fn config_file(path: &Path) -> Option<gix_config::File> {
+    let mut bytes = crate::store::fsutil::read_regular(path, CONFIG_MAX).ok()??;
     let meta = gix_config::file::Metadata::from(gix_config::Source::Local).at(path);
-    gix_config::File::from_bytes_owned(&mut bytes, meta, options).ok()
+    gix_config::File::from_bytes_owned(&mut bytes, meta, Default::default()).ok()
+}
+
+/// The files `file` (at `path`) includes: `~/` from HOME, a relative path
+/// from the including file's folder.
+fn includes(file: &gix_config::File, path: &Path, depth: usize) -> Vec<(std::path::PathBuf, usize)> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let base = path.parent().unwrap_or(Path::new("/"));
+    file.strings("include.path")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|value| {
+            let value = value.to_string();
+            let target = match value.strip_prefix("~/") {
+                Some(rest) => home.as_ref()?.join(rest),
+                None => base.join(&value),
+            };
+            Some((target, depth))
+        })
+        .collect()
 }
 
 /// A repository config is small; one this large is not one to read.
@@ -205,7 +245,11 @@ pub fn define_merge_driver(git_dir: &Path, command: &str) -> Result<()> {
     }
     let mut out = Vec::new();
     config.write_to(&mut out).with_context(|| format!("cannot write {}", path.display()))?;
-    crate::store::fsutil::write_atomic_keeping_mode(&path, &out, 0o644)
+    // The file keeps its mode: a config kept 0600 for a token in a URL
+    // stays closed, a shared repository's 0664 stays group-writable.
+    let mode = std::fs::symlink_metadata(&path)
+        .map_or(0o644, |m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777);
+    crate::store::fsutil::write_atomic_keeping_mode(&path, &out, mode)
 }
 
 #[cfg(test)]
@@ -234,6 +278,12 @@ mod tests {
         let read = local_config(&git_dir).unwrap();
         assert_eq!(read.string("merge.memory-save.driver").unwrap(), command);
         assert_eq!(read.string("merge.memory-save.name").unwrap(), DRIVER_NAME);
+        // The file kept its mode.
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(git_dir.join("config")).unwrap().permissions().mode() & 0o777, 0o644);
+        std::fs::set_permissions(git_dir.join("config"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        define_merge_driver(&git_dir, command).unwrap();
+        assert_eq!(std::fs::metadata(git_dir.join("config")).unwrap().permissions().mode() & 0o777, 0o600);
         // Again: nothing added twice.
         define_merge_driver(&git_dir, command).unwrap();
         assert_eq!(std::fs::read_to_string(git_dir.join("config")).unwrap(), written);
@@ -245,6 +295,31 @@ mod tests {
             .output()
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), command);
+    }
+
+    /// A config that includes itself, a fan of files, a FIFO and a file
+    /// without end is read within its bounds.
+    #[test]
+    fn includes_are_followed_within_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_dir = dir.path().join(".git");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let mut config = String::from("[include]\n\tpath = config\n\tpath = ../fifo\n\tpath = /proc/self/pagemap\n");
+        for n in 0..20 {
+            config.push_str(&format!("\tpath = ../fan{n}\n"));
+            std::fs::write(dir.path().join(format!("fan{n}")), format!("[remote \"origin\"]\n\turl = git@x:fan/{n}\n"))
+                .unwrap();
+        }
+        std::fs::write(git_dir.join("config"), config).unwrap();
+        let started = std::time::Instant::now();
+        let url = origin_url(&git_dir);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        // The last includes are read first, and no more than the bound.
+        let url = url.unwrap();
+        let n: usize = url.rsplit('/').next().unwrap().parse().unwrap();
+        assert!(n >= 20 - CONFIG_FILES_MAX, "{url}");
     }
 
     #[test]

@@ -66,7 +66,15 @@ impl Bounded {
     pub fn wait(mut self, started: Instant, limit: Duration) -> std::io::Result<Ended> {
         let pid = self.child.id() as sys::Pid;
         loop {
-            if sys::exited_unreaped(pid)? {
+            let exited = match sys::exited_unreaped(pid) {
+                Ok(exited) => exited,
+                Err(e) => {
+                    // Nothing to wait on: whatever the group holds ends.
+                    self.end_group();
+                    return Err(e);
+                }
+            };
+            if exited {
                 sys::signal_group(pid, true);
                 return self.child.wait().map(Ended::Exited);
             }
@@ -135,8 +143,13 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
     let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     if let Some(mut stdin) = child.stdin.take() {
-        // A child that does not read its input is not an error of ours.
-        let _ = stdin.write_all(input);
+        // Written beside the wait, so a child that never reads its input
+        // cannot hold this caller past the bound; one that does not read
+        // it is not an error of ours.
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
     }
     let ended = bounded.wait(started, limit)?;
     // A process that left the group (its own session) may still hold a
@@ -207,6 +220,15 @@ mod tests {
         assert!(started_mark.exists(), "the grandchild never started");
         std::thread::sleep(Duration::from_millis(700));
         assert!(!late.exists(), "a child of the leader outlived it");
+    }
+
+    #[test]
+    fn a_child_that_never_reads_its_input_still_ends_at_the_bound() {
+        let started = Instant::now();
+        let input = vec![b'x'; 1024 * 1024];
+        let run = run_captured(Command::new("sleep").arg("30"), &input, Duration::from_millis(300), 1024).unwrap();
+        assert!(matches!(run.ended, Ended::TimedOut), "{run:?}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
     }
 
     #[test]

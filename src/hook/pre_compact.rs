@@ -27,7 +27,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let glance = sessions.peek(&ctx.session);
     let copy = if glance.protocol.save_due(Facts::of(&glance.input, now), limits) {
         let name = sessions.new_snapshot_name(&ctx.session);
-        let path = sessions.snapshot_path(&name).expect("a name of our own making");
+        let path = sessions.snapshot_path(&ctx.session, &name).expect("a name of our own making");
         sessions.ensure_dir()?;
         match transcript::snapshot(transcript_path, &path, transcript::MAX_SNAPSHOT_BYTES) {
             Ok(true) => Some(name),
@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     // the new one when no save was asked for.
     let unused = if compacted.kept { None } else { copy };
     for name in [compacted.remove, unused].into_iter().flatten() {
-        if let Some(path) = sessions.snapshot_path(&name) {
+        if let Some(path) = sessions.snapshot_path(&ctx.session, &name) {
             let _ = std::fs::remove_file(path);
         }
     }

@@ -108,12 +108,12 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
                         now,
                     ));
                     s.outcome.report = Some(LOST_REPORT.into());
-                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(name)) {
+                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)) {
                         let _ = std::fs::remove_file(path);
                     }
                 }
                 Next::Dropped { copy } => {
-                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(name)) {
+                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)) {
                         let _ = std::fs::remove_file(path);
                     }
                 }
@@ -130,7 +130,7 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
                             // Kept in the state until the save is done, so a
                             // job taken over from a dead worker resumes from
                             // the same copy.
-                            resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(name)),
+                            resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)),
                             resume_at: p.snapshot.resume_at.clone(),
                             effort: s.input.effort.clone(),
                             cache_read_at: p.guard.cache_read_at,
@@ -171,7 +171,7 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
         }
         sessions.update(id, |s| {
             let p = &mut s.protocol;
-            let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(name));
+            let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
             let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
             p.worker_done(same, result.read_through, result.wait_warm);
             if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {

@@ -32,7 +32,9 @@ pub struct SessionId(String);
 
 impl SessionId {
     pub fn parse(id: &str) -> Result<SessionId> {
-        if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        let plain = id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        // Never a flag's shape either: it is passed to the fork's --resume.
+        if id.is_empty() || id.len() > 128 || !plain || id.starts_with('-') {
             bail!("session id {id:?} is not a plain id (letters, digits, '-', '_'); ignoring this hook call");
         }
         Ok(SessionId(id.to_string()))
@@ -102,9 +104,12 @@ impl SessionStore {
 
     /// Where a copy named by `new_snapshot_name` lives; `None` for any
     /// other name, so a state file cannot point the fork elsewhere.
-    pub fn snapshot_path(&self, name: &str) -> Option<PathBuf> {
+    pub fn snapshot_path(&self, id: &SessionId, name: &str) -> Option<PathBuf> {
         let plain = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
-        (plain && !name.starts_with('.') && name.ends_with(SNAPSHOT_EXT)).then(|| self.dir.join(name))
+        // Only a copy of this session's: a state file cannot name, and so
+        // have a save read and then remove, another session's copy.
+        let own = name.strip_prefix(id.as_str()).is_some_and(|rest| rest.starts_with('.'));
+        (plain && own && name.ends_with(SNAPSHOT_EXT)).then(|| self.dir.join(name))
     }
 
     /// Marks that a session has a claimed job (see `save::queue`): an empty
@@ -327,10 +332,18 @@ mod tests {
 
     #[test]
     fn plain_ids_only() {
-        for bad in ["", "../x", "a/b", "a b", &"x".repeat(129)] {
+        for bad in ["", "../x", "a/b", "a b", "-x", "--help", &"x".repeat(129)] {
             assert!(SessionId::parse(bad).is_err(), "{bad:?}");
             assert!(serde_json::from_value::<SessionId>(serde_json::json!(bad)).is_err(), "{bad:?} at the wire");
         }
         assert!(SessionId::parse("c7913528-c726-407d-a030-104c5096a70b").is_ok());
+        // A copy's name must be this session's own.
+        let store = SessionStore::new(PathBuf::from("/s"));
+        let a = SessionId::parse("aaa").unwrap();
+        assert!(store.snapshot_path(&a, "aaa.123.transcript.jsonl").is_some());
+        for other in ["bbb.123.transcript.jsonl", "aaab.1.transcript.jsonl", "aaa.1.json", "../aaa.1.transcript.jsonl"]
+        {
+            assert!(store.snapshot_path(&a, other).is_none(), "{other}");
+        }
     }
 }
