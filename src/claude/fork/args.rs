@@ -5,24 +5,25 @@ use std::path::Path;
 
 use super::ForkRequest;
 
-/// The flags docs/design.md §4 explains, each measured: the fork's request keeps the parent's tools,
-/// system prompt and messages (so the prompt cache serves it), yet no tool
-/// runs (`dontAsk`, no settings whose allow rules apply, one turn), no hook
-/// fires, and no transcript is left behind.
+/// The fork's command line. Every run is sealed by the same flags, each
+/// measured (docs/design.md §4): no tool runs (`dontAsk`, no settings whose
+/// allow rules apply, one turn), no hook fires, and no transcript is left
+/// behind. A resumed fork keeps the parent's tools, system prompt and
+/// messages (so the prompt cache serves it); a fresh one resumes nothing
+/// and offers no tool at all (`fresh_flags`).
 pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     let settings_file = settings_file.display().to_string();
-    if req.fresh {
-        return fresh_arguments(req, &settings_file);
-    }
+    let mut args = vec!["-p".to_string()];
+    let mut values = vec![("--model", &req.model), ("--effort", &req.effort)];
     // The copy ends where the session did, so no message to resume at; a
     // path that is not plain text (never one of ours) resumes the session.
     let copy = req.resume_from.and_then(Path::to_str).filter(|p| p.starts_with('/') && p.ends_with(".jsonl"));
     let resume_at = if copy.is_some() { &None } else { &req.resume_at };
-    let mut args: Vec<String> = [
-        "-p",
-        "--resume",
-        copy.unwrap_or(req.session_id),
-        "--fork-session",
+    if !req.fresh {
+        args.extend(["--resume", copy.unwrap_or(req.session_id), "--fork-session"].map(String::from));
+        values.push(("--resume-session-at", resume_at));
+    }
+    let sealed = [
         "--no-session-persistence",
         "--setting-sources",
         "",
@@ -34,11 +35,12 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
         "1",
         "--output-format",
         "json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(value_flags(&[("--model", &req.model), ("--effort", &req.effort), ("--resume-session-at", resume_at)]));
+    ];
+    args.extend(sealed.map(String::from));
+    if req.fresh {
+        args.extend(fresh_flags().map(String::from));
+    }
+    args.extend(value_flags(&values));
     args
 }
 
@@ -47,37 +49,12 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
 pub const FRESH_SYSTEM_PROMPT: &str = "You keep a software project's MEMORY.md. You are given its file and a session's last turns; you answer with \
 line edits as JSON, as the user message asks, and nothing else.";
 
-/// A run that resumes nothing: no tools at all (`--tools ""`), no MCP
-/// server, skill or command list, and a two-line system prompt, so its
+/// What a run that resumes nothing adds: no tools at all (`--tools ""`), no
+/// MCP server, skill or command list, and a two-line system prompt, so its
 /// request is our message and about 400 tokens besides **[measured:
-/// 2.1.328, 2.1.332, tests/e2e/spend.rs s21]**. The rest is the resumed
-/// fork's.
-fn fresh_arguments(req: &ForkRequest, settings_file: &str) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "-p",
-        "--no-session-persistence",
-        "--setting-sources",
-        "",
-        "--settings",
-        settings_file,
-        "--permission-mode",
-        "dontAsk",
-        "--max-turns",
-        "1",
-        "--output-format",
-        "json",
-        "--tools",
-        "",
-        "--strict-mcp-config",
-        "--disable-slash-commands",
-        "--system-prompt",
-        FRESH_SYSTEM_PROMPT,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(value_flags(&[("--model", &req.model), ("--effort", &req.effort)]));
-    args
+/// 2.1.328, 2.1.332, tests/e2e/spend.rs s21]**.
+fn fresh_flags() -> [&'static str; 6] {
+    ["--tools", "", "--strict-mcp-config", "--disable-slash-commands", "--system-prompt", FRESH_SYSTEM_PROMPT]
 }
 
 /// `--flag=value` for each value that is plain: one word each, so a value
