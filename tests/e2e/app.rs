@@ -30,6 +30,18 @@ pub fn is_fork(req: &RecordedRequest) -> bool {
     req.last_user_text().contains(MARKER)
 }
 
+/// A bench whose `claude` is on the CLI's PATH (`<home>/bin`, so the
+/// worker finds it as a user's would), with a short fork time limit.
+pub fn bench_with_claude_on_path(claude: PathBuf, standin: &StandIn) -> Bench {
+    let mut bench = Bench::new(claude, standin.base_url());
+    let bin = bench.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
+    bench.path_prefix.push(bin);
+    bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+    bench
+}
+
 /// The bench with memory-save installed.
 pub struct App {
     pub bench: Bench,
@@ -40,12 +52,7 @@ impl App {
     /// CLI's PATH (so the worker finds it as a user's would), and a short
     /// fork time limit.
     pub fn new(claude: PathBuf, standin: &StandIn) -> App {
-        let mut bench = Bench::new(claude, standin.base_url());
-        let bin = bench.home().join("bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
-        bench.path_prefix.push(bin);
-        bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+        let bench = bench_with_claude_on_path(claude, standin);
         let out = Command::new(BIN)
             .arg("install")
             .env_clear()

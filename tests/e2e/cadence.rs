@@ -337,12 +337,7 @@ fn s18_a_project_local_install_saves_into_the_team_memory() {
         return;
     };
     let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
-    let mut bench = harness::Bench::new(claude, standin.base_url());
-    let bin = bench.home().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
-    bench.path_prefix.push(bin);
-    bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+    let bench = app::bench_with_claude_on_path(claude, &standin);
     for args in [&["install", "--project"][..], &["team", "init"][..]] {
         let out = Command::new(app::BIN)
             .args(args)

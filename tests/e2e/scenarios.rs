@@ -2,7 +2,7 @@
 //! driven by the real CLI against the stand-in. One test per scenario, run
 //! one at a time (`app::serial`). Figures go to target/e2e/report.md.
 
-use crate::app::{self, App, MARKER, is_fork, report, report_fork_tokens, serial, wait_for};
+use crate::app::{self, App, is_fork, report, report_fork_tokens, serial, wait_for};
 use crate::harness;
 use crate::standin::{RecordedRequest, Reply, StandIn};
 use serde_json::json;
@@ -645,7 +645,6 @@ fn s10_stop_hook_cost() {
     for d in &ours {
         assert!(*d < 100.0, "Stop hook took {d} ms: {durations:?}");
     }
-    let _ = MARKER;
 }
 
 /// Issue 4, item 8: the repository as a plugin marketplace. The real CLI
@@ -658,13 +657,8 @@ fn s11_plugin_install_runs_our_hooks() {
         return;
     };
     let standin = StandIn::start(script(|_| Reply::text(add_op(BULLET))));
-    let mut bench = harness::Bench::new(claude, standin.base_url());
-    let bin = bench.home().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(&bench.claude, bin.join("claude")).unwrap();
-    std::os::unix::fs::symlink(app::BIN, bin.join("memory-save")).unwrap();
-    bench.path_prefix.push(bin);
-    bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), "60".into()));
+    let bench = app::bench_with_claude_on_path(claude, &standin);
+    std::os::unix::fs::symlink(app::BIN, bench.home().join("bin/memory-save")).unwrap();
     let repo = env!("CARGO_MANIFEST_DIR");
     let add = bench.run(&["plugin", "marketplace", "add", repo], None, LIMIT);
     assert!(add.success(), "marketplace add: {add:?}");
