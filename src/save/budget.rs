@@ -216,10 +216,22 @@ pub enum Verdict {
         report: String,
         stopped: Stopped,
     },
+    /// Resuming the session is over the cold cap and no warm turn will
+    /// come: read the turns since the last save instead, and be judged
+    /// again at that price.
+    ReadTurns,
 }
 
-/// The verdict on a save estimated at `estimate`, `warm` or not, at the
-/// session's end or not.
+/// What a save reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// It resumes the session (its prefix from the cache, or all of it
+    /// again when the cache has expired).
+    Session,
+    /// It resumes nothing and reads the turns since the last save.
+    Turns,
+}
+
 impl Budgets {
     /// The most a save whose cache has expired may cost: the smallest of
     /// the per-save budget, `cold_save_max_usd` and the month's rest.
@@ -229,13 +241,20 @@ impl Budgets {
     }
 }
 
-pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, route: &str) -> Verdict {
+/// The verdict on a save estimated at `estimate`, `warm` or not, with a
+/// warm turn still to come or not (`ended`: the session's end or the idle
+/// flush), and how it reads the session.
+pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, reads: Reads, route: &str) -> Verdict {
     let about = usd(estimate);
-    // A cold save first: it waits for a warm cache (or, at the session's
-    // end, is dropped) rather than stop a budget a warm one would fit.
+    // A cold save first: it waits for a warm cache (or, when none will
+    // come, reads the turns instead, and is dropped only when even that is
+    // dear) rather than stop a budget a warm one would fit.
     if !warm {
         let cap = budgets.cold_cap();
         if estimate > cap {
+            if ended && reads == Reads::Session {
+                return Verdict::ReadTurns;
+            }
             if ended {
                 return Verdict::Skip {
                     status: format!("skipped: cache expired, about {about}"),
@@ -332,12 +351,14 @@ mod tests {
             Verdict::Skip { .. } => "skip",
             Verdict::WaitWarm { .. } => "wait",
             Verdict::Stop { .. } => "stop",
+            Verdict::ReadTurns => "read turns",
         }
     }
 
     #[test]
     fn a_save_runs_only_within_every_budget() {
-        // (per save, month (limit, spent), estimate, warm, ended) → verdict
+        // (per save, month (limit, spent), estimate, warm, ended) → verdict,
+        // for a save that resumes the session
         type Case = (Option<f64>, Option<(f64, f64)>, f64, bool, bool, &'static str);
         let cases: &[Case] = &[
             (None, None, 0.08, true, false, "run"),
@@ -350,18 +371,26 @@ mod tests {
             // Cold: under the smallest of per-save, cold_save_max_usd and
             // what the month has left.
             (None, None, 0.94, false, false, "wait"),
-            (None, None, 0.94, false, true, "skip"),
+            (None, None, 0.94, false, true, "read turns"),
             (None, None, 0.20, false, false, "run"),
             (Some(0.10), None, 0.20, false, false, "wait"),
-            (Some(0.10), None, 0.20, false, true, "skip"),
+            (Some(0.10), None, 0.20, false, true, "read turns"),
             (None, Some((10.0, 9.85)), 0.20, false, false, "wait"),
             (None, Some((10.0, 9.50)), 0.20, false, false, "run"),
         ];
         for (per_save, month, estimate, warm, ended, want) in cases {
-            let v = verdict(&budgets(*per_save, *month), *estimate, *warm, *ended, "subscription");
+            let v = verdict(&budgets(*per_save, *month), *estimate, *warm, *ended, Reads::Session, "subscription");
             assert_eq!(kind(&v), *want, "{per_save:?} {month:?} {estimate} warm={warm} ended={ended}: {v:?}");
         }
-        let Verdict::Skip { report, .. } = verdict(&budgets(None, None), 0.94, false, true, "subscription") else {
+        // Reading the turns is judged by the same caps, and dropped with its
+        // price only when even that is over them; before the end it waits.
+        let at =
+            |estimate, ended| verdict(&budgets(Some(0.10), None), estimate, false, ended, Reads::Turns, "subscription");
+        assert_eq!(kind(&at(0.05, true)), "run");
+        assert_eq!(kind(&at(0.20, false)), "wait");
+        let Verdict::Skip { report, .. } =
+            verdict(&budgets(None, None), 0.94, false, true, Reads::Turns, "subscription")
+        else {
             unreachable!()
         };
         assert!(report.contains("would have cost about $0.94"), "{report}");

@@ -210,15 +210,17 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     };
     let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
     let budgets = budget::Budgets::of(roots, &config, &route, now);
-    // Resuming a session past its cache writes the whole conversation
-    // again (a 150k-token one, about $0.94). When that is over the cold cap
-    // and no warm turn will come, a run that resumes nothing reads the
-    // turns since the last save instead, for about a tenth.
-    let fresh = !estimate.warm && job.last_chance && estimate.usd > budgets.cold_cap();
+    let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
+    let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
+    // Resuming past the cache is over the cold cap and no warm turn will
+    // come: the turns since the last save are read instead, priced again
+    // before anything runs.
+    let fresh = matches!(verdict, budget::Verdict::ReadTurns);
     if fresh {
         let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);
         message = message_with(Some(conversation.as_deref().unwrap_or("")));
         estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
+        verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
     }
     let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
     let priced_result = |kind, status: String| SaveResult {
@@ -230,8 +232,9 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         fresh,
         ..SaveResult::default()
     };
-    match budget::verdict(&budgets, estimate.usd, estimate.warm, job.last_chance, &route_key) {
+    match verdict {
         budget::Verdict::Run => {}
+        budget::Verdict::ReadTurns => unreachable!("a save that reads the turns is judged again above"),
         budget::Verdict::Skip { status, report } => {
             return Ok(SaveResult { report: Some(report_with(&report)), ..priced_result(StatusKind::Skipped, status) });
         }
