@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 
 use super::is_on;
 use crate::git;
@@ -14,7 +13,7 @@ use crate::store::folder::Folder;
 use crate::store::history::Origin;
 
 /// One change of a memory folder in git's log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 struct GitChange {
     /// From 1, the oldest change of the folder.
     pub number: u64,
