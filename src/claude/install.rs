@@ -303,9 +303,9 @@ pub fn our_command_word() -> Result<String> {
 }
 
 /// A unified diff for `--dry-run`: changed lines with `-`/`+` and two lines
-/// of context (similar's Myers diff, linear in what changed).
+/// of context.
 fn dry_run_diff(old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new).unified_diff().context_radius(2).to_string()
+    crate::memory::text::unified_diff(old, new, None)
 }
 
 #[cfg(test)]

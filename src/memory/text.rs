@@ -220,6 +220,18 @@ fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
     out
 }
 
+/// A unified diff with two lines of context (similar's Myers diff, linear
+/// in what changed), headed `a/<name>` and `b/<name>` when a file is named.
+pub fn unified_diff(old: &str, new: &str, name: Option<&str>) -> String {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut unified = diff.unified_diff();
+    unified.context_radius(2);
+    if let Some(name) = name {
+        unified.header(&format!("a/{name}"), &format!("b/{name}"));
+    }
+    unified.to_string()
+}
+
 /// A span of seconds as people say it: `1 h`, `90 min`, `240 s`.
 pub fn seconds(span: u64) -> String {
     match span {

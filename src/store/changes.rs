@@ -102,12 +102,8 @@ fn listed(number: u64, entry: Entry) -> Listed {
 }
 
 /// A unified diff of one file, `a/<name>` to `b/<name>`.
-pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(2)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    crate::memory::text::unified_diff(old, new, Some(name))
 }
 
 /// The text of each file of change `number` before and after it. Entries
