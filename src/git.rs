@@ -110,6 +110,22 @@ pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
+/// The repository's one root commit, which names it wherever it is moved
+/// or copied. `None` for a shallow clone (its oldest commit is not its
+/// root; the file `shallow` says so without running git), a repository
+/// with no commit yet, and one with several roots, whose first commits
+/// would not name it.
+pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
+    if std::fs::symlink_metadata(common_dir.join("shallow")).is_ok() {
+        return None;
+    }
+    let listed = run(work_dir, &["rev-list", "--max-parents=0", "HEAD"], CONFIG_LIMIT).ok()?;
+    match listed.split_whitespace().collect::<Vec<_>>().as_slice() {
+        [one] => Some((*one).to_string()),
+        _ => None,
+    }
+}
+
 /// The line a project-scoped install keeps out of git.
 const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
 

@@ -146,7 +146,7 @@ pub fn approve(roots: &Roots, identity: &str, project: &str, dir: &Path, rule: &
 
 /// `memory-save team init` in `cwd`'s repository; what it wrote.
 pub fn init(roots: &Roots, cwd: &Path, config: &crate::config::Config) -> Result<Vec<String>> {
-    let located = crate::project::locate(cwd, &roots.memory, config)?;
+    let located = crate::project::locate(cwd, roots, config)?;
     let Some(git_dir) = located.git_dir.clone() else {
         bail!("{} is not in a git repository; team memory lives in one (git init first)", cwd.display());
     };

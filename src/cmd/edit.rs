@@ -26,7 +26,7 @@ impl super::Run for EditArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
         let folder = project.folder(&roots);
         let base = {
             let _lock = folder.lock()?;

@@ -9,7 +9,7 @@ use crate::store::history::{Entry, list};
 fn current_folder() -> Result<Folder> {
     let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+    let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
     Ok(project.folder(&roots))
 }
 

@@ -31,7 +31,7 @@ impl super::Run for ImportArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
         let folder = project.folder(&roots);
         let source = match &self.source {
             Some(path) => path.clone(),

@@ -2,6 +2,7 @@
 //! trait (as zoxide's `src/cmd/`). clap parses every command but `hook`,
 //! whose words `main` hands to `hook::words` first.
 
+pub mod adopt;
 pub mod colour;
 pub mod completions;
 pub mod cost;
@@ -82,6 +83,7 @@ pub enum Command {
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
     Resume(resume::ResumeArgs),
+    Adopt(adopt::AdoptArgs),
     Cost(cost::CostArgs),
     Sync(sync::SyncArgs),
     Team(team::TeamArgs),
@@ -113,6 +115,7 @@ impl Run for Command {
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
             Command::Resume(c) => c.run(),
+            Command::Adopt(c) => c.run(),
             Command::Cost(c) => c.run(),
             Command::Sync(c) => c.run(),
             Command::Team(c) => c.run(),

@@ -18,7 +18,7 @@ impl super::Run for ResumeArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
         let sessions = SessionStore::new(roots.sessions_dir());
         let mut resumed = Vec::new();
         // A used-up allowance or a model's refusal holds every session on

@@ -56,7 +56,7 @@ impl super::Run for ReviewArgs {
 fn run(args: &[String]) -> Result<()> {
     let roots = crate::config::roots()?;
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd, &roots.memory, &crate::config::of(&roots))?;
+    let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
     let folder = project.folder(&roots);
     let gate = crate::config::of(&roots).review_rules();
     // A team memory's new CRITICAL RULES (by a pull) wait here too.

@@ -19,7 +19,7 @@ impl super::Run for ShowArgs {
         let roots = crate::config::roots()?;
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
         let config = crate::config::of(&roots);
-        let project = crate::project::locate(&cwd, &roots.memory, &config)?;
+        let project = crate::project::locate(&cwd, &roots, &config)?;
         let folder = project.folder(&roots);
         if self.path {
             return super::println(&folder.memory_path().display().to_string());

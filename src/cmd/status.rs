@@ -26,6 +26,10 @@ struct Status {
     /// `path:/…` without a remote), and why this folder.
     identity: String,
     folder_reason: String,
+    /// A moved repository's folder the worker has not yet confirmed.
+    provisional: Option<String>,
+    /// Folders that could be this repository's memory (`adopt`).
+    adoptable: Vec<Adoptable>,
     memory_dir: String,
     memory_exists: bool,
     lines: usize,
@@ -79,6 +83,12 @@ struct SessionCost {
 }
 
 #[derive(Serialize)]
+struct Adoptable {
+    folder: String,
+    recorded_for: String,
+}
+
+#[derive(Serialize)]
 struct FailedReply {
     path: String,
     at: i64,
@@ -113,7 +123,7 @@ fn run(json: bool) -> Result<()> {
 }
 
 fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
-    let project = crate::project::locate(cwd, &roots.memory, &crate::config::of(roots))?;
+    let project = crate::project::locate(cwd, roots, &crate::config::of(roots))?;
     let folder = project.folder(roots);
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
@@ -176,7 +186,12 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .collect(),
         today,
         sessions: per_session,
+        adoptable: crate::project::adoptable(roots, &project)
+            .into_iter()
+            .map(|(folder, record)| Adoptable { folder, recorded_for: record.seen_at().to_string() })
+            .collect(),
         identity: project.identity,
+        provisional: project.provisional,
         folder_reason: project.why,
         project: project.name,
     })
@@ -231,6 +246,7 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
         let line = match word {
             _ if n == 0 => colour.bold(line),
             "paused" | "failed" | "config" => colour.bad(line),
+            "adopt" | "moved" => colour.warn(line),
             "state" if !line.trim_end().ends_with(" on") => colour.warn(line),
             "hooks" if line.contains("not registered") || line.contains("more than once") => colour.warn(line),
             _ => colour.plain(line),
@@ -248,6 +264,15 @@ fn render(s: &Status) -> String {
     let memory = if s.memory_exists { "MEMORY.md" } else { "MEMORY.md (not written yet)" };
     out.push_str(&format!("  memory    {}/{memory}\n", s.memory_dir));
     out.push_str(&format!("  identity  {} (folder: {})\n", s.identity, s.folder_reason));
+    if let Some(why) = &s.provisional {
+        out.push_str(&format!("  moved     {why}\n"));
+    }
+    for a in &s.adoptable {
+        out.push_str(&format!(
+            "  adopt     memory folder {}, recorded for {}, could be this repository's: memory-save adopt {}\n",
+            a.folder, a.recorded_for, a.folder
+        ));
+    }
     out.push_str(&format!(
         "  size      {} of {} lines, {} of {} characters\n",
         s.lines, s.max_lines, s.chars, s.max_chars

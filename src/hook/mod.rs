@@ -161,7 +161,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
     if s.project_cwd != s.project_folder() {
         s.project_cwd = s.project_folder().to_string();
         let config = crate::config::of(&ctx.roots);
-        match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots.memory, &config) {
+        match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots, &config) {
             Ok(project) => {
                 s.off = project.off_reason(&config);
                 s.project = Some(project.name);

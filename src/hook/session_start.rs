@@ -25,7 +25,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     }
     let folder_path = crate::env::claude_project_dir().unwrap_or_else(|| ctx.input.cwd.clone());
     let config = crate::config::of(&ctx.roots);
-    let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots.memory, &config)?;
+    let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots, &config)?;
     if located.off_reason(&config).is_some() {
         return Ok(None);
     }

@@ -41,11 +41,10 @@ pub fn normalise_remote(url: &str) -> Option<String> {
     })
 }
 
-/// The identity of a repository whose common git folder is `common_dir`
-/// (holding `config`) and whose primary root is `root`.
-pub fn of_repository(common_dir: Option<&Path>, root: &Path) -> String {
-    let remote = common_dir.and_then(crate::git::origin_url).and_then(|url| normalise_remote(&url));
-    remote.unwrap_or_else(|| of_folder(root))
+/// The identity of a repository's origin, from its common git folder
+/// (holding `config`); `None` without one.
+pub fn of_origin(common_dir: &Path) -> Option<String> {
+    crate::git::origin_url(common_dir).and_then(|url| normalise_remote(&url))
 }
 
 /// The identity of a folder outside any remote: its path.

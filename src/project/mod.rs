@@ -3,12 +3,18 @@
 //! top level; else the working directory), its identity (see `identity`),
 //! and from both the memory folder it uses.
 
+mod choice;
 pub mod identity;
+
+use choice::{Choice, choose_folder};
+pub use choice::{adoptable, settle};
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use unicode_normalization::UnicodeNormalization;
+
+use crate::store::paths::Roots;
 
 /// The file that turns memory-save off for a repository (or folder).
 pub const OFF_MARKER: &str = ".memory-save-off";
@@ -19,9 +25,19 @@ pub struct Project {
     /// The project folder's own name, in NFC; `name` adds a hash of the
     /// identity when another repository recorded `base` first.
     pub base: String,
+    /// The repository's identity: its origin, else its path.
     pub identity: String,
+    /// Every identity it has now: `identity`, then its path when it has an
+    /// origin (a folder recorded before it gained one is still its own).
+    pub identities: Vec<String>,
     /// Why `name` is the folder, in the words `status` shows.
     pub why: String,
+    /// A moved repository's folder, found by name, that the worker has not
+    /// yet confirmed by the root commit: what the block and `status` say.
+    pub provisional: Option<String>,
+    /// The repository's root commit, once the worker looked (`settle`): a
+    /// new folder records it with its identity.
+    pub root: Option<String>,
     /// The folders an off marker may sit in: the working tree's top level
     /// and, for a linked worktree, the primary repository.
     pub roots: Vec<PathBuf>,
@@ -42,15 +58,23 @@ impl Project {
     pub fn folder(&self, roots: &crate::store::paths::Roots) -> crate::store::folder::Folder {
         match &self.team_dir {
             Some(dir) => crate::store::folder::Folder::team(roots, &self.name, dir),
-            None => crate::store::folder::Folder::with_identity(roots, &self.name, &self.identity),
+            None => crate::store::folder::Folder::with_record(
+                roots,
+                &self.name,
+                crate::store::owner::Record {
+                    root: self.root.clone(),
+                    ..crate::store::owner::Record::new(&self.identity)
+                },
+            ),
         }
     }
 
     /// What the memory block calls this memory.
     pub fn label(&self) -> String {
-        match &self.team_dir {
-            Some(_) => format!("{} · team memory in {TEAM_DIR}/MEMORY.md", self.name),
-            None => self.name.clone(),
+        match (&self.team_dir, &self.provisional) {
+            (Some(_), _) => format!("{} · team memory in {TEAM_DIR}/MEMORY.md", self.name),
+            (None, Some(why)) => format!("{} · {why}", self.name),
+            (None, None) => self.name.clone(),
         }
     }
 
@@ -59,7 +83,7 @@ impl Project {
         if crate::env::disabled() {
             return Some(format!("off: {}=1", crate::env::DISABLE));
         }
-        let named = |p: &String| *p == self.name || nfc(p) == self.base || *p == self.identity;
+        let named = |p: &String| *p == self.name || nfc(p) == self.base || self.identities.contains(p);
         if config.disabled_projects.iter().any(named) {
             return Some(format!("off: disabled_projects in {}", crate::config::FILE_NAME));
         }
@@ -71,17 +95,21 @@ impl Project {
     }
 }
 
-/// The project of `cwd` and the folder under `memory_root` its memory
-/// lives in.
-pub fn locate(cwd: &Path, memory_root: &Path, config: &crate::config::Config) -> Result<Project> {
+/// The project of `cwd` and the folder under the memory root its memory
+/// lives in. Reads only what is recorded: a hook calls it.
+pub fn locate(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Result<Project> {
     let found = project_folders(cwd);
     let base = nfc(&folder_name(&found.primary));
     check_name(&base).map_err(|why| anyhow::anyhow!("cannot name the project of {}: {why}", cwd.display()))?;
-    let identity = match &found.common_dir {
-        Some(dir) => identity::of_repository(Some(dir), &found.primary),
-        None => identity::of_folder(&found.primary),
-    };
-    let (name, why) = choose_folder(memory_root, &base, &identity, config.names.get(&identity).map(String::as_str))?;
+    let path = identity::of_folder(&found.primary);
+    let identity = found.common_dir.as_deref().and_then(identity::of_origin).unwrap_or_else(|| path.clone());
+    let mut identities = vec![identity.clone()];
+    if path != identity {
+        identities.push(path);
+    }
+    let explicit = identities.iter().find_map(|id| config.names.get(id)).map(String::as_str);
+    let Choice { name, why, provisional } =
+        choose_folder(roots, &base, &identities, explicit, found.common_dir.is_some())?;
     // A marker that is a real file in a real folder: never a link.
     let team = found.top.join(TEAM_DIR);
     let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
@@ -90,37 +118,21 @@ pub fn locate(cwd: &Path, memory_root: &Path, config: &crate::config::Config) ->
     if !roots.contains(&found.primary) {
         roots.push(found.primary);
     }
-    Ok(Project { name, base, identity, why, roots, team_dir, git_dir: found.common_dir })
+    Ok(Project {
+        name,
+        base,
+        identity,
+        identities,
+        why,
+        provisional,
+        root: None,
+        roots,
+        team_dir,
+        git_dir: found.common_dir,
+    })
 }
 
-/// The repository that recorded a folder first keeps it; another one with
-/// the same name gets `<name>-<hash of its identity>`, the same on every
-/// machine. A folder from before identities were recorded is claimed by the
-/// first repository that uses it (see `Folder::claim`).
-fn choose_folder(memory_root: &Path, base: &str, identity: &str, explicit: Option<&str>) -> Result<(String, String)> {
-    if let Some(name) = explicit {
-        let name = nfc(name);
-        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
-        return Ok((name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
-    }
-    match crate::store::folder::recorded_identity(&memory_root.join(base)) {
-        None => Ok((base.to_string(), format!("{base}, the project folder's name"))),
-        Some(owner) if owner == identity => Ok((base.to_string(), format!("{base}, recorded for {identity}"))),
-        Some(owner) => {
-            let name = format!("{base}-{}", crate::memory::stable_id(identity));
-            match crate::store::folder::recorded_identity(&memory_root.join(&name)) {
-                Some(other) if other != identity => {
-                    bail!(
-                        "memory folders {base} and {name} both belong to other repositories ({owner}, {other}); name this one in the config ([names])"
-                    )
-                }
-                _ => Ok((name, format!("{base} belongs to {owner}"))),
-            }
-        }
-    }
-}
-
-fn nfc(name: &str) -> String {
+pub(crate) fn nfc(name: &str) -> String {
     name.nfc().collect()
 }
 

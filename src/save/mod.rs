@@ -113,7 +113,10 @@ impl SaveResult {
 }
 
 pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let located = crate::project::locate(Path::new(&job.cwd), &roots.memory, &crate::config::of(roots));
+    let located = crate::project::locate(Path::new(&job.cwd), roots, &crate::config::of(roots)).and_then(|mut p| {
+        crate::project::settle(roots, &mut p)?;
+        Ok(p)
+    });
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,

@@ -27,7 +27,7 @@ pub struct Folder {
     lock_path: PathBuf,
     /// The repository this folder belongs to, recorded in it on the first
     /// write (see `claim`); `None` for a folder named by hand in a test.
-    identity: Option<String>,
+    identity: Option<crate::store::owner::Record>,
     /// A team memory lives in a working tree, where a repository can ship
     /// any file, `.history/` included: its history is kept in our state
     /// folder instead.
@@ -72,7 +72,12 @@ impl Folder {
 
     /// A folder that records `identity` as its repository on its first write.
     pub fn with_identity(roots: &Roots, project: &str, identity: &str) -> Folder {
-        Folder { identity: Some(identity.to_string()), ..Folder::new(roots, project) }
+        Folder::with_record(roots, project, crate::store::owner::Record::new(identity))
+    }
+
+    /// A folder that writes `record` as its owner on its first write.
+    pub fn with_record(roots: &Roots, project: &str, record: crate::store::owner::Record) -> Folder {
+        Folder { identity: Some(record), ..Folder::new(roots, project) }
     }
 
     /// Records the folder's repository in it, unless one is recorded: the
@@ -81,7 +86,7 @@ impl Folder {
     pub fn claim(&self) -> Result<()> {
         use std::io::Write;
         let Some(identity) = &self.identity else { return Ok(()) };
-        let path = self.dir.join(IDENTITY_FILE);
+        let path = self.dir.join(crate::store::owner::IDENTITY_FILE);
         // Only a real folder: never record into a folder a link points at.
         let real_dir = std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_dir());
         if !real_dir || std::fs::symlink_metadata(&path).is_ok() {
@@ -93,7 +98,7 @@ impl Folder {
             .custom_flags(crate::sys::NO_FOLLOW)
             .mode(0o600)
             .open(&path)
-            .and_then(|mut file| file.write_all(identity_record(identity).as_bytes()));
+            .and_then(|mut file| file.write_all(identity.text().as_bytes()));
         match written {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
                 Err(e).with_context(|| format!("cannot record the repository of {}", self.dir.display()))
@@ -222,21 +227,6 @@ impl Folder {
         self.claim()?;
         fsutil::write_atomic(&self.dir.join(name), text.as_bytes(), true)
     }
-}
-
-/// The record in each memory folder naming the repository it belongs to.
-pub const IDENTITY_FILE: &str = ".identity";
-
-/// The JSON of a folder's identity record.
-fn identity_record(identity: &str) -> String {
-    serde_json::json!({ "identity": identity }).to_string() + "\n"
-}
-
-/// The identity recorded in a memory folder, if any.
-pub fn recorded_identity(folder: &Path) -> Option<String> {
-    let bytes = fsutil::read_regular(&folder.join(IDENTITY_FILE), 64 * 1024).ok()??;
-    let record: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    record.get("identity")?.as_str().map(str::to_string)
 }
 
 /// Memory files, history entries and notes are read up to this size: far

@@ -11,6 +11,7 @@ pub mod history;
 pub mod installs;
 pub mod log;
 pub mod notes;
+pub mod owner;
 pub mod paths;
 pub mod record;
 pub mod review;

@@ -7,8 +7,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{BRANCH, Caller, GITATTRIBUTES, state};
 use crate::git;
-use crate::store::folder::IDENTITY_FILE;
 use crate::store::fsutil;
+use crate::store::owner::IDENTITY_FILE;
 use crate::store::paths::Roots;
 
 /// What `.gitattributes` may say: ours, or what an earlier version wrote.
@@ -151,14 +151,16 @@ fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> 
     let listed = git::run(root, &["ls-tree", "-r", "--name-only", remote_branch], git::LIMIT)?;
     for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}"))) {
         let Some((name, _)) = path.split_once('/') else { continue };
-        let Some(ours) = crate::store::folder::recorded_identity(&root.join(name)) else { continue };
+        let Some(ours) = crate::store::owner::read_dir(&root.join(name)) else { continue };
         let text = git::run(root, &["show", &format!("{remote_branch}:{path}")], git::LIMIT)?;
-        let theirs = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v.get("identity").and_then(|i| i.as_str()).map(str::to_string));
-        if theirs.as_deref().is_none_or(|t| t == ours) {
+        // One repository: an identity in common. A root commit in common is
+        // not enough: forks and template clones share theirs, and never
+        // share a memory unasked (`adopt` joins them).
+        let same = |theirs: &crate::store::owner::Record| theirs.names().any(|t| ours.names().any(|o| o == t));
+        if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| same(&theirs)) {
             continue;
         }
+        let ours = ours.identity;
         let moved = format!("{name}-{}", crate::memory::stable_id(&ours));
         if root.join(&moved).exists() {
             bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");

@@ -16,6 +16,7 @@ mod gate;
 mod install;
 mod memory_cmds;
 mod month;
+mod moved;
 mod perms;
 mod project;
 mod queue;

@@ -92,7 +92,8 @@ fn two_repositories_with_one_name_never_share_a_memory() {
     env.saved_turn_in("sess-b", &b, 1);
 
     let record = std::fs::read_to_string(env.memory_dir("app").join(".identity")).unwrap();
-    assert_eq!(record.trim(), r#"{"identity":"github.com/client-a/app"}"#);
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["identity"], "github.com/client-a/app");
     let folders: Vec<String> = env.memory_tree().into_iter().filter(|f| !f.contains('/')).collect();
     assert_eq!(folders.len(), 2, "{folders:?}");
     let b_folder = folders.iter().find(|f| f.as_str() != "app").unwrap().clone();

@@ -165,7 +165,16 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 /// or bidirectional character, a line posing as our block header.
 fn check_memory_text(report: &mut Report, roots: &Roots) {
     let Ok(cwd) = std::env::current_dir() else { return };
-    let Ok(project) = crate::project::locate(&cwd, &roots.memory, &crate::config::of(roots)) else { return };
+    let Ok(project) = crate::project::locate(&cwd, roots, &crate::config::of(roots)) else { return };
+    for (name, record) in crate::project::adoptable(roots, &project) {
+        report.warn(
+            &format!(
+                "memory folder {name}, recorded for {}, could be this repository's memory (a moved or copied repository's)",
+                record.seen_at()
+            ),
+            &format!("if it is, take it over with: memory-save adopt {name}"),
+        );
+    }
     let folder = project.folder(roots);
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => {

@@ -260,7 +260,8 @@ pub fn list(folder: &Folder) -> Result<Vec<(u64, Entry)>> {
 
 /// The entry is a file on disk: its names must still be ours.
 fn check_name(number: u64, name: &str) -> Result<()> {
-    if name != MEMORY_FILE && check_topic_name(name).is_err() {
+    // `.identity` too: `adopt` changes it, and undo takes that back.
+    if name != MEMORY_FILE && name != crate::store::owner::IDENTITY_FILE && check_topic_name(name).is_err() {
         bail!("history entry #{number} names {name:?}, which is not a memory file; remove that entry");
     }
     Ok(())

@@ -1,0 +1,164 @@
+//! Which memory folder a repository uses: the lookup a hook makes from
+//! what is recorded, and what the worker (`settle`) and `status` (`adoptable`)
+//! add with git, which a hook never runs.
+
+use anyhow::{Result, bail};
+
+use super::{Project, check_name, nfc};
+use crate::store::owner;
+use crate::store::paths::Roots;
+
+pub(super) struct Choice {
+    pub name: String,
+    pub why: String,
+    pub provisional: Option<String>,
+}
+
+/// The repository that recorded a folder first keeps it; another one with
+/// the same name gets `<name>-<hash of its identity>`, the same on every
+/// machine. A folder is a repository's when its record holds any identity
+/// the repository has now, or when it `adopt`ed it. A folder from before
+/// identities were recorded is claimed by the first repository that uses
+/// it (see `Folder::claim`).
+///
+/// A repository at a new path has nothing recorded there, and a hook runs
+/// no git: a folder of its name whose every recorded path is gone, with a
+/// root commit recorded, is loaded provisionally (a moved repository's),
+/// and the worker confirms it by the root commit before a save writes it
+/// (see `settle`).
+pub(super) fn choose_folder(
+    roots: &Roots,
+    base: &str,
+    identities: &[String],
+    explicit: Option<&str>,
+    in_git: bool,
+) -> Result<Choice> {
+    let identity = &identities[0];
+    let plain = |name: &str, why: String| Choice { name: name.to_string(), why, provisional: None };
+    if let Some(name) = explicit {
+        let name = nfc(name);
+        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
+        return Ok(plain(&name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
+    }
+    let ours = |name: &str| owner::read(roots, name).is_some_and(|r| r.holds_any(identities));
+    // Undoing an adoption takes the record back, and with it the alias.
+    if let Some(name) = identities.iter().find_map(|id| owner::adopted(roots, id)).filter(|name| ours(name)) {
+        return Ok(plain(&name, format!("{name}, adopted for {identity}")));
+    }
+    let found = match owner::read(roots, base) {
+        None => return Ok(plain(base, format!("{base}, the project folder's name"))),
+        Some(record) if record.holds_any(identities) => {
+            return Ok(plain(base, format!("{base}, recorded for {identity}")));
+        }
+        Some(record) => record,
+    };
+    let name = hashed_name(base, identity);
+    match owner::read(roots, &name) {
+        Some(record) if record.holds_any(identities) => {
+            return Ok(plain(&name, format!("{base} belongs to {}", found.identity)));
+        }
+        Some(other) => bail!(
+            "memory folders {base} and {name} both belong to other repositories ({}, {}); name this one in the config ([names])",
+            found.identity,
+            other.identity
+        ),
+        None => {}
+    }
+    if in_git && found.root.is_some() && found.orphaned() {
+        return Ok(Choice {
+            name: base.to_string(),
+            why: format!("{base}, recorded for {}, which is gone", found.seen_at()),
+            provisional: Some(format!(
+                "provisional: recorded for {}, which is gone; the next save confirms it by the repository's first commit",
+                found.seen_at()
+            )),
+        });
+    }
+    Ok(plain(&name, format!("{base} belongs to {}", found.identity)))
+}
+
+/// The folder of a second repository with `base`'s name.
+fn hashed_name(base: &str, identity: &str) -> String {
+    format!("{base}-{}", crate::memory::stable_id(identity))
+}
+
+/// Run by the worker before a save reads the folder (it may run git; a
+/// hook never does). A provisional folder is confirmed by the repository's
+/// root commit, or the repository gets a folder of its own. Then the
+/// folder's record learns what it lacks: the root commit, an origin the
+/// repository gained, this machine's path (records of earlier versions
+/// migrate this way, at their repository's next save).
+pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
+    if project.team_dir.is_some() {
+        return Ok(());
+    }
+    let record = owner::read(roots, &project.name);
+    let lacks = |r: &owner::Record| r.root.is_none() || !project.identities.iter().all(|id| r.names().any(|n| n == id));
+    if project.provisional.is_none() && record.as_ref().is_some_and(|r| !lacks(r)) {
+        return Ok(());
+    }
+    let root = match (&project.git_dir, project.roots.first()) {
+        (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
+        _ => None,
+    };
+    if let Some(why) = project.provisional.take() {
+        let recorded = record.as_ref().and_then(|r| r.root.as_ref());
+        if root.is_none() || recorded != root.as_ref() {
+            // A template clone or a fork: the same name, another memory.
+            let name = hashed_name(&project.base, &project.identity);
+            crate::store::log::error(&format!(
+                "{}: {why}; its root commit is not this repository's, so this repository uses {name}",
+                project.name
+            ));
+            project.why = format!("{} belongs to another repository", project.base);
+            project.name = name;
+            project.root = root;
+            // Its first write records it, root commit and all.
+            return Ok(());
+        }
+        project.why = format!("{}, confirmed by its root commit", project.name);
+    }
+    project.root.clone_from(&root);
+    // A folder not written yet is recorded, root commit and all, by its
+    // first write (`Folder::claim`): a save that fails leaves nothing.
+    let Some(mut record) = record else { return Ok(()) };
+    let folder = project.folder(roots);
+    let _lock = folder.lock()?;
+    let before = record.clone();
+    if record.root.is_none() {
+        record.root = root;
+    }
+    let (paths, others): (Vec<&String>, Vec<&String>) =
+        project.identities.iter().partition(|id| id.starts_with(owner::PATH));
+    for id in others {
+        if !record.names().any(|n| n == id) {
+            record.also.push(id.clone());
+        }
+    }
+    if record != before {
+        folder.write_file(owner::IDENTITY_FILE, &record.text())?;
+    }
+    let missing: Vec<String> = paths.into_iter().filter(|id| !record.names().any(|n| n == *id)).cloned().collect();
+    owner::add_here(roots, &project.name, &missing)
+}
+
+/// Folders that could be this repository's memory and are not: one of its
+/// root commit (a copy's, or a moved repository's recorded before it
+/// moved), or one of its name whose every recorded path is gone. For
+/// `status` and `doctor`, which may run git; `adopt` takes one over.
+pub fn adoptable(roots: &Roots, project: &Project) -> Vec<(String, owner::Record)> {
+    if project.team_dir.is_some() {
+        return Vec::new();
+    }
+    let root = match (&project.git_dir, project.roots.first()) {
+        (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
+        _ => None,
+    };
+    owner::all(roots)
+        .into_iter()
+        .filter(|(name, record)| *name != project.name && !record.holds_any(&project.identities))
+        .filter(|(name, record)| {
+            (root.is_some() && record.root == root) || (*name == project.base && record.orphaned())
+        })
+        .collect()
+}

@@ -1,0 +1,183 @@
+//! Whose a memory folder is. `.identity` in the folder travels with sync:
+//! the identity of the repository that recorded it first, the identities
+//! it gained since (an origin the repository gained, a repository that
+//! adopted it), and the repository's root commit. The paths it had on this
+//! machine are kept in the state folder instead: no other machine has
+//! them, and two machines each adding theirs would conflict at every merge,
+//! while the root commit and an origin read the same everywhere.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::store::fsutil;
+use crate::store::paths::Roots;
+
+/// The record in each memory folder naming the repository it belongs to.
+pub const IDENTITY_FILE: &str = ".identity";
+/// A path identity's prefix (`path:/home/me/app`).
+pub const PATH: &str = "path:";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The repository that recorded the folder first.
+    pub identity: String,
+    /// Identities it gained since, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// The repository's one root commit (never a shallow clone's, nor one
+    /// of a repository with several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// The paths it had on this machine (the state folder's part).
+    #[serde(skip)]
+    pub here: Vec<String>,
+}
+
+impl Record {
+    pub fn new(identity: &str) -> Record {
+        Record { identity: identity.to_string(), ..Record::default() }
+    }
+
+    /// Every identity it has had, the first first.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.identity.as_str())
+            .chain(self.also.iter().map(String::as_str))
+            .chain(self.here.iter().map(String::as_str))
+    }
+
+    pub fn holds_any(&self, identities: &[String]) -> bool {
+        self.names().any(|name| identities.iter().any(|id| id == name))
+    }
+
+    /// The paths it was recorded at.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.names().filter_map(|name| name.strip_prefix(PATH))
+    }
+
+    /// No origin names it and every path it had is gone from this machine:
+    /// a moved repository's folder, or no one's.
+    pub fn orphaned(&self) -> bool {
+        self.names().all(|name| name.starts_with(PATH))
+            && self.paths().all(|path| std::fs::symlink_metadata(path).is_err())
+    }
+
+    /// Where it was last seen, for a person: its newest path, else its
+    /// first identity.
+    pub fn seen_at(&self) -> &str {
+        self.paths().last().unwrap_or(&self.identity)
+    }
+
+    /// The folder's part, as written to `.identity`.
+    pub fn text(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+}
+
+/// The record of memory folder `name`, `None` when it has none (a folder
+/// from before identities, or no folder at all).
+pub fn read(roots: &Roots, name: &str) -> Option<Record> {
+    let mut record = read_dir(&roots.project_dir(name))?;
+    record.here = crate::store::record::read(&here_path(roots, name)).unwrap_or_default();
+    Some(record)
+}
+
+/// The folder's part only.
+pub fn read_dir(dir: &Path) -> Option<Record> {
+    let bytes = fsutil::read_regular(&dir.join(IDENTITY_FILE), 64 * 1024).ok()??;
+    parse(&bytes)
+}
+
+pub fn parse(bytes: &[u8]) -> Option<Record> {
+    serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
+}
+
+fn here_path(roots: &Roots, name: &str) -> PathBuf {
+    roots.projects_state_dir().join(format!("{name}.paths.json"))
+}
+
+/// Adds path identities to this machine's part of folder `name`'s record.
+pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
+    let path = here_path(roots, name);
+    let mut here: Vec<String> = crate::store::record::read(&path).unwrap_or_default();
+    let before = here.len();
+    for p in paths {
+        if !here.contains(p) {
+            here.push(p.clone());
+        }
+    }
+    if here.len() == before {
+        return Ok(());
+    }
+    crate::store::record::write(&path, &here)
+}
+
+/// An alias from an identity to the folder it adopted, for a folder whose
+/// name the lookup by the project's name would not reach.
+fn adopted_path(roots: &Roots) -> PathBuf {
+    roots.projects_state_dir().join("adopted.json")
+}
+
+pub fn adopted(roots: &Roots, identity: &str) -> Option<String> {
+    let aliases: std::collections::BTreeMap<String, String> = crate::store::record::read(&adopted_path(roots))?;
+    aliases.get(identity).cloned()
+}
+
+pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
+    let path = adopted_path(roots);
+    let mut aliases: std::collections::BTreeMap<String, String> = crate::store::record::read(&path).unwrap_or_default();
+    aliases.insert(identity.to_string(), folder.to_string());
+    crate::store::record::write(&path, &aliases)
+}
+
+/// Every folder under the memory root with a record, by name (bounded: a
+/// memory root holds a person's projects, not a tree).
+pub fn all(roots: &Roots) -> Vec<(String, Record)> {
+    let Ok(entries) = std::fs::read_dir(&roots.memory) else { return Vec::new() };
+    let mut found: Vec<(String, Record)> = entries
+        .flatten()
+        .take(10_000)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .filter_map(|name| read(roots, &name).map(|r| (name, r)))
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_an_earlier_version_reads_as_its_one_identity() {
+        let record = parse(br#"{"identity":"path:/gone/app"}"#).unwrap();
+        assert_eq!(record.names().collect::<Vec<_>>(), ["path:/gone/app"]);
+        assert!(record.orphaned());
+        assert_eq!(record.seen_at(), "/gone/app");
+        assert_eq!(parse(br#"{"identity":""}"#), None);
+        assert_eq!(parse(b"not json"), None);
+    }
+
+    #[test]
+    fn an_origin_or_a_live_path_is_never_an_orphan() {
+        let mut record = Record::new("path:/gone/app");
+        record.also.push("github.com/me/app".into());
+        assert!(!record.orphaned());
+        let live = Record::new(&format!("{PATH}{}", std::env::temp_dir().display()));
+        assert!(!live.orphaned());
+    }
+
+    #[test]
+    fn the_text_keeps_what_a_reader_of_an_earlier_version_reads() {
+        let mut record = Record::new("path:/a");
+        record.root = Some("abc".into());
+        record.here.push("path:/b".into());
+        let text = record.text();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["identity"], "path:/a");
+        assert!(!text.contains("/b"), "this machine's paths stay in the state folder: {text}");
+    }
+}

@@ -1,0 +1,193 @@
+//! A repository without an origin that moves, is copied or gains an origin
+//! keeps its memory by its root commit, and never hands it to a fork or a
+//! template clone unasked (docs/design.md §7).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn record(env: &Env, folder: &str) -> Value {
+    let text = std::fs::read_to_string(env.memory_dir(folder).join(".identity")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A repository `name` with one commit and a saved memory line.
+fn saved_repo(env: &Env, name: &str, line: &str) -> PathBuf {
+    let dir = env.git_init(name);
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    env.script_default(&adds(line));
+    env.saved_turn_in(&format!("first-{name}"), &dir, 1);
+    dir
+}
+
+fn session_start(env: &Env, dir: &Path) -> String {
+    env.hook("session-start").fixture("SessionStart-startup.json").session("later").cwd(dir).run().ok().stdout
+}
+
+fn status(env: &Env, dir: &Path) -> String {
+    env.cmd(&["status"]).in_dir(dir).run().ok().stdout
+}
+
+#[test]
+fn a_save_records_the_root_commit_and_a_moved_repository_keeps_its_memory() {
+    let env = Env::new();
+    let old = saved_repo(&env, "app", "- Moved with the repository.");
+    let root = record(&env, "app")["root"].as_str().expect("the save recorded the root commit").to_string();
+    assert_eq!(root.len(), 40);
+
+    let new = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+
+    // No git in a hook: the folder of its name, whose path is gone, is
+    // loaded provisionally, and says so.
+    let out = session_start(&env, &new);
+    assert!(out.contains("- Moved with the repository."), "{out}");
+    assert!(out.contains("provisional: recorded for") && out.contains("which is gone"), "{out}");
+    assert!(status(&env, &new).contains("  moved     provisional"), "{}", status(&env, &new));
+
+    // The worker confirms it by the root commit; the save writes there.
+    env.script_default(&adds("- Written after the move."));
+    env.saved_turn_in("after-move", &new, 1);
+    let memory = env.memory_of("app").unwrap();
+    assert!(memory.contains("- Moved with the repository.") && memory.contains("- Written after the move."));
+    assert_eq!(env.memory_tree().iter().filter(|f| !f.contains('/')).count(), 1, "{:?}", env.memory_tree());
+    let out = session_start(&env, &new);
+    assert!(out.contains("- Written after the move.") && !out.contains("provisional"), "{out}");
+    assert!(status(&env, &new).contains("recorded for"), "{}", status(&env, &new));
+}
+
+#[test]
+fn a_gone_repositorys_memory_is_never_written_by_another_repository_of_its_name() {
+    let env = Env::new();
+    let old = saved_repo(&env, "app", "- The first app's secret plan.");
+    std::fs::remove_dir_all(&old).unwrap();
+    // A template clone or an unrelated repository elsewhere: another root
+    // commit.
+    let other = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(&other).unwrap();
+    env.git(&other, &["init", "-q"]);
+    env.git(&other, &["commit", "-q", "--allow-empty", "-m", "another first commit"]);
+    env.script_default(&adds("- The second app's line."));
+    env.saved_turn_in("second", &other, 1);
+    let first = env.memory_of("app").unwrap();
+    assert!(!first.contains("second app"), "{first}");
+    let own: Vec<String> =
+        env.memory_tree().into_iter().filter(|f| f.starts_with("app-") && !f.contains('/')).collect();
+    assert_eq!(own.len(), 1, "{:?}", env.memory_tree());
+    assert!(env.memory_of(&own[0]).unwrap().contains("- The second app's line."));
+    // From then on it loads its own memory, not the gone one's.
+    let out = session_start(&env, &other);
+    assert!(out.contains("second app's line") && !out.contains("secret plan"), "{out}");
+    assert!(env.log().contains("its root commit is not this repository's"), "{}", env.log());
+}
+
+#[test]
+fn a_shallow_clone_falls_back_to_its_path() {
+    let env = Env::new();
+    let source = env.git_init("source");
+    env.git(&source, &["commit", "-q", "--allow-empty", "-m", "a"]);
+    env.git(&source, &["commit", "-q", "--allow-empty", "-m", "b"]);
+    let clones = env.folder("clones");
+    env.git(&clones, &["clone", "-q", "--depth", "1", &format!("file://{}", source.display()), "app"]);
+    let clone = clones.join("app");
+    env.git(&clone, &["remote", "remove", "origin"]);
+    env.script_default(&adds("- The shallow clone's line."));
+    env.saved_turn_in("shallow", &clone, 1);
+    assert_eq!(record(&env, "app").get("root"), None, "its oldest commit is not its root");
+    // Moved, nothing can confirm it: no provisional load.
+    let moved = env.root().join("moved/app");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&clone, &moved).unwrap();
+    let out = session_start(&env, &moved);
+    assert!(!out.contains("- The shallow clone's line."), "{out}");
+}
+
+#[test]
+fn a_repository_that_gains_an_origin_keeps_its_memory_and_records_the_origin() {
+    let env = Env::new();
+    let dir = saved_repo(&env, "app", "- Before the remote.");
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&adds("- After the remote."));
+    env.saved_turn_in("with-origin", &dir, 1);
+    let memory = env.memory_of("app").unwrap();
+    assert!(memory.contains("- Before the remote.") && memory.contains("- After the remote."), "{memory}");
+    let record = record(&env, "app");
+    assert!(record["identity"].as_str().unwrap().starts_with("path:"), "{record}");
+    assert_eq!(record["also"], serde_json::json!(["github.com/me/app"]), "{record}");
+    // Another clone of that origin, elsewhere, finds it by the origin.
+    let clone = env.root().join("laptop/app");
+    std::fs::create_dir_all(&clone).unwrap();
+    env.git(&clone, &["init", "-q"]);
+    env.git(&clone, &["remote", "add", "origin", "https://github.com/me/app"]);
+    assert!(session_start(&env, &clone).contains("- After the remote."));
+}
+
+#[test]
+fn a_copy_gets_a_folder_of_its_own_and_adopt_takes_the_memory_over_with_undo() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    let first = saved_repo(&env, "app", "- The original's line.");
+    // A rule of this machine's, so the adoption is seen to carry approvals:
+    // held for review, it would not load.
+    env.script_default(&reply(
+        serde_json::json!([add("CRITICAL RULES", "- Always run the original's checks.")]),
+        serde_json::json!([]),
+    ));
+    env.saved_turn_in("rule", &first, 1);
+    env.cmd(&["review", "--approve-all"]).in_dir(&first).run().ok();
+    assert!(env.memory_of("app").unwrap().contains("- Always run the original's checks."));
+    let copy = env.root().join("copy/app");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    let cp = std::process::Command::new("cp").arg("-R").arg(&first).arg(&copy).status().unwrap();
+    assert!(cp.success());
+
+    // Both paths live: the copy never shares the memory unasked.
+    let out = session_start(&env, &copy);
+    assert!(!out.contains("- The original's line."), "{out}");
+    let shown = status(&env, &copy);
+    assert!(
+        shown.contains("  adopt     memory folder app, recorded for ") && shown.contains("memory-save adopt app"),
+        "{shown}"
+    );
+    let doctor = env.cmd(&["doctor"]).in_dir(&copy).run().stdout;
+    assert!(
+        doctor.contains("could be this repository's memory") && doctor.contains("memory-save adopt app"),
+        "{doctor}"
+    );
+
+    let adopted = env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok().stdout;
+    assert!(adopted.contains("now uses memory folder app") && adopted.contains("memory-save undo"), "{adopted}");
+    let out = session_start(&env, &copy);
+    assert!(out.contains("- The original's line.") && out.contains("- Always run the original's checks."), "{out}");
+    assert!(!out.contains("review"), "{out}");
+    let shown = status(&env, &copy);
+    assert!(shown.contains("adopted for") && !shown.contains("  adopt  "), "{shown}");
+    let history = env.cmd(&["history"]).in_dir(&copy).run().ok().stdout;
+    assert!(history.contains("adopt: path:") && history.contains("took over this memory"), "{history}");
+    assert_eq!(
+        env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok().stdout.trim(),
+        "memory folder app is already this repository's memory"
+    );
+
+    // undo takes the adoption back.
+    let undone = env.cmd(&["undo"]).in_dir(&copy).run().ok().stdout;
+    assert!(undone.contains("undo of #"), "{undone}");
+    assert!(!session_start(&env, &copy).contains("- The original's line."));
+    assert!(session_start(&env, &first).contains("- The original's line."));
+}
+
+#[test]
+fn adopt_refuses_what_is_not_a_memory_folder() {
+    let env = Env::new();
+    for (name, why) in
+        [("nope", "no memory folder nope"), ("../x", "cannot name a memory folder"), ("a\u{1b}b", "control")]
+    {
+        let out = env.cmd(&["adopt", name]).in_dir(&env.proj).run();
+        assert_eq!(out.code, Some(1), "{out:#?}");
+        assert!(out.stderr.contains(why), "{name:?}: {}", out.stderr);
+        assert!(!out.stderr.contains('\u{1b}'));
+    }
+}
