@@ -30,6 +30,9 @@ struct Status {
     provisional: Option<String>,
     /// Folders that could be this repository's memory (`adopt`).
     adoptable: Vec<Adoptable>,
+    /// With sync on: the remote, the last pull and push, why the last
+    /// attempt failed.
+    sync: Option<crate::sync::SyncState>,
     memory_dir: String,
     memory_exists: bool,
     lines: usize,
@@ -190,6 +193,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .into_iter()
             .map(|(folder, record)| Adoptable { folder, recorded_for: record.seen_at().to_string() })
             .collect(),
+        sync: crate::sync::state(roots),
         identity: project.identity,
         provisional: project.provisional,
         folder_reason: project.why,
@@ -247,6 +251,7 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
             _ if n == 0 => colour.bold(line),
             "paused" | "failed" | "config" => colour.bad(line),
             "adopt" | "moved" => colour.warn(line),
+            "sync" if line.contains("not synced") => colour.warn(line),
             "state" if !line.trim_end().ends_with(" on") => colour.warn(line),
             "hooks" if line.contains("not registered") || line.contains("more than once") => colour.warn(line),
             _ => colour.plain(line),
@@ -255,6 +260,20 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The remote, and when memories last went both ways, or since when not
+/// and why.
+fn sync_line(sync: &crate::sync::SyncState) -> String {
+    let remote = crate::memory::text::shorten(&sync.remote, 60);
+    match (&sync.error, sync.synced_at) {
+        (None, Some(at)) => format!("{remote} · last pull and push {}", timestamp(at)),
+        (None, None) => format!("{remote} · not synced yet"),
+        (Some(why), at) => {
+            let since = at.map_or_else(|| "sync began".to_string(), timestamp);
+            format!("{remote} · not synced since {since} ({})", crate::memory::text::shorten(why, 200))
+        }
+    }
 }
 
 fn render(s: &Status) -> String {
@@ -280,6 +299,9 @@ fn render(s: &Status) -> String {
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
     out.push_str(&format!("  topics    {topics}\n"));
     out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
+    if let Some(sync) = &s.sync {
+        out.push_str(&format!("  sync      {}\n", sync_line(sync)));
+    }
     for problem in &s.config_problems {
         // A TOML error spans lines (the line, a caret under it): each on
         // its own line, indented under the label.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{BRANCH, Caller, GITATTRIBUTES, state};
+use super::{Caller, GITATTRIBUTES, state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
@@ -26,8 +26,9 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
             git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: its own .gitattributes"], git::LIMIT)?;
         }
     }
+    let branch = state(roots).map(|s| s.branch().to_string()).unwrap_or_default();
     git::remote(root, &["fetch", "-q", "origin"], caller)?;
-    let remote_branch = format!("origin/{BRANCH}");
+    let remote_branch = format!("origin/{branch}");
     let has_remote = git::run(root, &["rev-parse", "--verify", "-q", &remote_branch], git::LIMIT).is_ok();
     if has_remote {
         // A remote's own attributes (`working-tree-encoding=UTF-16LE`, the
@@ -58,7 +59,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         // what came is checked here as a save's lines are.
         report.extend(check_arrived(root, &before)?);
     }
-    git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{BRANCH}")], caller)?;
+    git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")], caller)?;
     report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
     Ok(report)
 }

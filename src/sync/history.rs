@@ -56,12 +56,12 @@ fn changes(folder_dir: &Path) -> Result<Vec<GitChange>> {
 }
 
 /// Change `number` as a diff of the folder's files.
-fn show(folder_dir: &Path, number: u64) -> Result<(GitChange, String)> {
+fn show(folder_dir: &Path, number: u64, offset: u64) -> Result<(GitChange, String)> {
     let (root, name) = repo_of(folder_dir).context("sync is off")?;
     let change = changes(folder_dir)?
         .into_iter()
         .find(|c| c.number == number)
-        .with_context(|| format!("{name} has no change #{number} (see memory-save history)"))?;
+        .with_context(|| format!("{name} has no change #{} (see memory-save history)", number + offset))?;
     let diff = git::run(root, &["show", "--format=", "--first-parent", &change.commit, "--", name], git::LIMIT)?;
     Ok((change, diff))
 }
@@ -70,7 +70,9 @@ fn show(folder_dir: &Path, number: u64) -> Result<(GitChange, String)> {
 /// `None`), every later change with it, as one commit; refuses to throw
 /// away uncommitted edits unless `force`. Returns the diff and the label.
 /// Call with the folder's lock held.
-fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(String, String)> {
+/// `offset`: the folder's own entries from before sync, numbered before
+/// git's changes in what a person sees.
+fn undo(folder_dir: &Path, number: Option<u64>, force: bool, offset: u64) -> Result<(String, String)> {
     let (root, name) = repo_of(folder_dir).context("sync is off")?;
     let all = changes(folder_dir)?;
     let newest = all.first().with_context(|| format!("no history for {name} yet: nothing to undo"))?;
@@ -78,15 +80,15 @@ fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(String, 
     let target = all
         .iter()
         .find(|c| c.number == number)
-        .with_context(|| format!("{name} has no change #{number} (see memory-save history)"))?;
+        .with_context(|| format!("{name} has no change #{} (see memory-save history)", number + offset))?;
     let edited = git::run(root, &["status", "--porcelain", "--", name], git::LIMIT)?;
     if !edited.trim().is_empty() && !force {
         bail!(
             "{name} changed after the last recorded change (#{}), by hand or another tool; undo would throw that away. \
              See the edit with: git -C {} diff -- {name}; undo anyway, losing it, with: memory-save undo{} --force",
-            newest.number,
+            newest.number + offset,
             root.display(),
-            if number == newest.number { String::new() } else { format!(" {number}") }
+            if number == newest.number { String::new() } else { format!(" {}", number + offset) }
         );
     }
     let parent = format!("{}^", target.commit);
@@ -110,9 +112,9 @@ fn undo(folder_dir: &Path, number: Option<u64>, force: bool) -> Result<(String, 
     let subject = crate::store::history::unlabelled(subject);
     let label = if number == newest.number {
         let redo = target.message.starts_with("undo of #");
-        format!("{} of #{number}: {subject}", if redo { "redo" } else { "undo" })
+        format!("{} of #{}: {subject}", if redo { "redo" } else { "undo" }, number + offset)
     } else {
-        format!("undo of #{number}-#{}: {subject}", newest.number)
+        format!("undo of #{}-#{}: {subject}", number + offset, newest.number + offset)
     };
     if !diff.trim().is_empty() {
         git::run(root, &["commit", "-q", "--no-verify", "-m", &label, "--", name], git::LIMIT)?;
@@ -130,18 +132,64 @@ pub fn of(folder: &Folder) -> Box<dyn History + '_> {
     if is_history(&folder.dir) { Box::new(Git { folder }) } else { Box::new(Local { folder }) }
 }
 
+impl Git<'_> {
+    /// The folder's own entries from before sync began, newest first, with
+    /// their own numbers; git's changes are numbered after the newest.
+    fn before_sync(&self) -> Result<Vec<Listed>> {
+        let mut before = Local { folder: self.folder }.changes()?;
+        let recorded = repo_of(&self.folder.dir)
+            .and_then(|(root, _)| super::state(&crate::store::paths::Roots::at(root.parent()?.to_path_buf())))
+            .and_then(|s| s.before_sync);
+        match recorded {
+            Some(newest) => {
+                let newest = newest.get(&self.folder.project).copied().unwrap_or(0);
+                before.retain(|l| l.number <= newest);
+            }
+            // A state of an earlier version: what came before the folder's
+            // first commit.
+            None => {
+                let first = changes(&self.folder.dir)?.last().map_or(i64::MAX, |c| c.at);
+                before.retain(|l| l.at < first);
+            }
+        }
+        Ok(before)
+    }
+
+    fn offset(&self) -> Result<u64> {
+        Ok(self.before_sync()?.first().map_or(0, |l| l.number))
+    }
+}
+
 impl History for Git<'_> {
     fn changes(&self) -> Result<Vec<Listed>> {
-        Ok(changes(&self.folder.dir)?.into_iter().map(listed).collect())
+        let before = self.before_sync()?;
+        let offset = before.first().map_or(0, |l| l.number);
+        let mut all: Vec<Listed> =
+            changes(&self.folder.dir)?.into_iter().map(|c| Listed { number: c.number + offset, ..listed(c) }).collect();
+        all.extend(before);
+        Ok(all)
     }
 
     fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)> {
-        let (change, diff) = show(&self.folder.dir, number)?;
-        Ok((listed(change), per_file(&diff)))
+        let offset = self.offset()?;
+        if number <= offset {
+            return Local { folder: self.folder }.show(number);
+        }
+        let (change, diff) = show(&self.folder.dir, number - offset, offset)?;
+        Ok((Listed { number, ..listed(change) }, per_file(&diff)))
     }
 
     fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone> {
         let folder = self.folder;
+        let offset = self.offset()?;
+        if let Some(number) = number.filter(|n| *n <= offset) {
+            // The folder's own history put it back (every later change with
+            // it, as git's undo does); git records that as a new commit.
+            let undone = Local { folder }.undo(Some(number), force)?;
+            super::commit_change(&folder.dir, &undone.label, None, None)?;
+            return Ok(Undone { recorded_as: " (a commit)", ..undone });
+        }
+        let number = number.map(|n| n - offset);
         let memory_files = || -> Vec<String> {
             let Ok(entries) = std::fs::read_dir(&folder.dir) else { return Vec::new() };
             entries
@@ -153,7 +201,7 @@ impl History for Git<'_> {
         let read = |name: &str| crate::store::folder::read_if_exists(&folder.dir.join(name)).ok().flatten();
         let mut before: BTreeMap<String, Option<String>> =
             memory_files().into_iter().map(|n| (n.clone(), read(&n))).collect();
-        let (diff, label) = undo(&folder.dir, number, force)?;
+        let (diff, label) = undo(&folder.dir, number, force, offset)?;
         for name in memory_files() {
             before.entry(name).or_insert(None);
         }

@@ -23,6 +23,7 @@ use crate::git;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
 
+/// The branch memories go to when the remote does not name its own.
 const BRANCH: &str = "main";
 /// Pulls and pushes after a save are this far apart at least.
 pub const SYNC_EVERY: i64 = 60;
@@ -44,6 +45,19 @@ pub struct SyncState {
     pub attempted_at: Option<i64>,
     /// Why the last attempt failed.
     pub error: Option<String>,
+    /// The remote's own default branch, learned at `--init`: `main` when
+    /// the remote did not name one (states of earlier versions).
+    pub branch: Option<String>,
+    /// Each folder's newest entry of its own history when sync began:
+    /// those entries are still listed, before git's (`history::Git`).
+    /// Absent in states of earlier versions.
+    pub before_sync: Option<std::collections::BTreeMap<String, u64>>,
+}
+
+impl SyncState {
+    pub fn branch(&self) -> &str {
+        self.branch.as_deref().unwrap_or(BRANCH)
+    }
 }
 
 fn state_path(roots: &Roots) -> PathBuf {

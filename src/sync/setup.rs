@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{BRANCH, Caller, GITATTRIBUTES, GITIGNORE, SyncState, root_marker, state_path, sync_now, write_state};
+use super::{Caller, GITATTRIBUTES, GITIGNORE, SyncState, root_marker, state_path, sync_now, write_state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
@@ -29,9 +29,15 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     let root = &roots.memory;
     fsutil::create_private_dir(root)?;
     let mut report = Vec::new();
-    if !root.join(".git").exists() {
+    // Sync begins now; a repository kept from an earlier sync began with
+    // its first commit (its changes since are in git's log already).
+    let before_sync = match super::state(roots).and_then(|s| s.before_sync) {
+        Some(kept) => kept,
+        None => entries_before(roots, first_commit_time(root).unwrap_or(i64::MAX)),
+    };
+    let fresh = !root.join(".git").exists();
+    if fresh {
         git::run(root, &["init", "-q"], git::LIMIT)?;
-        git::run(root, &["symbolic-ref", "HEAD", &format!("refs/heads/{BRANCH}")], git::LIMIT)?;
         report.push(format!("made {} a git repository", root.display()));
     }
     fsutil::write_atomic(&root.join(".gitignore"), GITIGNORE.as_bytes(), true)?;
@@ -46,6 +52,18 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     } else {
         git::run(root, &["remote", "add", "origin", url], git::LIMIT)?;
     }
+    let branch = remote_default_branch(roots, root, url);
+    let branch_name = branch.as_deref().unwrap_or(super::BRANCH).to_string();
+    if branch.is_none() {
+        report.push(format!(
+            "the remote did not name its default branch (git 2.31 or newer learns it, also from an empty remote): \
+             memories go to branch {branch_name}; make {branch_name} the remote's default branch, or its clones warn \
+             \"remote HEAD refers to nonexistent ref\""
+        ));
+    }
+    if fresh {
+        git::run(root, &["symbolic-ref", "HEAD", &format!("refs/heads/{branch_name}")], git::LIMIT)?;
+    }
     git::run(root, &["add", "-A"], git::LIMIT)?;
     let first = git::run(root, &["rev-parse", "--verify", "-q", "HEAD"], git::LIMIT).is_err();
     if first || git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
@@ -55,13 +73,75 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
             git::LIMIT,
         )?;
     }
-    write_state(roots, &SyncState { remote: url.to_string(), ..SyncState::default() })?;
+    write_state(
+        roots,
+        &SyncState { remote: url.to_string(), branch, before_sync: Some(before_sync), ..SyncState::default() },
+    )?;
     let first = sync_now(roots, caller).context(
         "sync is set up, but its first pull and push failed; it is tried again after each save \
          (memory-save sync tries now, memory-save sync --off turns it off)",
     )?;
     report.extend(first);
     Ok(report)
+}
+
+/// The branch the remote's HEAD names, so that the first push makes a
+/// remote whose clones check our memories out (no "remote HEAD refers to
+/// nonexistent ref"). A remote with commits names it to `ls-remote`; an
+/// empty one only to a clone (its unborn HEAD, git 2.31 or newer), which is
+/// empty too. `None` when it cannot be learned.
+fn remote_default_branch(roots: &Roots, root: &Path, url: &str) -> Option<String> {
+    let branch = named_default_branch(roots, root, url)?;
+    // The remote's word becomes part of our git commands' arguments.
+    git::run(root, &["check-ref-format", "--branch", &branch], git::LIMIT).ok()?;
+    Some(branch)
+}
+
+fn named_default_branch(roots: &Roots, root: &Path, url: &str) -> Option<String> {
+    let listed = git::run(root, &["ls-remote", "--symref", "origin", "HEAD"], git::LIMIT).ok()?;
+    if let Some(branch) = listed.lines().find_map(|l| l.strip_prefix("ref: refs/heads/")?.strip_suffix("\tHEAD")) {
+        return Some(branch.to_string());
+    }
+    if !listed.trim().is_empty() || !git_at_least(root, (2, 31)) {
+        return None;
+    }
+    let probe = roots.state.join("sync-probe.git");
+    let _ = std::fs::remove_dir_all(&probe);
+    let probe_arg = probe.to_str()?;
+    let cloned = git::run(&roots.state, &["clone", "-q", "--bare", "--", url, probe_arg], git::LIMIT);
+    let head = cloned.and_then(|_| git::run(&probe, &["symbolic-ref", "HEAD"], git::LIMIT));
+    let _ = std::fs::remove_dir_all(&probe);
+    Some(head.ok()?.trim().strip_prefix("refs/heads/")?.to_string())
+}
+
+fn git_at_least(root: &Path, wanted: (u32, u32)) -> bool {
+    let version = git::run(root, &["version"], git::LIMIT).unwrap_or_default();
+    let mut parts = version.trim().trim_start_matches("git version ").split('.').map(|p| p.parse::<u32>().ok());
+    matches!((parts.next().flatten(), parts.next().flatten()), (Some(major), Some(minor)) if (major, minor) >= wanted)
+}
+
+/// Each memory folder's newest entry of its own history older than
+/// `until`.
+fn entries_before(roots: &Roots, until: i64) -> std::collections::BTreeMap<String, u64> {
+    use crate::store::changes::History;
+    let Ok(dirs) = std::fs::read_dir(&roots.memory) else { return Default::default() };
+    dirs.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| !name.starts_with('.'))
+        .filter_map(|name| {
+            let folder = crate::store::folder::Folder::new(roots, &name);
+            let changes = crate::store::changes::Local { folder: &folder }.changes().ok()?;
+            let newest = changes.iter().find(|c| c.at < until)?.number;
+            Some((name, newest))
+        })
+        .collect()
+}
+
+/// The time of the memory repository's first commit.
+fn first_commit_time(root: &Path) -> Option<i64> {
+    let listed = git::run(root, &["log", "--max-parents=0", "--format=%ct", "HEAD"], git::LIMIT).ok()?;
+    listed.lines().filter_map(|l| l.trim().parse().ok()).min()
 }
 
 /// Stops syncing: the repository stays (it is the history), the remote and

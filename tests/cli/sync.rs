@@ -121,6 +121,11 @@ fn a_remote_that_does_not_exist_never_stops_a_save_or_a_hook() {
     assert!(line.contains("memory-save: not synced yet"), "{line}");
     let doctor = env.cmd(&["doctor"]).run().stdout;
     assert!(doctor.contains("not synced with /nonexistent/memories.git") && doctor.contains("git fetch"), "{doctor}");
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(
+        status.contains("  sync      /nonexistent/memories.git · not synced since sync began (git fetch failed"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -357,4 +362,83 @@ fn a_person_at_a_terminal_may_be_asked_for_a_passphrase() {
     assert!(on_terminal.contains("memories.example") && !on_terminal.contains("BatchMode"), "{on_terminal}");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("git fetch failed (what git said is above)"), "{said}");
+}
+
+#[test]
+fn status_has_a_sync_line() {
+    let env = Env::new();
+    let remote = env.bare_remote("memories.git");
+    save(&env, 1, "- Synced.");
+    sync(&env, &["--init", remote.to_str().unwrap()]).ok();
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    let line = status.lines().find(|l| l.starts_with("  sync ")).unwrap_or_else(|| panic!("{status}"));
+    assert!(line.contains(&format!("{} · last pull and push 20", remote.display())), "{line}");
+    let json: serde_json::Value =
+        serde_json::from_str(&env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().stdout).unwrap();
+    assert!(json["sync"]["synced_at"].is_i64() && json["sync"]["error"].is_null(), "{json}");
+}
+
+#[test]
+fn history_keeps_what_came_before_sync_and_undo_of_it_is_a_new_commit() {
+    let env = Env::new();
+    let remote = env.bare_remote("memories.git");
+    save(&env, 1, "- Before sync, one.");
+    save(&env, 2, "- Before sync, two.");
+    let before = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    let before_count = before.lines().filter(|l| l.starts_with('#')).count();
+    assert!(before_count >= 2, "{before}");
+    sync(&env, &["--init", remote.to_str().unwrap()]).ok();
+    save(&env, 3, "- After sync.");
+    let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
+    let entries: Vec<&str> = list.lines().filter(|l| l.starts_with('#')).collect();
+    assert!(entries.len() > before_count, "{list}");
+    assert!(entries[0].contains("commit "), "git's changes come first: {list}");
+    for old in before.lines().filter(|l| l.starts_with('#')) {
+        let number = old.split_whitespace().next().unwrap();
+        assert!(entries.iter().any(|e| e.starts_with(&format!("{number} "))), "{number} is gone: {list}");
+    }
+    let numbers: Vec<&str> = entries.iter().map(|e| e.split_whitespace().next().unwrap()).collect();
+    let mut unique = numbers.clone();
+    unique.dedup();
+    assert_eq!(numbers, unique, "{list}");
+
+    // The entry that added "two", from before sync: undone as a new commit.
+    let two = before.lines().find(|l| l.contains("1 added")).unwrap();
+    let number = two.split_whitespace().next().unwrap().trim_start_matches('#').to_string();
+    let shown = env.cmd(&["history", "show", &number]).in_dir(&env.proj).run().ok().stdout;
+    assert!(shown.contains("+- Before sync, two."), "{shown}");
+    let commits = git_out(&env.mem.join("memory"), &["rev-list", "--count", "HEAD"]);
+    let out = env.cmd(&["undo", &number]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains(&format!("undo of #{number}")) && out.contains("(a commit)"), "{out}");
+    let memory = env.memory().unwrap();
+    assert!(!memory.contains("- Before sync, two.") && !memory.contains("- After sync."), "{memory}");
+    assert!(memory.contains("- Before sync, one."), "{memory}");
+    let after: u32 = git_out(&env.mem.join("memory"), &["rev-list", "--count", "HEAD"]).trim().parse().unwrap();
+    assert_eq!(after, commits.trim().parse::<u32>().unwrap() + 1);
+    assert!(git_out(&env.mem.join("memory"), &["log", "-1", "--format=%s"]).starts_with(&format!("undo of #{number}")));
+}
+
+#[test]
+fn the_first_push_goes_to_the_remotes_own_default_branch() {
+    let env = Env::new();
+    let remote = env.bare_remote("memories.git");
+    env.git(&remote, &["symbolic-ref", "HEAD", "refs/heads/trunk"]);
+    save(&env, 1, "- On the remote's branch.");
+    let out = sync(&env, &["--init", remote.to_str().unwrap()]).ok();
+    assert!(!out.stdout.contains("did not name its default branch"), "{out:#?}");
+    let clone = env.root().join("clone");
+    let cloned = Command::new("git")
+        .args(["clone", "-q", remote.to_str().unwrap(), clone.to_str().unwrap()])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", env.root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cloned.stderr);
+    assert!(cloned.status.success() && !stderr.contains("nonexistent ref"), "{stderr}");
+    assert!(fs::read_to_string(clone.join("proj/MEMORY.md")).unwrap().contains("- On the remote's branch."));
+    // Later syncs keep to it.
+    save(&env, 2, "- Second.");
+    sync(&env, &[]).ok();
+    assert!(git_out(&remote, &["show", "trunk:proj/MEMORY.md"]).contains("- Second."));
+    assert!(git_out(&remote, &["branch", "--list"]).trim().ends_with("trunk"));
 }
