@@ -40,7 +40,17 @@ pub struct Change {
     added_commands: usize,
     /// What happened to the status line: `(verb, object)`, e.g. `("wrap", "your status line")`.
     statusline: Option<(&'static str, &'static str)>,
+    /// Install gave the user's own statusLine our `refreshInterval`, which
+    /// uninstall takes back.
+    pub refresh_added: bool,
 }
+
+/// Claude Code redraws a status line at each message, and with
+/// `statusLine.refreshInterval` (read by 2.1.328 and 2.1.332) every N
+/// seconds besides: so a save that ends between messages leaves `saving…`
+/// within this many seconds instead of at the next turn.
+pub const REFRESH_SECONDS: u64 = 2;
+const REFRESH_KEY: &str = "refreshInterval";
 
 impl Change {
     /// "installed 11 hook commands …", or with `dry_run` "would install …".
@@ -145,7 +155,11 @@ pub fn install_into(settings: &mut Map<String, Value>, program: &Program, status
         .context("\"hooks\" is not a JSON object")?;
     change.removed_commands = replace_our_hooks(hooks, &ours)?;
     change.statusline = match program {
-        Program::Path(exe) => install_statusline(settings, exe, statusline)?,
+        Program::Path(exe) => {
+            let (what, refresh_added) = install_statusline(settings, exe, statusline)?;
+            change.refresh_added = refresh_added;
+            what
+        }
         Program::Shared if statusline => {
             bail!("a status line is personal: install it into your own settings (memory-save install --statusline)")
         }
@@ -276,41 +290,54 @@ fn statusline_command(exe: &str, theirs: Option<&str>) -> String {
 /// Sets our status line when asked, wrapping the user's own. A status line
 /// that is already ours is refreshed (new binary path) even without the flag,
 /// keeping what it wraps.
+/// Sets, wraps or updates our status line; also whether it gave the
+/// user's own statusLine a `refreshInterval`.
 fn install_statusline(
     settings: &mut Map<String, Value>,
     exe: &str,
     wanted: bool,
-) -> Result<Option<(&'static str, &'static str)>> {
+) -> Result<(Option<(&'static str, &'static str)>, bool)> {
     let Some(current) = settings.get_mut("statusLine") else {
         if !wanted {
-            return Ok(None);
+            return Ok((None, false));
         }
         let mut ours = Map::new();
         ours.insert("type".into(), "command".into());
         ours.insert("command".into(), statusline_command(exe, None).into());
+        ours.insert(REFRESH_KEY.into(), REFRESH_SECONDS.into());
         settings.insert("statusLine".into(), Value::Object(ours));
-        return Ok(Some(("set", "the status line")));
+        return Ok((Some(("set", "the status line")), false));
     };
-    let command = current.get_mut("command").filter(|c| c.is_string());
-    let Some(command) = command else {
+    let Some(text) = current.get("command").and_then(Value::as_str).map(str::to_owned) else {
         if !wanted {
-            return Ok(None);
+            return Ok((None, false));
         }
         bail!(
             "its statusLine has no command that memory-save could wrap; remove the statusLine, or install without --statusline"
         );
     };
-    let text = command.as_str().unwrap_or_default().to_owned();
-    match wrapped_statusline(&text) {
-        Ok(theirs) => {
-            *command = statusline_command(exe, theirs.as_deref()).into();
-            Ok(None)
-        }
-        Err(()) if wanted => {
-            *command = statusline_command(exe, Some(&text)).into();
-            Ok(Some(("wrap", "your status line")))
-        }
-        Err(()) => Ok(None),
+    let (command, what, theirs) = match wrapped_statusline(&text) {
+        Ok(theirs) => (statusline_command(exe, theirs.as_deref()), None, theirs.is_some()),
+        Err(()) if wanted => (statusline_command(exe, Some(&text)), Some(("wrap", "your status line")), true),
+        Err(()) => return Ok((None, false)),
+    };
+    let Some(object) = current.as_object_mut() else { return Ok((what, false)) };
+    object.insert("command".into(), command.into());
+    // A refresh the user chose stays theirs.
+    let refresh_added = !object.contains_key(REFRESH_KEY);
+    if refresh_added {
+        object.insert(REFRESH_KEY.into(), REFRESH_SECONDS.into());
+    }
+    Ok((what, refresh_added && theirs))
+}
+
+/// Takes the `refreshInterval` install gave the user's statusLine back
+/// out, unless they changed it since.
+pub fn remove_refresh(settings: &mut Map<String, Value>) {
+    if let Some(object) = settings.get_mut("statusLine").and_then(Value::as_object_mut)
+        && object.get(REFRESH_KEY).and_then(Value::as_u64) == Some(REFRESH_SECONDS)
+    {
+        object.shift_remove(REFRESH_KEY);
     }
 }
 
@@ -614,12 +641,22 @@ mod tests {
         let wrapped = format!("{EXE} statusline -- sh -c {}", single_quote(theirs));
         let cases = [
             // (before, wanted, after install)
-            (json!({}), true, json!({"statusLine": {"type": "command", "command": format!("{EXE} statusline")}})),
+            (
+                json!({}),
+                true,
+                json!({"statusLine": {"type": "command", "command": format!("{EXE} statusline"), "refreshInterval": 2}}),
+            ),
             (json!({}), false, json!({})),
             (
                 json!({"statusLine": {"type": "command", "command": theirs, "padding": 0}}),
                 true,
-                json!({"statusLine": {"type": "command", "command": wrapped, "padding": 0}}),
+                json!({"statusLine": {"type": "command", "command": wrapped, "padding": 0, "refreshInterval": 2}}),
+            ),
+            // A refresh of their own stays theirs.
+            (
+                json!({"statusLine": {"type": "command", "command": theirs, "refreshInterval": 30}}),
+                true,
+                json!({"statusLine": {"type": "command", "command": wrapped, "refreshInterval": 30}}),
             ),
             (
                 json!({"statusLine": {"type": "command", "command": theirs}}),
@@ -630,18 +667,29 @@ mod tests {
             (
                 json!({"statusLine": {"type": "command", "command": format!("/old/memory-save statusline -- sh -c {}", single_quote(theirs))}}),
                 false,
-                json!({"statusLine": {"type": "command", "command": wrapped}}),
+                json!({"statusLine": {"type": "command", "command": wrapped, "refreshInterval": 2}}),
             ),
         ];
         for (before, wanted, after) in cases {
             let mut settings = obj(before.clone());
-            install_statusline(&mut settings, EXE, wanted).unwrap();
+            let (_, refresh_added) = install_statusline(&mut settings, EXE, wanted).unwrap();
+            if refresh_added {
+                remove_refresh(&mut settings);
+                assert_eq!(
+                    Value::Object(settings.clone()).get("statusLine").and_then(|s| s.get("refreshInterval")),
+                    None
+                );
+                install_statusline(&mut settings, EXE, wanted).unwrap();
+            }
             assert_eq!(Value::Object(settings.clone()), after, "{before}");
             // Installing again changes nothing; uninstall gives theirs back.
             let mut again = settings.clone();
             install_statusline(&mut again, EXE, wanted).unwrap();
             assert_eq!(render(&again), render(&settings));
             uninstall_statusline(&mut settings);
+            if refresh_added {
+                remove_refresh(&mut settings);
+            }
             let mut expected = obj(before);
             if let Some(c) = expected.get_mut("statusLine").and_then(|s| s.get_mut("command")) {
                 *c = theirs.into();
@@ -654,7 +702,7 @@ mod tests {
     fn statusline_without_command_is_refused_only_when_asked() {
         let mut settings = obj(json!({"statusLine": {"type": "static"}}));
         assert!(install_statusline(&mut settings, EXE, true).is_err());
-        assert_eq!(install_statusline(&mut settings, EXE, false).unwrap(), None);
+        assert_eq!(install_statusline(&mut settings, EXE, false).unwrap(), (None, false));
     }
 
     #[test]
@@ -676,19 +724,25 @@ mod tests {
             "statusLine": {"type": "command", "command": "~/.claude/line.sh", "padding": 1}
         })));
         let mut settings = parse_settings(Path::new("s"), Some(&original)).unwrap();
-        install_into(&mut settings, &program(), true).unwrap();
+        let change = install_into(&mut settings, &program(), true).unwrap();
+        assert!(change.refresh_added, "the install record keeps this, for uninstall");
         let once = render(&settings);
         let mut again = parse_settings(Path::new("s"), Some(&once)).unwrap();
         install_into(&mut again, &program(), true).unwrap();
         assert_eq!(render(&again), once);
         uninstall_from(&mut again).unwrap();
+        remove_refresh(&mut again);
         assert_eq!(render(&again), original);
     }
 
     #[test]
     fn summary_reads_in_both_tenses() {
-        let change =
-            Change { removed_commands: 10, added_commands: 10, statusline: Some(("wrap", "your status line")) };
+        let change = Change {
+            removed_commands: 10,
+            added_commands: 10,
+            statusline: Some(("wrap", "your status line")),
+            refresh_added: true,
+        };
         assert_eq!(
             change.describe(false),
             "installed 10 hook commands (replacing 10 of ours), wrapped your status line"
@@ -697,10 +751,19 @@ mod tests {
             change.describe(true),
             "would install 10 hook commands (replacing 10 of ours), would wrap your status line"
         );
-        let change =
-            Change { removed_commands: 10, added_commands: 0, statusline: Some(("restore", "your status line")) };
+        let change = Change {
+            removed_commands: 10,
+            added_commands: 0,
+            statusline: Some(("restore", "your status line")),
+            refresh_added: false,
+        };
         assert_eq!(change.describe(false), "removed 10 hook commands, restored your status line");
-        let change = Change { removed_commands: 0, added_commands: 0, statusline: Some(("set", "the status line")) };
+        let change = Change {
+            removed_commands: 0,
+            added_commands: 0,
+            statusline: Some(("set", "the status line")),
+            refresh_added: false,
+        };
         assert_eq!(change.describe(false), "set the status line");
     }
 

@@ -100,6 +100,7 @@ pub fn install(req: &Request) -> Result<Installed> {
     if let Some((set, before)) = auto_memory {
         (record.auto_memory_set, record.auto_memory_before) = (set, before);
     }
+    record.refresh_set |= change.refresh_added;
     record.written = text.clone();
     write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?;
     if scope == Scope::Local && record.excluded_in.is_none() {
@@ -147,6 +148,9 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
                     Some(value) => after.insert(AUTO_MEMORY.into(), value.clone()),
                     None => after.shift_remove(AUTO_MEMORY),
                 };
+            }
+            if record.as_ref().is_some_and(|r| r.refresh_set) {
+                crate::claude::hooks::remove_refresh(&mut after);
             }
             if after == settings {
                 // Leave a file without our entries alone, even its layout.

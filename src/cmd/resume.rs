@@ -3,7 +3,10 @@
 
 use anyhow::{Context, Result, bail};
 
-use crate::store::state::SessionStore;
+use crate::store::state::{SessionStore, Status, StatusKind};
+
+/// What a resumed session's status line says until its next save.
+const RESUMED: &str = "resumed: saves at the next turn";
 
 /// Let this project's paused sessions save again (a new session always
 /// starts unpaused).
@@ -30,22 +33,38 @@ impl super::Run for ResumeArgs {
             );
             lifted
         })?;
-        if !lifted.is_empty() {
+        let machine = !lifted.is_empty();
+        if machine {
             resumed.push(format!("this machine's forks (were waiting on: {})", lifted.join("; ")));
         }
+        let now = crate::env::now_unix();
         for (id, state) in sessions.all() {
             let wanted = self.session.as_deref().is_none_or(|only| only == id.as_str());
-            if wanted
-                && state.protocol.guard.paused.is_some()
-                && state.input.project.as_deref() == Some(project.name.as_str())
-            {
-                let reason = sessions.update(&id, |s| {
-                    let guard = &mut s.protocol.guard;
+            let ours = state.input.project.as_deref() == Some(project.name.as_str());
+            // A session's last word was the pause that is lifted now: the
+            // status line must not go on saying it (a machine-wide hold
+            // reached every project's sessions).
+            let said_paused = state
+                .outcome
+                .status
+                .as_ref()
+                .is_some_and(|s| matches!(s.kind, StatusKind::Paused | StatusKind::PausedModel));
+            let guard_paused = wanted && ours && state.protocol.guard.paused.is_some();
+            if !guard_paused && !(said_paused && ((machine && self.session.is_none()) || (wanted && ours))) {
+                continue;
+            }
+            let reason = sessions.update(&id, |s| {
+                let guard = &mut s.protocol.guard;
+                let reason = guard_paused.then(|| guard.paused.take().map(|p| p.text)).flatten();
+                if guard_paused {
                     guard.cache_misses = 0;
                     guard.missed_cost_usd = 0.0;
-                    guard.paused.take().map(|p| p.text)
-                })?;
-                resumed.push(format!("{id} (was {})", reason.unwrap_or_default()));
+                }
+                s.outcome.status = Some(Status::new(StatusKind::Waiting, RESUMED, now));
+                reason
+            })?;
+            if let Some(reason) = reason {
+                resumed.push(format!("{id} (was {reason})"));
             }
         }
         if resumed.is_empty() {

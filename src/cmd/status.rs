@@ -177,8 +177,10 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
         last_failed_reply,
         recent_saves: crate::store::saves::recent(roots, &project.name, RECENT),
+        // An ended session's pause stops nothing and cannot be resumed.
         paused: sessions
             .iter()
+            .filter(|(_, s)| !s.protocol.turn.ended)
             .filter_map(|(id, s)| {
                 s.protocol.guard.paused.as_ref().map(|p| Paused {
                     session_id: id.to_string(),

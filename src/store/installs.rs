@@ -37,6 +37,8 @@ pub struct InstallRecord {
     /// (so git never offers to commit them); uninstall takes the line out.
     pub excluded_in: Option<String>,
     pub auto_memory_before: Option<Value>,
+    /// `--statusline` gave the user's own statusLine a `refreshInterval`.
+    pub refresh_set: bool,
 }
 
 fn records_path(roots: &Roots) -> std::path::PathBuf {

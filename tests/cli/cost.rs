@@ -100,6 +100,8 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
         "{resumed:#?}"
     );
     assert!(env.state(SID)["paused"].is_null());
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+    assert!(line.starts_with("memory-save: resumed: saves at the next turn · "), "{line}");
     hit(&env, 6);
     env.saved_turn(SID, 6);
 }
@@ -380,6 +382,12 @@ fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
         env.assert_idle_with(SID, 3);
         assert_eq!(env.call_count(), 3, "run {run}");
     }
+    // The session has ended: its pause is no problem, nothing to resume.
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains(&format!("ok       session {SID} of project proj ended while paused")), "{doctor}");
+    assert!(!doctor.contains("resume --session"), "{doctor}");
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!status.contains("resume --session"), "{status}");
 }
 
 /// The idle flush waits for quiet, not only for time since the last Stop:

@@ -434,6 +434,7 @@ fn statusline_wraps_theirs_and_uninstall_gives_it_back() {
     let settings = parse(&home.read_settings());
     let status = &settings["statusLine"];
     assert_eq!(status["padding"], 0);
+    assert_eq!(status["refreshInterval"], 2);
     let command = status["command"].as_str().unwrap();
     let prefix = format!("{} statusline -- sh -c '", exe());
     assert!(command.starts_with(&prefix), "{command}");
@@ -450,11 +451,31 @@ fn statusline_wraps_theirs_and_uninstall_gives_it_back() {
 }
 
 #[test]
+fn the_refresh_install_gave_their_status_line_goes_with_uninstall_even_after_an_edit() {
+    let home = Home::new();
+    let mut original = user_settings();
+    original["statusLine"] = json!({"type": "command", "command": "~/bin/line.sh"});
+    home.write_settings(&pretty(&original));
+    home.ok(&["install", "--statusline"]);
+    let mut edited = parse(&home.read_settings());
+    edited["env"] = json!({"EDITED": "1"});
+    home.write_settings(&pretty(&edited));
+    home.ok(&["uninstall"]);
+    let after = parse(&home.read_settings());
+    assert_eq!(after["statusLine"], json!({"type": "command", "command": "~/bin/line.sh"}));
+    assert_eq!(after["env"]["EDITED"], "1");
+}
+
+#[test]
 fn statusline_alone_when_there_was_none() {
     let home = Home::new();
     home.ok(&["install", "--statusline"]);
     let settings = parse(&home.read_settings());
-    assert_eq!(settings["statusLine"], json!({"type": "command", "command": format!("{} statusline", exe())}));
+    // Redrawn every 2 s besides each message, so a save that ends shows.
+    assert_eq!(
+        settings["statusLine"],
+        json!({"type": "command", "command": format!("{} statusline", exe()), "refreshInterval": 2})
+    );
     home.ok(&["uninstall"]);
     assert!(!home.settings().exists(), "install created it");
 }

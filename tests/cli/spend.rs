@@ -279,6 +279,11 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     // resume lifts it early.
     let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok().stdout;
     assert!(resumed.contains("this machine's forks"), "{resumed}");
+    // No status line goes on saying paused, in this project or another.
+    for session in [SID, SID_OTHER] {
+        let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(session).run().ok().stdout;
+        assert!(line.starts_with("memory-save: resumed: saves at the next turn · "), "{session}: {line}");
+    }
     env.saved_turn(SID, 3);
     assert_eq!(env.call_count(), 3, "doctor asked claude its version (call 2); then one fork");
 }

@@ -6,6 +6,7 @@ mod billing;
 mod cadence;
 mod harness;
 mod scenarios;
+mod screen;
 mod spend;
 mod standin;
 

@@ -273,13 +273,18 @@ fn check_spend(report: &mut Report, roots: &Roots) {
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {
-        if let Some(pause) = &state.protocol.guard.paused {
-            let project = state.input.project.as_deref().unwrap_or("?");
-            report.problem(
-                &format!("session {id} of project {project}: {}", pause.text),
-                &format!("check the cost (memory-save status), then: memory-save resume --session {id}"),
-            );
+        let Some(pause) = &state.protocol.guard.paused else { continue };
+        let project = state.input.project.as_deref().unwrap_or("?");
+        // An ended session's pause stops nothing: a new session starts
+        // unpaused, and there is nothing left to resume.
+        if state.protocol.turn.ended {
+            report.ok(&format!("session {id} of project {project} ended while paused ({})", pause.text));
+            continue;
         }
+        report.problem(
+            &format!("session {id} of project {project}: {}", pause.text),
+            &format!("check the cost (memory-save status), then: memory-save resume --session {id}"),
+        );
     }
 }
 
