@@ -52,7 +52,7 @@ pub enum Installed {
 pub fn install(req: &Request) -> Result<Installed> {
     let (path, roots, program, scope) = (req.path, req.roots, req.program, req.scope);
     let before = read_settings(path)?;
-    let settings = parse_settings(path, before.as_deref())?;
+    let settings = parse_settings(path, before.as_deref()).map_err(to_fix)?;
     let mut after = settings.clone();
     let change = install_into(&mut after, program, req.statusline)
         .with_context(|| format!("cannot install into {}", path.display()))?;
@@ -112,6 +112,11 @@ pub fn install(req: &Request) -> Result<Installed> {
     Ok(Installed::Written { what: change.describe(false), backup: backup_made, auto_memory_off })
 }
 
+/// A settings file install cannot read: what to do, and that nothing changed.
+fn to_fix(e: anyhow::Error) -> anyhow::Error {
+    anyhow::anyhow!("{e:#}; fix it or move it away, then run this again; nothing was changed")
+}
+
 /// What an uninstall of one settings file did.
 pub enum Uninstalled {
     /// The file holds no entries of ours (or does not exist).
@@ -138,7 +143,7 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
     let (after, change) = match &restored {
         Some(text) => (text.clone(), None),
         None => {
-            let settings = parse_settings(path, Some(&before))?;
+            let settings = parse_settings(path, Some(&before)).map_err(to_fix)?;
             let mut after = settings.clone();
             let change = uninstall_from(&mut after).with_context(|| format!("cannot uninstall from {shown}"))?;
             if let Some(r) = record.as_ref().filter(|r| r.auto_memory_set)

@@ -102,6 +102,16 @@ pub fn describe_registrations(found: &[Registration]) -> String {
             places.push(format!("plugin {plugin} (enabled in {})", r.scope));
         }
     }
+    // A file Claude Code cannot parse may hold our hooks: say what is wrong
+    // with it, not that nothing is registered.
+    let broken: Vec<String> = found.iter().filter_map(|r| r.error.clone()).collect();
+    if !broken.is_empty() {
+        let rest = match places.len() {
+            0 => String::new(),
+            _ => format!("; registered in {}", places.join(" and ")),
+        };
+        return format!("{}{rest}", broken.join("; "));
+    }
     match places.len() {
         0 => "not registered: run memory-save install".to_string(),
         1 => places.remove(0),

@@ -68,6 +68,9 @@ pub fn read_settings(path: &Path) -> Result<Option<String>> {
 
 /// A missing or blank file is an empty settings object; anything else must be
 /// a JSON object, and we refuse to touch it otherwise.
+/// The file's settings; an error (not JSON, not an object) names the file
+/// and what is wrong, in words for any command: what to do is the
+/// caller's (`install` says to fix it and run again, `doctor` to fix it).
 pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Value>> {
     // A byte-order mark (Windows editors write one) is read past, and an
     // edit keeps it (`jsonedit`).
@@ -78,21 +81,15 @@ pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Val
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         anyhow::anyhow!(
-            "{} is not valid JSON ({e}); fix it or move it away, then run this again; nothing was changed",
+            "settings file {} is not valid JSON ({e}); Claude Code cannot read its hooks either",
             path.display()
         )
     })?;
     let Value::Object(settings) = value else {
-        bail!(
-            "{} does not hold a JSON object at the top level; fix it or move it away, then run this again; nothing was changed",
-            path.display()
-        );
+        bail!("settings file {} does not hold a JSON object at the top level", path.display());
     };
     if settings.get("hooks").is_some_and(|h| !h.is_object()) {
-        bail!(
-            "\"hooks\" in {} is not a JSON object; fix it by hand, then run this again; nothing was changed",
-            path.display()
-        );
+        bail!("\"hooks\" in settings file {} is not a JSON object", path.display());
     }
     Ok(settings)
 }

@@ -84,6 +84,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     match install::install(&request)? {
         Installed::UpToDate => {
             super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
+            registered_elsewhere(scope)?;
             auto_memory_note(scope)
         }
         Installed::DryRun { what, diff, refused } => {
@@ -103,6 +104,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
                 super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
             }
             super::println("Restart Claude Code so it loads the hooks.")?;
+            registered_elsewhere(scope)?;
             cost_note(&roots)?;
             auto_memory_note(scope)
         }
@@ -145,6 +147,37 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
             .to_string(),
     };
     super::println(&who)
+}
+
+/// Warns when a session here would run memory-save twice: the plugin is
+/// enabled, or another settings file (user beside project, or the other
+/// way round) registers our hooks too.
+fn registered_elsewhere(scope: Scope) -> Result<()> {
+    let ours = scope.label();
+    // Run from the home folder, the project's settings file is the user's.
+    let file = scope.path(&cwd()?)?.display().to_string();
+    for r in crate::claude::hooks::registrations(&cwd()?) {
+        if let Some(plugin) = &r.plugin {
+            super::println(&format!(
+                "warning: the plugin {plugin} is enabled in {}: with these hooks too, every hook runs twice and every save is paid twice. \
+                 Keep one: claude plugin disable {plugin}, or memory-save uninstall{}",
+                r.path,
+                if scope == Scope::User { "" } else { " --project" }
+            ))?;
+        }
+        if r.commands > 0 && r.scope != ours && r.path != file {
+            let remove = if r.scope == Scope::User.label() {
+                "memory-save uninstall"
+            } else {
+                "memory-save uninstall --project"
+            };
+            super::println(&format!(
+                "warning: {} ({}) registers memory-save's hooks too: a session here runs both, every save twice. Keep one: {remove}",
+                r.scope, r.path
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.

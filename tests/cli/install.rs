@@ -582,3 +582,53 @@ fn concurrent_installs_keep_every_record() {
     let records: Value = serde_json::from_str(&records).unwrap();
     assert_eq!(records.as_array().unwrap().len(), 7, "{records:#}");
 }
+
+#[test]
+fn install_says_when_a_session_would_run_memory_save_twice() {
+    let home = Home::new();
+    let project = home.env.proj.clone();
+    // User-level first, then a project install: warned, with the fix.
+    home.ok(&["install"]);
+    let out = home.run_in(&project, &["install", "--project"]).ok();
+    assert!(
+        out.stdout.contains("warning: user settings (")
+            && out.stdout.contains("registers memory-save's hooks too")
+            && out.stdout.contains("Keep one: memory-save uninstall"),
+        "{}",
+        out.stdout
+    );
+    // The other way round.
+    let out = home.run_in(&project, &["install"]).ok();
+    assert!(
+        out.stdout.contains("warning: project-local settings (")
+            && out.stdout.contains("memory-save uninstall --project"),
+        "{}",
+        out.stdout
+    );
+    // The plugin enabled beside the hooks.
+    home.run_in(&project, &["uninstall", "--project"]).ok();
+    let mut settings = parse(&home.read_settings());
+    settings["enabledPlugins"] = json!({"memory-save@memory-save": true});
+    home.write_settings(&pretty(&settings));
+    let out = home.run_in(&project, &["install"]).ok();
+    assert!(
+        out.stdout.contains("warning: the plugin memory-save@memory-save is enabled in")
+            && out.stdout.contains("claude plugin disable memory-save@memory-save"),
+        "{}",
+        out.stdout
+    );
+    // Alone, nothing to warn about.
+    let lone = Home::new();
+    assert!(!lone.ok(&["install"]).contains("warning"));
+}
+
+#[test]
+fn status_and_doctor_name_an_invalid_settings_file_as_such() {
+    let home = Home::new();
+    home.write_settings("{ \"model\": \"opus\", }");
+    let status = home.run(&["status"]).ok().stdout;
+    let hooks = status.lines().find(|l| l.trim_start().starts_with("hooks")).unwrap();
+    assert!(hooks.contains("is not valid JSON") && !hooks.contains("not registered"), "{hooks}");
+    let doctor = home.run(&["doctor"]).stdout;
+    assert!(doctor.contains("is not valid JSON") && !doctor.contains("run this again"), "{doctor}");
+}

@@ -82,7 +82,7 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     let found = crate::claude::hooks::registrations(&cwd);
     for r in found.iter().filter(|r| r.error.is_some()) {
         let error = r.error.as_deref().unwrap_or_default();
-        report.problem(error, &format!("fix {} by hand; Claude Code cannot read it either", r.path));
+        report.problem(error, &format!("fix {} by hand, or move it away", r.path));
     }
     let with_hooks: Vec<_> = found.iter().filter(|r| r.commands > 0).collect();
     let plugin = found.iter().find_map(|r| r.plugin.clone().map(|p| (p, r.scope)));
