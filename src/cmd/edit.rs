@@ -38,11 +38,18 @@ impl super::Run for EditArgs {
             .and_then(|mut f| f.write_all(base.as_bytes()))
             .with_context(|| format!("cannot write the copy to edit, {}", copy.display()))?;
         let result = edit_loop(&folder, &base, &copy);
-        match &result {
-            Ok(()) => {
+        // Kept only when it holds text of yours that was not written: an
+        // editor that could not start, or an edit that changed nothing,
+        // leaves nothing behind.
+        let yours = crate::store::fsutil::read_regular(&copy, 4 * 1024 * 1024)
+            .ok()
+            .flatten()
+            .filter(|bytes| !bytes.iter().all(u8::is_ascii_whitespace) && bytes.as_slice() != base.as_bytes());
+        match (&result, yours) {
+            (Err(_), Some(_)) => eprintln!("memory-save: your text is kept in {}", copy.display()),
+            _ => {
                 let _ = std::fs::remove_file(&copy);
             }
-            Err(_) => eprintln!("memory-save: your text is kept in {}", copy.display()),
         }
         result
     }

@@ -73,9 +73,28 @@ fn edit_refuses_a_secret_and_keeps_the_text() {
     assert!(!out.stderr.contains(&key), "the secret is not echoed: {}", out.stderr);
     assert!(out.stderr.contains("your text is kept in"), "{}", out.stderr);
     assert_eq!(env.memory().unwrap(), template_with("proj", &["- First fact."]), "unchanged");
+    let kept = edit_copies(&env);
+    assert_eq!(kept.len(), 1, "the refused text is kept: {kept:?}");
+    std::fs::remove_file(&kept[0]).unwrap();
+    // An editor that cannot start, or that fails without writing a word:
+    // nothing to keep, nothing left behind, nothing said about keeping.
+    for editor in ["/nonexistent/editor", "false"] {
+        let out = env.cmd(&["edit"]).var("EDITOR", editor).in_dir(&env.proj).run();
+        assert_eq!(out.code, Some(1), "{out:#?}");
+        assert!(!out.stderr.contains("kept in"), "{editor}: {}", out.stderr);
+        assert_eq!(edit_copies(&env), Vec::<std::path::PathBuf>::new(), "{editor}");
+    }
     let out = env.cmd(&["edit"]).var("EDITOR", "/nonexistent/editor").in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1));
     assert!(out.stderr.contains("cannot start the editor"), "{}", out.stderr);
+}
+
+fn edit_copies(env: &Env) -> Vec<std::path::PathBuf> {
+    fs::read_dir(env.mem.join("state/memory-save"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("edit-"))
+        .collect()
 }
 
 #[test]
