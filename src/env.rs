@@ -54,6 +54,11 @@ pub fn colour_allowed() -> bool {
     var("NO_COLOR").is_none() && var("CLICOLOR").is_none_or(|v| v != "0")
 }
 
+/// `COLUMNS`: the terminal's width, when the shell exports it.
+pub fn columns() -> Option<usize> {
+    var("COLUMNS")?.to_str()?.trim().parse().ok().filter(|c| *c > 0)
+}
+
 /// `MEMORY_SAVE_FORK_TIMEOUT`: seconds, for a one-off run.
 pub fn fork_timeout_override() -> Option<u64> {
     var("MEMORY_SAVE_FORK_TIMEOUT")?.to_str()?.parse().ok()

@@ -40,10 +40,19 @@ fn main() -> ExitCode {
         }
         return ExitCode::from(cmd::exit::DONE);
     }
-    let cli = match cmd::Cli::try_parse_from(std::iter::once("memory-save".into()).chain(args)) {
+    let argv: Vec<std::ffi::OsString> = std::iter::once("memory-save".into()).chain(args).collect();
+    let cli = match cmd::Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         // --help and --version print and exit 0; usage errors exit 2.
         Err(e) => {
+            // A mistyped command is answered by the command line a person
+            // sees, whose suggestions never name a hidden subcommand.
+            let e = match e.kind() {
+                clap::error::ErrorKind::InvalidSubcommand => {
+                    cmd::visible_command().try_get_matches_from(&argv).err().unwrap_or(e)
+                }
+                _ => e,
+            };
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { cmd::exit::USAGE } else { cmd::exit::DONE });
         }

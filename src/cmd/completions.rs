@@ -1,7 +1,6 @@
 //! `memory-save completions bash|zsh|fish`: shell completions on stdout.
 
 use anyhow::Result;
-use clap::CommandFactory;
 
 /// Print shell completions: `memory-save completions bash > …`.
 #[derive(Debug, clap::Args)]
@@ -12,7 +11,7 @@ pub struct CompletionsArgs {
 impl super::Run for CompletionsArgs {
     fn run(&self) -> Result<()> {
         let mut out = Vec::new();
-        clap_complete::generate(self.shell, &mut super::Cli::command(), "memory-save", &mut out);
+        clap_complete::generate(self.shell, &mut super::visible_command(), "memory-save", &mut out);
         super::print(&String::from_utf8_lossy(&out))
     }
 }

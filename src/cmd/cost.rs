@@ -26,7 +26,7 @@ impl super::Run for CostArgs {
         let config = crate::config::of(&roots);
         let month = month::gather(&roots, &config, crate::env::now_unix());
         if self.json {
-            return super::println(&serde_json::to_string_pretty(&month)?);
+            return super::print_json(&month);
         }
         super::print(&render(&month, std::io::stdout().is_terminal()))
     }

@@ -169,7 +169,8 @@ fn write(
     };
     let added = crate::store::history::added_lines(&current, &memory).len();
     let message = format!(
-        "edit by hand: {added} line(s) added or changed{}",
+        "edit by hand: {} added or changed{}",
+        crate::memory::report::plural(added as u64, "line"),
         if current == base { "" } else { " (merged with a save made meanwhile)" }
     );
     let outcome = Outcome { memory, ..Outcome::default() };

@@ -26,7 +26,7 @@ pub struct ProblemsFound(pub usize);
 
 impl std::fmt::Display for ProblemsFound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} problem(s) found", self.0)
+        write!(f, "{} found", crate::memory::report::plural(self.0 as u64, "problem"))
     }
 }
 

@@ -102,7 +102,7 @@ fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     }
     let changes = crate::sync::history::of(&folder).changes()?;
     if json {
-        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&changes)?));
+        return super::print_json(&changes);
     }
     if changes.is_empty() {
         return super::println(&format!("no history for project {} yet", folder.project));
@@ -152,7 +152,7 @@ fn describe(change: &Listed) -> String {
         line.push_str(&format!(" turn {}", short(prompt)));
     }
     if let Some(cost) = o.cost_usd {
-        line.push_str(&format!(" ${cost:.4}"));
+        line.push_str(&format!(" {}", crate::memory::cost::usd(cost)));
     }
     if let Some(by) = &o.by {
         line.push_str(&format!("  by {by}"));
@@ -171,7 +171,7 @@ fn run_show(number: u64, json: bool) -> Result<()> {
             .map(|(name, diff)| (name.clone(), diff.clone().into()))
             .collect::<serde_json::Map<_, _>>()
             .into();
-        return super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?));
+        return super::print_json(&value);
     }
     let colour = super::colour::Colour::for_stdout();
     super::print_painted(&format!("{}\n", colour.plain(&describe(&change))))?;

@@ -50,6 +50,36 @@ pub fn print_painted(text: &str) -> Result<()> {
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
 }
 
+/// Prints `value` as pretty JSON for scripts: every dollar figure (a key
+/// ending in `usd`) rounded to six decimals, never float noise such as
+/// `0.010119999999999997`, and no character a terminal could act on.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let mut value = serde_json::to_value(value).context("cannot encode the JSON")?;
+    round_dollars(&mut value);
+    println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&value)?))
+}
+
+fn round_dollars(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::Number(n) if key.ends_with("usd") && !n.is_i64() && !n.is_u64() => {
+                        let rounded = crate::memory::cost::round_usd(n.as_f64().unwrap_or_default());
+                        if let Some(number) = serde_json::Number::from_f64(rounded) {
+                            *v = Value::Number(number);
+                        }
+                    }
+                    _ => round_dollars(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(round_dollars),
+        _ => {}
+    }
+}
+
 /// `print` with a newline.
 pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))
@@ -128,18 +158,76 @@ impl Run for Command {
     }
 }
 
+/// The command line as a person sees it: without the hidden subcommands
+/// (`hook`, `worker`, `merge-driver`), which clap would otherwise offer as
+/// a mistyped command's suggestion and in shell completions.
+pub fn visible_command() -> clap::Command {
+    use clap::CommandFactory;
+    let full = Cli::command();
+    let visible: Vec<clap::Command> = full.get_subcommands().filter(|c| !c.is_hide_set()).cloned().collect();
+    let mut clean = clap::Command::new("memory-save")
+        .subcommands(visible)
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .disable_help_subcommand(true)
+        .after_help(exit::HELP);
+    if let Some(about) = full.get_about() {
+        clean = clean.about(about.clone());
+    }
+    clean = clean.version(env!("CARGO_PKG_VERSION"));
+    clean
+}
+
 /// `hook <event> [--part N]`, for `--help` only: hooks are parsed by
 /// `hook::words`.
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
-    /// session-start, user-prompt-submit, post-tool-use, stop or session-end,
-    /// then `--part N` for session-start.
-    #[arg(allow_hyphen_values = true, num_args = 0..)]
+    /// Every event's word, from the events table, so none is left out.
+    #[arg(
+        allow_hyphen_values = true,
+        num_args = 0..,
+        help = format!("one of: {}; then `--part N` for session-start", crate::claude::events::HookEvent::words())
+    )]
     words: Vec<String>,
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hook_help_names_every_event_and_mistypes_never_suggest_a_hidden_command() {
+        use clap::CommandFactory;
+        let help = super::Cli::command().find_subcommand_mut("hook").unwrap().render_help().to_string();
+        for event in crate::claude::events::HookEvent::ALL {
+            assert!(help.contains(event.word()), "{} missing: {help}", event.word());
+        }
+        for (typed, hidden) in [("hoo", "hook"), ("worke", "worker"), ("merge-drive", "merge-driver")] {
+            let err = super::visible_command().try_get_matches_from(["memory-save", typed]).unwrap_err().to_string();
+            assert!(!err.contains(&format!("'{hidden}'")), "{err}");
+        }
+        let err = super::visible_command().try_get_matches_from(["memory-save", "stauts"]).unwrap_err().to_string();
+        assert!(err.contains("'status'"), "{err}");
+    }
+
+    #[test]
+    fn json_dollars_are_rounded_to_six_decimals_wherever_they_sit() {
+        let mut value = serde_json::json!({
+            "cost_usd": 0.010119999999999997,
+            "saves": 3,
+            "share": 0.333333333333,
+            "sessions": [{"session_cost_usd": 1.2345678912, "limit_usd": 5}],
+        });
+        super::round_dollars(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "cost_usd": 0.01012,
+                "saves": 3,
+                "share": 0.333333333333,
+                "sessions": [{"session_cost_usd": 1.234568, "limit_usd": 5}],
+            })
+        );
+    }
+
     #[test]
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory;

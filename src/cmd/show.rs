@@ -49,9 +49,9 @@ impl super::Run for ShowArgs {
         let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref()].into_iter().flatten().collect();
         let parts = block::context_parts(&project.label(), &gated.text, &trailer);
         let mut out = format!(
-            "memory-save show: the next session of project {} loads {} part(s) from {}\n",
+            "memory-save show: the next session of project {} loads {} from {}\n",
             project.name,
-            parts.len(),
+            crate::memory::report::plural(parts.len() as u64, "part"),
             folder.memory_path().display()
         );
         if repaired.is_some() {

@@ -118,7 +118,7 @@ fn run(json: bool) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let status = gather(&roots, &cwd)?;
     if json {
-        super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&status)?))?;
+        super::print_json(&status)?;
     } else {
         super::print_painted(&painted(&render(&status), super::colour::Colour::for_stdout()))?;
     }
@@ -340,7 +340,7 @@ fn render(s: &Status) -> String {
     out.push_str(&format!("today (all projects): {}\n", s.today.line()));
     for c in &s.sessions {
         let share = c.share.map_or(String::new(), |share| {
-            format!(" · {:.1}% of the session's own ${:.4}", share * 100.0, c.session_cost_usd)
+            format!(" · {:.1}% of the session's own {}", share * 100.0, crate::memory::cost::usd(c.session_cost_usd))
         });
         out.push_str(&format!("  session {}: {}{share}\n", c.session_id, c.saves.line()));
     }
@@ -353,13 +353,13 @@ fn render(s: &Status) -> String {
         let (at, status) = (save.at, &save.status);
         let usage = save.usage.clone().unwrap_or_default();
         out.push_str(&format!(
-            "  {}  {status:<28} in {} · cache read {} · cache write {} · out {} · ${:.4}\n",
+            "  {}  {status:<28} in {} · cache read {} · cache write {} · out {} · {}\n",
             timestamp(at),
             usage.input_tokens,
             usage.cache_read_input_tokens,
             usage.cache_creation_input_tokens,
             usage.output_tokens,
-            usage.total_cost_usd
+            crate::memory::cost::usd(usage.total_cost_usd)
         ));
     }
     out

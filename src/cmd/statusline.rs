@@ -96,7 +96,7 @@ fn run(wrapped: &[OsString]) -> Result<()> {
             if !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&line);
+            out.push_str(&fit(&line, crate::env::columns()));
         }
     }
     if !out.is_empty() {
@@ -220,6 +220,30 @@ impl Shown {
     }
 }
 
+/// Our line, cut to one row: 80 columns, or fewer when `COLUMNS` says the
+/// terminal is narrower (a longer line wraps and pushes the prompt up). A
+/// wide character (CJK) takes two columns.
+fn fit(line: &str, columns: Option<usize>) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let limit = columns.map_or(MAX_COLUMNS, |c| c.min(MAX_COLUMNS));
+    if unicode_width::UnicodeWidthStr::width(line) <= limit {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 1; // the `…`
+    for c in line.chars() {
+        used += c.width().unwrap_or(0);
+        if used > limit {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+const MAX_COLUMNS: usize = 80;
+
 /// The last pull or push failed: since when memories have not synced.
 #[derive(Debug, Clone, Copy)]
 pub struct NotSynced {
@@ -268,6 +292,21 @@ mod tests {
     fn claimed(mut state: SessionState, since: i64) -> SessionState {
         state.protocol.job = Job::Claimed { since, takeovers: 0, queued: Queued::Nothing };
         state
+    }
+
+    #[test]
+    fn a_line_fits_one_row_of_80_columns_or_fewer() {
+        use unicode_width::UnicodeWidthStr;
+        let long = format!("memory-save: error: {} · 14:32", "x".repeat(200));
+        let wide = format!("memory-save: +1 · {} · 14:32", "日本語".repeat(30));
+        for (columns, limit) in [(None, 80), (Some(40), 40), (Some(200), 80)] {
+            for line in [&long, &wide] {
+                let fitted = fit(line, columns);
+                assert!(fitted.width() <= limit, "{columns:?}: {} > {limit}: {fitted}", fitted.width());
+                assert!(fitted.ends_with('…') && fitted.starts_with("memory-save: "), "{fitted}");
+            }
+        }
+        assert_eq!(fit("memory-save: +1 · 14:32", Some(40)), "memory-save: +1 · 14:32");
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl<'a> Summary<'a> {
             parts.push(format!("{} skipped", o.skipped.len()));
         }
         if !o.retired.is_empty() {
-            parts.push(format!("{} rule(s) retired", o.retired.len()));
+            parts.push(format!("{} retired", plural(o.retired.len() as u64, "rule")));
         }
         if !o.held.is_empty() {
             parts.push(format!("{} held for review", o.held.len()));
@@ -104,8 +104,9 @@ impl<'a> Summary<'a> {
         }
         if !o.held.is_empty() {
             clauses.push(format!(
-                "{} change(s) to CRITICAL RULES or orders wait for your review: memory-save review",
-                o.held.len()
+                "{} to CRITICAL RULES or orders {} for your review: memory-save review",
+                plural(o.held.len() as u64, "change"),
+                if o.held.len() == 1 { "waits" } else { "wait" }
             ));
         }
         if !o.refused.is_empty() {

@@ -44,8 +44,11 @@ pub fn count(state: &mut Guard, usage: Option<&Usage>, parent_last_request_at: O
             if state.cache_misses < MISSES_TO_PAUSE || state.paused.is_some() {
                 return None;
             }
-            let text =
-                format!("paused: {} saves missed the prompt cache (${:.2})", state.cache_misses, state.missed_cost_usd);
+            let text = format!(
+                "paused: {} missed the prompt cache ({})",
+                crate::memory::report::plural(u64::from(state.cache_misses), "save"),
+                crate::memory::cost::usd(state.missed_cost_usd)
+            );
             let line = format!(
                 "memory-save: {text}; this session is saved once more when it ends. Resume with: memory-save resume"
             );

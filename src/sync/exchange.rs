@@ -118,7 +118,10 @@ fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
             .collect();
         if dropped > 0 {
             fsutil::write_atomic(&file, (kept.join("\n") + "\n").as_bytes(), true)?;
-            report.push(format!("{path}: left out {dropped} line(s) from the remote that no save could write"));
+            report.push(format!(
+                "{path}: left out {} from the remote that no save could write",
+                crate::memory::report::plural(dropped as u64, "line")
+            ));
         }
     }
     if !report.is_empty() {

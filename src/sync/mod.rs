@@ -91,10 +91,11 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
         return Ok(()); // nothing staged
     }
     let mut text = message.to_string();
-    let trailers: Vec<String> = [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: ${c:.4}"))]
-        .into_iter()
-        .flatten()
-        .collect();
+    let trailers: Vec<String> =
+        [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: {}", crate::memory::cost::usd(c)))]
+            .into_iter()
+            .flatten()
+            .collect();
     if !trailers.is_empty() {
         text.push_str("\n\n");
         text.push_str(&trailers.join("\n"));

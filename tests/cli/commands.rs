@@ -80,7 +80,53 @@ fn completions_for_bash_zsh_and_fish() {
         let out = env.cmd(&["completions", shell]).run().ok();
         assert!(out.stdout.contains(marker), "{shell}: {}", &out.stdout[..out.stdout.len().min(300)]);
         assert!(out.stdout.contains("review"), "{shell}");
+        // As a completion candidate, in each shell's form.
+        for hidden in ["worker", "merge-driver", "hook"] {
+            for form in
+                [format!("'{hidden}:"), format!("-a \"{hidden}\""), format!("({hidden})"), format!(" {hidden} ")]
+            {
+                assert!(!out.stdout.contains(&form), "{shell} completes the hidden {hidden}: {form}");
+            }
+        }
     }
+}
+
+#[test]
+fn a_mistyped_command_never_suggests_a_hidden_one() {
+    let env = Env::new();
+    for (typed, hidden) in [("hoo", "'hook'"), ("worke", "'worker'"), ("merge-drive", "'merge-driver'")] {
+        let out = env.cmd(&[typed]).run();
+        assert_eq!(out.code, Some(2));
+        assert!(!out.stderr.contains(hidden), "{typed}: {}", out.stderr);
+    }
+    let help = env.cmd(&["hook", "--help"]).run().ok().stdout;
+    assert!(help.contains("pre-compact") && help.contains("session-end"), "{help}");
+}
+
+#[test]
+fn words_and_numbers_agree() {
+    let env = Env::new();
+    env.cmd(&["install"]).run().ok();
+    // Warnings and no problem: doctor does not then say "all good".
+    env.config("max_cost_per_day_usd = 0.001\nno_such_key = 1\n");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
+    assert_eq!(doctor.code, Some(0), "{doctor:#?}");
+    let warnings = doctor.stdout.matches("WARNING ").count();
+    assert!(warnings >= 2, "{}", doctor.stdout);
+    assert!(
+        !doctor.stdout.contains("all good")
+            && doctor.stdout.trim_end().ends_with(&format!("no problems; {warnings} warnings above worth a look")),
+        "{}",
+        doctor.stdout
+    );
+    // Money keeps two significant digits.
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("max_cost_per_day_usd $0.0010"), "{status}");
+    // review says the gate is off.
+    let review = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(review.starts_with("the review gate is off"), "{review}");
+    let show = env.cmd(&["show"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!show.contains("(s)"), "{show}");
 }
 
 #[test]

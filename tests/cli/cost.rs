@@ -71,6 +71,13 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
     assert!(
         statusline(&env, status_input()).starts_with("memory-save: paused: 2 saves missed the prompt cache ($0.40) · ")
     );
+    // status and doctor say why and how to resume.
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(
+        status.contains(&format!("paused    session {SID}: paused: 2 saves missed"))
+            && status.contains("memory-save resume --session"),
+        "{status}"
+    );
     // No more per-turn saves...
     env.hook("stop").fixture("Stop.json").run().ok();
     env.turn(SID);
@@ -80,19 +87,12 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.wait_saves(SID, 5);
     assert_eq!(env.call_count(), 5);
-    // status and doctor say why and how to resume.
+    // Ended, its pause is no problem: status and doctor say so, and advise
+    // no `resume --session` for it.
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(
-        status.contains(&format!("paused    session {SID}: paused: 2 saves missed"))
-            && status.contains("memory-save resume --session"),
-        "{status}"
-    );
+    assert!(!status.contains("resume --session"), "{status}");
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
-    assert!(
-        doctor.stdout.contains("paused: 2 saves missed the prompt cache")
-            && doctor.stdout.contains("memory-save resume"),
-        "{doctor:#?}"
-    );
+    assert!(doctor.stdout.contains("ended while paused (paused: 2 saves missed the prompt cache"), "{doctor:#?}");
     // resume lets it save again.
     let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok();
     assert!(

@@ -235,8 +235,12 @@ fn assert_fork_failure(env: &Env, status: &str, report: &str, evidence: Option<&
     assert_eq!(env.memory().unwrap(), before, "MEMORY.md changed");
     assert_eq!(files(env), tree, "files written");
     assert_eq!(env.memory_file("memory-save.failed-reply.txt").as_deref(), evidence);
+    // The line is one row of at most 80 columns: a long status is cut.
     let line = statusline(env);
-    assert!(line.starts_with(&format!("memory-save: {status} · ")), "{line:?}");
+    let full = format!("memory-save: {status} · ");
+    let shown = line.trim_end().trim_end_matches('…');
+    assert!(line.starts_with(&full) || full.starts_with(shown), "{line:?}");
+    assert!(line.trim_end().chars().count() <= 80, "{line:?}");
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     assert_eq!(out.json(), json!({"systemMessage": report}));
 }

@@ -14,7 +14,7 @@ fn show_prints_every_part_the_next_session_loads() {
     let facts: Vec<&str> = long.iter().map(String::as_str).collect();
     env.write_memory(&template_with("proj", &facts));
     let out = env.cmd(&["show"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(out.contains("loads 4 part(s)"), "{out}");
+    assert!(out.contains("loads 4 parts"), "{out}");
     for n in 1..=4 {
         assert!(out.contains(&format!("── part {n} of 4 · ")), "{out}");
     }

@@ -313,7 +313,7 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
     a.git(&other, &["commit", "-q", "-am", "marker"]);
     a.git(&other, &["push", "-q", "origin", "HEAD"]);
     let out = sync(&a, &[]).ok();
-    assert!(out.stdout.contains("left out 1 line(s) from the remote that no save could write"), "{out:#?}");
+    assert!(out.stdout.contains("left out 1 line from the remote that no save could write"), "{out:#?}");
     assert!(!a.memory().unwrap().contains("<<<<<<<"), "{}", a.memory().unwrap());
     save(&a, 2, "- Later fact.");
     sync(&a, &[]).ok();

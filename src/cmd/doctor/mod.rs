@@ -16,6 +16,7 @@ use setup::{check_claude, check_hooks};
 /// found before it), or gathered for `--json`.
 struct Report {
     problems: usize,
+    warnings: usize,
     json: bool,
     colour: super::colour::Colour,
     findings: Vec<Finding>,
@@ -51,6 +52,7 @@ impl Report {
 
     /// Worth knowing, not wrong: does not fail doctor.
     fn warn(&mut self, what: &str, fix: &str) {
+        self.warnings += 1;
         self.add("warning", what, Some(fix));
     }
 
@@ -77,7 +79,8 @@ impl super::Run for DoctorArgs {
 
 fn run(json: bool) -> Result<()> {
     let roots = crate::config::roots()?;
-    let mut report = Report { problems: 0, json, colour: super::colour::Colour::for_stdout(), findings: Vec::new() };
+    let mut report =
+        Report { problems: 0, warnings: 0, json, colour: super::colour::Colour::for_stdout(), findings: Vec::new() };
     check_claude(&mut report);
     check_hooks(&mut report)?;
     for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
@@ -92,13 +95,20 @@ fn run(json: bool) -> Result<()> {
     check_spend(&mut report, &roots);
     if json {
         let out = serde_json::json!({"problems": report.problems, "findings": report.findings});
-        super::println(&crate::memory::text::json_visible(&serde_json::to_string_pretty(&out)?))?;
+        super::print_json(&out)?;
     }
     if report.problems > 0 {
         return Err(super::exit::ProblemsFound(report.problems).into());
     }
     if !json {
-        super::println("all good")?;
+        // "all good" only when nothing above asked for a look.
+        match report.warnings {
+            0 => super::println("all good")?,
+            n => super::println(&format!(
+                "no problems; {} above worth a look",
+                crate::memory::report::plural(n as u64, "warning")
+            ))?,
+        }
     }
     Ok(())
 }
