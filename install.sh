@@ -26,10 +26,10 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 case "$host" in
     *-linux-gnu*)
         RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-            cargo install --path . --locked --target "$host"
+            cargo install --locked --path . --target "$host"
         ;;
     *)
-        cargo install --path . --locked
+        cargo install --locked --path .
         ;;
 esac
 

@@ -142,3 +142,20 @@ fn a_reader_that_goes_away_ends_the_output_quietly() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "", "no panic, no message");
 }
+
+/// The settings shown in the READMEs and docs/configuration are what the
+/// reader takes them for: every key known, every value in range.
+#[test]
+fn the_documented_settings_examples_read_without_a_problem() {
+    let env = Env::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in ["README.md", "README.tr.md", "docs/configuration.md", "docs/configuration.tr.md"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let start = text.find("```toml\n").unwrap_or_else(|| panic!("{file} has a settings example"));
+        let example = &text[start + 8..];
+        let example = &example[..example.find("```").unwrap()];
+        env.config_exact(example);
+        let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+        assert!(!status.contains("\n  config ") && !status.contains("no save runs"), "{file}:\n{example}\n{status}");
+    }
+}
