@@ -4,11 +4,13 @@
 pub mod apply;
 pub mod block;
 pub mod cost;
+pub mod duplicates;
 pub mod edit;
 pub mod gate;
 pub mod import;
 pub mod merge;
 pub mod prompt;
+pub mod refs;
 pub mod reply;
 pub mod report;
 pub mod route;

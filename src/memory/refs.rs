@@ -1,0 +1,396 @@
+//! The references a memory makes to its repository's files, found in its
+//! text alone: backticked paths (`` `src/lib.rs` ``, `` `target/` ``),
+//! script paths inside backticked commands (`` `./scripts/build.sh -j2` ``)
+//! and path-shaped words (`docs/design.md`, `config.toml`). Whether each
+//! exists is the edge's question (`project::check`); this finds them.
+//!
+//! Not references: URLs, absolute and home paths, globs, placeholders
+//! (`<name>`, `$HOME/x`, `…`), version numbers and product names such as
+//! `Node.js`, and slash-joined words (`and/or`, `I/O`, `client/server`).
+
+/// Lines read, at most: a memory is under 200 lines by its cap.
+pub const MAX_LINES: usize = 200;
+/// References kept from one line, at most: each costs a few `stat` calls.
+pub const MAX_PER_LINE: usize = 8;
+
+/// One reference: the line it stands on (1-based, as an editor counts) and
+/// the path as the repository names it (`/`-separated, no `./`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub line: usize,
+    pub path: String,
+}
+
+/// Every reference in `memory`, in line order, each path once per line.
+pub fn find(memory: &str) -> Vec<Reference> {
+    let mut found = Vec::new();
+    for (n, line) in memory.lines().enumerate().take(MAX_LINES) {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        let mut paths: Vec<String> = Vec::new();
+        let mut push = |path: String| {
+            if !paths.contains(&path) && paths.len() < MAX_PER_LINE {
+                paths.push(path);
+            }
+        };
+        let (quoted, plain) = split_backticks(line);
+        for span in quoted {
+            if span.split_whitespace().count() > 1 {
+                // A command: the script paths it runs, and `--flag=path`.
+                for word in span.split_whitespace().skip_while(|w| is_env_assignment(w)) {
+                    let word = word.split_once('=').map_or(word, |(_, value)| value);
+                    if let Some(path) = candidate(word, Quoting::Command) {
+                        push(path);
+                    }
+                }
+            } else if let Some(path) = candidate(span.trim(), Quoting::Quoted) {
+                push(path);
+            }
+        }
+        for word in plain.split_whitespace() {
+            // Prose wraps a path in brackets and ends a sentence on it; a
+            // leading dot stays (`.github/`, `.env.example`).
+            let word = word
+                .trim_start_matches(|c: char| "([{<\"'*".contains(c))
+                .trim_end_matches(|c: char| ")]}>,;:!?\"'*.".contains(c));
+            if let Some(path) = candidate(word, Quoting::Plain) {
+                push(path);
+            }
+        }
+        found.extend(paths.into_iter().map(|path| Reference { line: n + 1, path }));
+    }
+    found
+}
+
+/// The backticked spans of a line, and the rest of it.
+fn split_backticks(line: &str) -> (Vec<&str>, String) {
+    let mut quoted = Vec::new();
+    let mut plain = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        plain.push_str(&rest[..open]);
+        plain.push(' ');
+        let after = &rest[open + 1..];
+        match after.find('`') {
+            Some(close) => {
+                quoted.push(&after[..close]);
+                rest = &after[close + 1..];
+            }
+            None => {
+                rest = after;
+                break;
+            }
+        }
+    }
+    plain.push_str(rest);
+    (quoted, plain)
+}
+
+fn is_env_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Quoting {
+    /// A backticked span that is one word.
+    Quoted,
+    /// A word inside a backticked command.
+    Command,
+    /// A word of prose.
+    Plain,
+}
+
+/// `word` as a repository path, when it reads as one.
+fn candidate(word: &str, quoting: Quoting) -> Option<String> {
+    if word.is_empty() || word.len() > 255 || word.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    let not_a_path = lower.contains("://")
+        || lower.starts_with("www.")
+        || word.contains('@')
+        || word.starts_with(['/', '~', '$', '%', '-', '='])
+        || word.contains(['*', '?', '[', ']', '{', '}', '<', '>', '|', '&', ';', '"', '\'', '(', ')', '#'])
+        || word.contains("...")
+        || word.contains('…')
+        || word.as_bytes().get(1) == Some(&b':');
+    if not_a_path {
+        return None;
+    }
+    // A Windows path names the same file; a line number is not part of it.
+    let mut path = word.replace('\\', "/");
+    if let Some((file, line)) = path.rsplit_once(':')
+        && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit())
+    {
+        path.truncate(file.len());
+    }
+    if path.contains(':') {
+        return None;
+    }
+    let path = path.trim_start_matches("./");
+    let dir = path.ends_with('/');
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let name_like = |p: &&str| *p != "." && *p != ".." && p.chars().all(|c| c.is_alphanumeric() || "._-+@".contains(c));
+    if parts.is_empty() || !parts.iter().all(name_like) || path.contains("//") {
+        return None;
+    }
+    let last = parts[parts.len() - 1];
+    let has_ext = !dir && known_extension(last);
+    let known_name = !dir && KNOWN_NAMES.contains(&last);
+    let accepted = match quoting {
+        Quoting::Quoted => has_ext || known_name || parts.len() >= 2 || dir,
+        Quoting::Command => {
+            (has_ext && (parts.len() >= 2 || SCRIPT_EXTENSIONS.iter().any(|e| has_extension(last, e))))
+                || (parts.len() >= 2 && !dir)
+        }
+        Quoting::Plain => {
+            has_ext
+                || known_name
+                || (parts.len() >= 3)
+                || (parts.len() >= 2 && KNOWN_DIRS.contains(&parts[0]))
+                || (dir && parts.len() == 1 && KNOWN_DIRS.contains(&parts[0]))
+        }
+    };
+    // `Node.js`, `Vue.js`: a product, not a file.
+    let product = parts.len() == 1 && has_extension(last, "js") && last.chars().next().is_some_and(char::is_uppercase);
+    (accepted && !product).then(|| parts.join("/"))
+}
+
+fn has_extension(name: &str, ext: &str) -> bool {
+    name.rsplit_once('.').is_some_and(|(stem, e)| !stem.is_empty() && e == ext)
+}
+
+fn known_extension(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && !stem.ends_with('.') && EXTENSIONS.contains(&ext))
+}
+
+/// Source and configuration files' extensions: a word ending in one is a
+/// file's name (`main.rs`), not a sentence's (`e.g.`, `v1.2`).
+const EXTENSIONS: &[&str] = &[
+    "rs",
+    "toml",
+    "lock",
+    "md",
+    "json",
+    "jsonc",
+    "yaml",
+    "yml",
+    "js",
+    "mjs",
+    "cjs",
+    "ts",
+    "tsx",
+    "jsx",
+    "py",
+    "pyi",
+    "go",
+    "mod",
+    "java",
+    "kt",
+    "kts",
+    "scala",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "fs",
+    "swift",
+    "m",
+    "mm",
+    "rb",
+    "php",
+    "pl",
+    "lua",
+    "r",
+    "dart",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "clj",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "ps1",
+    "bat",
+    "sql",
+    "html",
+    "css",
+    "scss",
+    "sass",
+    "less",
+    "vue",
+    "svelte",
+    "xml",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "properties",
+    "gradle",
+    "proto",
+    "tf",
+    "nix",
+    "mk",
+    "cmake",
+    "txt",
+    "csv",
+    "graphql",
+    "gql",
+    "dockerfile",
+    "sln",
+    "csproj",
+    "pbxproj",
+    "plist",
+    "zig",
+    "nim",
+    "sol",
+    "wasm",
+    "ipynb",
+];
+
+/// Extensions of scripts a command line runs (`bash build.sh`).
+const SCRIPT_EXTENSIONS: &[&str] = &["sh", "bash", "zsh", "py", "rb", "pl", "js", "mjs", "ts", "ps1", "lua"];
+
+/// Files known by a name without an extension.
+const KNOWN_NAMES: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Dockerfile",
+    "Containerfile",
+    "Justfile",
+    "justfile",
+    "Rakefile",
+    "Gemfile",
+    "Procfile",
+    "Vagrantfile",
+    "Jenkinsfile",
+    "Brewfile",
+    "CODEOWNERS",
+    "LICENSE",
+];
+
+/// Folders a repository commonly has: `src/auth` in prose is a path,
+/// `client/server` is not.
+const KNOWN_DIRS: &[&str] = &[
+    "src",
+    "lib",
+    "libs",
+    "bin",
+    "cmd",
+    "pkg",
+    "internal",
+    "app",
+    "apps",
+    "packages",
+    "crates",
+    "tests",
+    "test",
+    "spec",
+    "docs",
+    "doc",
+    "scripts",
+    "script",
+    "tools",
+    "config",
+    "configs",
+    "assets",
+    "static",
+    "public",
+    "include",
+    "examples",
+    "benches",
+    "migrations",
+    "target",
+    "build",
+    "dist",
+    "vendor",
+    "node_modules",
+    ".github",
+    ".claude",
+    ".ci",
+    "fixtures",
+    "templates",
+    "infra",
+    "deploy",
+    "k8s",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(line: &str) -> Vec<String> {
+        find(line).into_iter().map(|r| r.path).collect()
+    }
+
+    #[test]
+    fn paths_in_many_shapes_are_found() {
+        for (line, want) in [
+            ("- The entry point is `src/main.rs`.", vec!["src/main.rs"]),
+            ("- Build output lands in `target/`.", vec!["target"]),
+            ("- Settings live in config.toml and docs/design.md.", vec!["config.toml", "docs/design.md"]),
+            ("- Run `./scripts/build.sh --release` before a tag.", vec!["scripts/build.sh"]),
+            ("- Run `python tools/gen_api.py --out api/` to regenerate.", vec!["tools/gen_api.py"]),
+            ("- Run `RUST_LOG=debug cargo run --bin app` locally.", vec![]),
+            ("- `cargo test --manifest-path=crates/core/Cargo.toml` tests the core.", vec!["crates/core/Cargo.toml"]),
+            ("- Errors point at src/lib.rs:42 first.", vec!["src/lib.rs"]),
+            ("- Windows builds read `config\\windows.toml`.", vec!["config/windows.toml"]),
+            ("- The auth code is in src/auth (see README.md).", vec!["src/auth", "README.md"]),
+            ("- The Makefile has a lint target.", vec!["Makefile"]),
+            ("- Türkçe notlar `belgeler/kılavuz.md` içinde.", vec!["belgeler/kılavuz.md"]),
+            ("- 日本語の説明は `文書/概要.md` にある。", vec!["文書/概要.md"]),
+            ("- Deep paths like a/b/c.d are paths.", vec!["a/b/c.d"]),
+            ("- Same path twice: `src/x.rs` and src/x.rs.", vec!["src/x.rs"]),
+        ] {
+            assert_eq!(paths(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_path_is_not_found() {
+        for line in [
+            "- Docs at https://example.com/docs/setup.md and www.example.com/a.html.",
+            "- Absolute `/etc/hosts` and home `~/.config/app.toml` paths are not the repository's.",
+            "- Globs such as `src/**/*.rs` or `tests/*.py` name no one file.",
+            "- Placeholders: `<project>/MEMORY.md`, `$HOME/x.toml`, `{name}.json`, `path/to/…`.",
+            "- Built with Node.js 22, Vue.js and Next.js.",
+            "- I/O and TCP/IP, read and/or write, client/server, 24/7, 1/2.",
+            "- Versions v1.2.3 and 2.1.332, e.g. and i.e. are words.",
+            "- Mail dev@example.com, scp git@github.com:me/app.git.",
+            "- Windows drive `C:\\Users\\me\\app.toml` is absolute.",
+            "- Escapes `../secrets.toml` and `src/../../x.rs` leave the repository.",
+            "## Architecture & Config Facts",
+        ] {
+            assert_eq!(paths(line), Vec::<String>::new(), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_are_numbered_and_bounded() {
+        let text = "# app\n\n- `a.rs`\n- nothing\n- `b/c.toml` and `d.md`\n";
+        let found = find(text);
+        assert_eq!(
+            found,
+            vec![
+                Reference { line: 3, path: "a.rs".into() },
+                Reference { line: 5, path: "b/c.toml".into() },
+                Reference { line: 5, path: "d.md".into() }
+            ]
+        );
+        let many: String = (0..MAX_LINES + 50).map(|i| format!("- `f{i}.rs`\n")).collect();
+        assert_eq!(find(&many).len(), MAX_LINES);
+        let crowded = format!("- {}\n", (0..20).map(|i| format!("`f{i}.rs`")).collect::<Vec<_>>().join(" "));
+        assert_eq!(find(&crowded).len(), MAX_PER_LINE);
+    }
+}
