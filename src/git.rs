@@ -126,6 +126,31 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
     }
 }
 
+/// Runs a local git command (nothing remote, so no ssh setup), with
+/// `input` on its stdin, bounded in time: its output, and whether it ran
+/// out of time, in which case the output is what came by then (a log walk
+/// newest first is still true as far as it got). A failure is an error.
+pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Result<(String, bool)> {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(root).args(args).env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0");
+    let run =
+        crate::process::run_captured(&mut command, input, limit, OUTPUT_MAX).context("cannot run git; install git")?;
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    match run.ended {
+        crate::process::Ended::TimedOut => Ok((stdout, true)),
+        // `check-ignore` says "none" with 1.
+        crate::process::Ended::Exited(status) if status.success() || status.code() == Some(1) => Ok((stdout, false)),
+        crate::process::Ended::Exited(status) => {
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            bail!(
+                "git {} failed ({status}): {}",
+                args.first().unwrap_or(&""),
+                crate::memory::text::shorten(stderr.trim(), 400)
+            )
+        }
+    }
+}
+
 /// The line a project-scoped install keeps out of git.
 const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
 

@@ -194,6 +194,8 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         topic_files: &[],
         view: memory_save::memory::prompt::MemoryView::Whole,
         conversation: None,
+        stale: &[],
+        duplicates: &[],
     }
 }
 

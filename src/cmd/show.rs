@@ -12,6 +12,13 @@ pub struct ShowArgs {
     /// Print only the path of this project's MEMORY.md.
     #[arg(long)]
     path: bool,
+    /// List the lines that name a path the repository no longer has, and
+    /// near-duplicate lines, with their line numbers.
+    #[arg(long, conflicts_with = "path")]
+    check: bool,
+    /// With --check: print it as JSON, for scripts.
+    #[arg(long, requires = "check")]
+    json: bool,
 }
 
 impl super::Run for ShowArgs {
@@ -31,12 +38,29 @@ impl super::Run for ShowArgs {
             ));
         }
         let Some(text) = folder.read_memory()? else {
+            if self.check && self.json {
+                return super::print_json(&crate::project::check::findings(&project, &folder, "", &cwd, false));
+            }
             return super::println(&format!(
                 "no MEMORY.md yet at {}: a session of project {} loads nothing",
                 folder.memory_path().display(),
                 project.name
             ));
         };
+        if self.check {
+            let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
+            if self.json {
+                return super::print_json(&findings);
+            }
+            let head = match findings.count() {
+                Some(count) => format!("memory-save show --check: {}: {count}\n", findings.memory),
+                None => format!(
+                    "memory-save show --check: {}: every path it names exists, no near-duplicate lines\n",
+                    findings.memory
+                ),
+            };
+            return super::print(&format!("{head}{}", findings.render()));
+        }
         // What SessionStart would do first, without writing it here.
         let repaired = crate::memory::template::repair(&text, &folder.project);
         let memory = repaired.as_deref().unwrap_or(&text);

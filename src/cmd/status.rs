@@ -30,6 +30,9 @@ struct Status {
     provisional: Option<String>,
     /// Folders that could be this repository's memory (`adopt`).
     adoptable: Vec<Adoptable>,
+    /// Lines naming a path the repository no longer has, and
+    /// near-duplicate pairs (`show --check` lists them).
+    memory_check: Option<String>,
     /// With sync on: the remote, the last pull and push, why the last
     /// attempt failed.
     sync: Option<crate::sync::SyncState>,
@@ -195,6 +198,10 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .into_iter()
             .map(|(folder, record)| Adoptable { folder, recorded_for: record.seen_at().to_string() })
             .collect(),
+        // The last walk's answer when there was one: status does not wait on git's log.
+        memory_check: memory
+            .as_deref()
+            .and_then(|text| crate::project::check::findings(&project, &folder, text, cwd, false).count()),
         sync: crate::sync::state(roots),
         identity: project.identity,
         provisional: project.provisional,
@@ -252,7 +259,7 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
         let line = match word {
             _ if n == 0 => colour.bold(line),
             "paused" | "failed" | "config" => colour.bad(line),
-            "adopt" | "moved" => colour.warn(line),
+            "adopt" | "moved" | "check" => colour.warn(line),
             "sync" if line.contains("not synced") => colour.warn(line),
             "state" if !line.trim_end().ends_with(" on") => colour.warn(line),
             "hooks" if line.contains("not registered") || line.contains("more than once") => colour.warn(line),
@@ -301,6 +308,9 @@ fn render(s: &Status) -> String {
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
     out.push_str(&format!("  topics    {topics}\n"));
     out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
+    if let Some(count) = &s.memory_check {
+        out.push_str(&format!("  check     {count}: memory-save show --check\n"));
+    }
     if let Some(sync) = &s.sync {
         out.push_str(&format!("  sync      {}\n", sync_line(sync)));
     }

@@ -3,6 +3,7 @@
 //! top level; else the working directory), its identity (see `identity`),
 //! and from both the memory folder it uses.
 
+pub mod check;
 mod choice;
 pub mod identity;
 

@@ -9,6 +9,7 @@ pub mod machine;
 pub mod month;
 pub mod queue;
 pub mod repair;
+mod truth;
 mod write;
 
 use ask::{ask_fork, refused};
@@ -177,6 +178,10 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     let shown =
         snapshot.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
     let topic_files = folder.topic_files();
+    let told = match (&snapshot, &shown) {
+        (Some(file), Some(shown)) => truth::for_fork(located, &folder, file, shown, Path::new(&job.cwd)),
+        _ => truth::ForFork::default(),
+    };
     let message_with = |conversation: Option<&str>| {
         prompt::fork_message(&prompt::PromptInput {
             view: shown.as_deref().map_or(prompt::MemoryView::Whole, |now| prompt::view(now, loaded.as_deref())),
@@ -188,6 +193,8 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             more_skipped: notes.more_skipped,
             more_refused: notes.more_refused,
             conversation,
+            stale: &told.stale,
+            duplicates: &told.duplicates,
         })
     };
     let mut message = message_with(None);
@@ -294,6 +301,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
             });
         }
     };
+    truth::mark_noted(&folder, &told);
     let counted = fork_reply.usage.total_cost_usd.max(estimate.usd);
     let spent = SaveResult {
         counted_usd: Some(counted),

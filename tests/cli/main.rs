@@ -31,3 +31,4 @@ mod stress;
 mod sync;
 mod team;
 mod trust;
+mod truth;

@@ -188,6 +188,24 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
     let folder = project.folder(roots);
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => {
+            let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
+            for s in findings.stale.iter().take(10) {
+                report.warn(
+                    &format!("{} line {}: `{}` {}", folder.memory_path().display(), s.line, s.path, s.found.describe()),
+                    "the next save asks the fork to update or remove it; or edit it: memory-save edit",
+                );
+            }
+            for d in findings.duplicates.iter().take(10) {
+                report.warn(
+                    &format!(
+                        "{} lines {} and {} say nearly the same thing",
+                        folder.memory_path().display(),
+                        d.lines[0],
+                        d.lines[1]
+                    ),
+                    "the next save asks the fork to merge them; or edit them: memory-save edit",
+                );
+            }
             let withheld = crate::memory::gate::load(&text).withheld;
             if withheld.is_empty() {
                 report.ok(&format!("{} holds plain text", folder.memory_path().display()));

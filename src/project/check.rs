@@ -1,0 +1,335 @@
+//! Memory that stays true: the lines of MEMORY.md that name a path the
+//! repository no longer has, found at the edge from the references the
+//! core finds (`memory::refs`). Run by the worker before a fork and by
+//! `status`, `doctor` and `show --check`; never by a hook.
+//!
+//! A path exists when it is in the worktree (from the repository's top or
+//! the session's folder, for monorepos), tracked on any local branch or on
+//! the remote's default branch (so lines do not flap between machines that
+//! sync), or ignored by git (`target/`). What is left is stale, and one
+//! bounded `git log --diff-filter=DR -M` says whether it was renamed (and
+//! to what) or deleted (and in which commit). The result is cached by
+//! (HEAD, the memory's hash).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::Project;
+use crate::memory::refs::{self, Reference};
+use crate::store::folder::Folder;
+
+/// The walk's bounds: the newest commits that renamed or deleted files,
+/// and the time it may take.
+pub const WALK_COMMITS: usize = 1000;
+pub const WALK_LIMIT: Duration = Duration::from_secs(2);
+/// Each of the other git commands is quick, or git is stuck.
+const QUICK: Duration = Duration::from_secs(2);
+/// Branches whose trees are asked about, at most.
+const MAX_BRANCHES: usize = 20;
+
+/// A line that names a path the repository does not have.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stale {
+    pub line: usize,
+    pub text: String,
+    pub path: String,
+    pub found: Fate,
+}
+
+/// What became of a missing path, as far as the walk saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Fate {
+    Renamed {
+        to: String,
+        commit: String,
+    },
+    Deleted {
+        commit: String,
+    },
+    /// Not in the worktree, on a branch, nor in the walk: `walked` is what
+    /// the walk covered (`None`: no walk, or no git).
+    NotFound {
+        walked: Option<String>,
+    },
+}
+
+impl Fate {
+    pub fn describe(&self) -> String {
+        match self {
+            Fate::Renamed { to, commit } => format!("renamed to {to} (commit {commit})"),
+            Fate::Deleted { commit } => format!("deleted in commit {commit}"),
+            Fate::NotFound { walked: Some(walked) } => format!("not found ({walked})"),
+            Fate::NotFound { walked: None } => "not found".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Cached {
+    head: String,
+    memory: u64,
+    walked: bool,
+    stale: Vec<Stale>,
+}
+
+/// The stale lines of `memory` (the file's text: line numbers are the
+/// file's). `walk`: look for renames and deletions in git's log.
+pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk: bool) -> Vec<Stale> {
+    let refs = refs::find(memory);
+    if refs.is_empty() {
+        return Vec::new();
+    }
+    let Some(top) = project.roots.first() else { return Vec::new() };
+    let git = project.git_dir.is_some();
+    let head = if git {
+        crate::git::local(top, &["rev-parse", "-q", "--verify", "HEAD"], b"", QUICK)
+            .map(|(out, _)| out.trim().to_string())
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let cache_path = folder.state_file("check.json");
+    let memory_hash = crate::memory::stable_hash(memory);
+    if let Some(cached) = crate::store::record::read::<Cached>(&cache_path)
+        && cached.head == head
+        && cached.memory == memory_hash
+        && (cached.walked || !walk)
+    {
+        return cached.stale;
+    }
+    // From the session's folder too, when it is inside the repository.
+    let prefix = cwd.strip_prefix(top).ok().filter(|p| !p.as_os_str().is_empty()).and_then(|p| p.to_str());
+    let forms = |path: &str| -> Vec<String> {
+        let mut forms = vec![path.to_string()];
+        if let Some(prefix) = prefix {
+            forms.push(format!("{prefix}/{path}"));
+        }
+        forms
+    };
+    let on_disk = |path: &str| forms(path).iter().any(|p| std::fs::symlink_metadata(top.join(p)).is_ok());
+    let mut missing: Vec<&Reference> = refs.iter().filter(|r| !on_disk(&r.path)).collect();
+    if git && !missing.is_empty() {
+        let mut paths: Vec<String> = missing.iter().flat_map(|r| forms(&r.path)).collect();
+        paths.sort();
+        paths.dedup();
+        let known = known_to_git(top, &paths);
+        missing.retain(|r| !forms(&r.path).iter().any(|p| known.contains(p)));
+    }
+    let found = if walk && git && !missing.is_empty() {
+        let wanted: Vec<String> = missing.iter().map(|r| r.path.clone()).collect();
+        walk_log(top, &wanted, &on_disk)
+    } else {
+        BTreeMap::new()
+    };
+    let lines: Vec<&str> = memory.lines().collect();
+    let stale: Vec<Stale> = missing
+        .iter()
+        .map(|r| Stale {
+            line: r.line,
+            text: lines.get(r.line - 1).copied().unwrap_or_default().to_string(),
+            path: r.path.clone(),
+            found: found.get(&r.path).cloned().unwrap_or(Fate::NotFound { walked: None }),
+        })
+        .collect();
+    let record = Cached { head, memory: memory_hash, walked: walk, stale: stale.clone() };
+    if let Err(e) = crate::store::record::write(&cache_path, &record) {
+        crate::store::log::error(&format!("cannot cache the memory check: {e:#}"));
+    }
+    stale
+}
+
+/// Which of `paths` git knows: tracked on a local branch or the remote's
+/// default branch (one `cat-file --batch-check`), or ignored (one
+/// `check-ignore`).
+fn known_to_git(top: &Path, paths: &[String]) -> std::collections::BTreeSet<String> {
+    let mut known = std::collections::BTreeSet::new();
+    let branches = crate::git::local(
+        top,
+        &["for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes/origin/HEAD"],
+        b"",
+        QUICK,
+    )
+    .map(|(out, _)| out.lines().take(MAX_BRANCHES).map(str::to_string).collect::<Vec<_>>())
+    .unwrap_or_default();
+    if !branches.is_empty() {
+        let asked: Vec<(String, String)> =
+            branches.iter().flat_map(|b| paths.iter().map(move |p| (p.clone(), format!("{b}:{p}")))).collect();
+        let input: String = asked.iter().map(|(_, line)| format!("{line}\n")).collect();
+        if let Ok((out, _)) = crate::git::local(top, &["cat-file", "--batch-check"], input.as_bytes(), QUICK) {
+            for ((path, _), answer) in asked.iter().zip(out.lines()) {
+                if !answer.ends_with(" missing") && !answer.ends_with(" ambiguous") {
+                    known.insert(path.clone());
+                }
+            }
+        }
+    }
+    // A folder's pattern (`/target/`) matches only a name known to be a
+    // folder: a path not on disk is asked both ways.
+    let input: String = paths.iter().filter(|p| !known.contains(*p)).map(|p| format!("{p}\n{p}/\n")).collect();
+    if !input.is_empty()
+        && let Ok((out, _)) = crate::git::local(top, &["check-ignore", "--stdin"], input.as_bytes(), QUICK)
+    {
+        known.extend(out.lines().map(|l| l.trim_end_matches('/').to_string()));
+    }
+    known
+}
+
+/// One bounded walk of git's log, newest first: for each wanted path, the
+/// newest rename or deletion of it (or, for a folder, of a file in it),
+/// a rename followed on while the new name is gone too.
+fn walk_log(top: &Path, wanted: &[String], on_disk: &dyn Fn(&str) -> bool) -> BTreeMap<String, Fate> {
+    let count = format!("--max-count={WALK_COMMITS}");
+    let args =
+        ["-c", "core.quotePath=false", "log", &count, "--diff-filter=DR", "-M", "--name-status", "--format=%x1e%h"];
+    let (log, timed_out) = match crate::git::local(top, &args, b"", WALK_LIMIT) {
+        Ok(run) => run,
+        Err(e) => {
+            crate::store::log::error(&format!("the memory check's log walk failed: {e:#}"));
+            return BTreeMap::new();
+        }
+    };
+    // Newest first: the first event that took a path away is its latest.
+    let mut gone: BTreeMap<String, Fate> = BTreeMap::new();
+    let mut commits = 0;
+    for record in log.split('\x1e').filter(|r| !r.trim().is_empty()) {
+        let mut lines = record.lines();
+        let commit = lines.next().unwrap_or_default().trim().to_string();
+        commits += 1;
+        for line in lines {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let event = match fields.as_slice() {
+                [status, old, new] if status.starts_with('R') => {
+                    Some((old.to_string(), Fate::Renamed { to: new.to_string(), commit: commit.clone() }))
+                }
+                [status, path] if status.starts_with('D') => {
+                    Some((path.to_string(), Fate::Deleted { commit: commit.clone() }))
+                }
+                _ => None,
+            };
+            if let Some((path, found)) = event {
+                gone.entry(path).or_insert(found);
+            }
+        }
+    }
+    let walked = if timed_out {
+        format!(
+            "not in the {commits} newest commits that renamed or deleted files, walked in {} s",
+            WALK_LIMIT.as_secs()
+        )
+    } else if commits >= WALK_COMMITS {
+        format!("not in the last {WALK_COMMITS} commits that renamed or deleted files")
+    } else {
+        "not in the repository's history".to_string()
+    };
+    let mut out = BTreeMap::new();
+    for path in wanted {
+        let mut found = event_for(&gone, path);
+        // A → B, then B → C: name C, if C is there.
+        for _ in 0..10 {
+            match &found {
+                Some(Fate::Renamed { to, .. }) if !on_disk(to) => match event_for(&gone, to) {
+                    Some(next) => found = Some(next),
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        out.insert(path.clone(), found.unwrap_or(Fate::NotFound { walked: Some(walked.clone()) }));
+    }
+    out
+}
+
+/// The event that took `path` away: its own, or for a folder, the newest
+/// of a file in it (a folder's rename names the new folder).
+fn event_for(gone: &BTreeMap<String, Fate>, path: &str) -> Option<Fate> {
+    if let Some(found) = gone.get(path) {
+        return Some(found.clone());
+    }
+    let inside = format!("{path}/");
+    gone.iter().find(|(old, _)| old.starts_with(&inside)).map(|(old, found)| match found {
+        Fate::Renamed { to, commit } => {
+            let rest = &old[inside.len()..];
+            let to = to.strip_suffix(&format!("/{rest}")).unwrap_or(to).to_string();
+            Fate::Renamed { to, commit: commit.clone() }
+        }
+        other => other.clone(),
+    })
+}
+
+/// Near-duplicate pairs of bullets, with the file's line numbers.
+pub fn duplicates(memory: &str) -> Vec<crate::memory::duplicates::Pair> {
+    crate::memory::duplicates::find(memory)
+}
+
+/// What `show --check`, `status` and `doctor` report about a memory.
+#[derive(Debug, Serialize)]
+pub struct Findings {
+    pub memory: String,
+    pub stale: Vec<Stale>,
+    pub duplicates: Vec<Duplicate>,
+}
+
+/// Two lines of one section that say nearly the same thing.
+#[derive(Debug, Serialize)]
+pub struct Duplicate {
+    pub section: String,
+    pub lines: [usize; 2],
+    pub texts: [String; 2],
+    pub similarity: f64,
+}
+
+/// The findings about `memory`, MEMORY.md's text at `folder`; `walk` looks
+/// in git's log for renames and deletions (a command a person waits on
+/// may skip it and take the last walk's answer, cached).
+pub fn findings(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk: bool) -> Findings {
+    Findings {
+        memory: folder.memory_path().display().to_string(),
+        stale: stale(project, folder, memory, cwd, walk),
+        duplicates: duplicates(memory)
+            .into_iter()
+            .map(|p| Duplicate {
+                section: p.section,
+                lines: [p.first.0, p.second.0],
+                texts: [p.first.1, p.second.1],
+                similarity: (p.similarity * 100.0).round() / 100.0,
+            })
+            .collect(),
+    }
+}
+
+impl Findings {
+    /// `2 stale lines, 1 near-duplicate pair`, or `None` when all is well.
+    pub fn count(&self) -> Option<String> {
+        let plural = crate::memory::report::plural;
+        let mut parts = Vec::new();
+        if !self.stale.is_empty() {
+            parts.push(format!(
+                "{} naming a path the repository no longer has",
+                plural(self.stale.len() as u64, "line")
+            ));
+        }
+        if !self.duplicates.is_empty() {
+            parts.push(plural(self.duplicates.len() as u64, "near-duplicate pair"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
+    /// Each finding with its line numbers, for a person.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for s in &self.stale {
+            out.push_str(&format!("line {}: `{}` {}\n    {}\n", s.line, s.path, s.found.describe(), s.text));
+        }
+        for d in &self.duplicates {
+            out.push_str(&format!(
+                "lines {} and {} ({}) say nearly the same thing:\n    {}\n    {}\n",
+                d.lines[0], d.lines[1], d.section, d.texts[0], d.texts[1]
+            ));
+        }
+        out
+    }
+}

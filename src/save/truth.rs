@@ -1,0 +1,78 @@
+//! The STALE and DUPLICATES notes of a fork's message (docs/design.md §4):
+//! the memory check (`project::check`) run by the worker before the fork,
+//! bounded, quoting only lines the fork is shown (what passed the gate),
+//! and each finding only once: a line the fork kept after a note is not
+//! noted again until the line or its path changes.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::prompt::StaleNote;
+use crate::project::Project;
+use crate::store::folder::Folder;
+
+/// The findings noted to earlier forks, by the lines they quote.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Noted {
+    stale: Vec<(String, String)>,
+    duplicates: Vec<(String, String)>,
+}
+
+/// What this save's fork is told.
+#[derive(Debug, Default)]
+pub struct ForFork {
+    pub stale: Vec<StaleNote>,
+    pub duplicates: Vec<(String, String)>,
+}
+
+fn noted_path(folder: &Folder) -> std::path::PathBuf {
+    folder.state_file("noted.json")
+}
+
+/// The notes for a fork shown `shown` (the gated memory) of the file
+/// `file`, from the session's folder `cwd`.
+pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd: &Path) -> ForFork {
+    if project.team_dir.is_some() && project.git_dir.is_none() {
+        return ForFork::default();
+    }
+    let started = std::time::Instant::now();
+    let visible: std::collections::HashSet<&str> = shown.lines().collect();
+    let noted: Noted = crate::store::record::read(&noted_path(folder)).unwrap_or_default();
+    let stale = crate::project::check::stale(project, folder, file, cwd, true)
+        .into_iter()
+        .filter(|s| visible.contains(s.text.as_str()))
+        .filter(|s| !noted.stale.contains(&(s.text.clone(), s.path.clone())))
+        .map(|s| StaleNote { line: s.text, path: s.path, found: s.found.describe() })
+        .collect();
+    let duplicates = crate::project::check::duplicates(shown)
+        .into_iter()
+        .map(|p| (p.first.1, p.second.1))
+        .filter(|pair| !noted.duplicates.contains(pair))
+        .collect();
+    if started.elapsed() > std::time::Duration::from_millis(100) {
+        crate::store::log::error(&format!("the memory check took {} ms", started.elapsed().as_millis()));
+    }
+    ForFork { stale, duplicates }
+}
+
+/// Records what this fork was told, once it answered.
+pub fn mark_noted(folder: &Folder, told: &ForFork) {
+    if told.stale.is_empty() && told.duplicates.is_empty() {
+        return;
+    }
+    let path = noted_path(folder);
+    let mut noted: Noted = crate::store::record::read(&path).unwrap_or_default();
+    noted.stale.extend(told.stale.iter().map(|s| (s.line.clone(), s.path.clone())));
+    noted.duplicates.extend(told.duplicates.iter().cloned());
+    // A record of what was said, not an archive: the newest few hundred.
+    let keep = |v: &mut Vec<(String, String)>| {
+        let excess = v.len().saturating_sub(400);
+        v.drain(..excess);
+    };
+    keep(&mut noted.stale);
+    keep(&mut noted.duplicates);
+    if let Err(e) = crate::store::record::write(&path, &noted) {
+        crate::store::log::error(&format!("cannot record the notes told: {e:#}"));
+    }
+}
