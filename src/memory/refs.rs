@@ -48,7 +48,16 @@ pub fn find(memory: &str) -> Vec<Reference> {
                 push(path);
             }
         }
+        let (mut before, mut previous) = ("", "");
         for word in plain.split_whitespace() {
+            // "no build.rs", "without a Makefile": a file said not to be
+            // there is no reference to one.
+            let is = |w: &str, set: &[&str]| set.contains(&w.to_lowercase().as_str());
+            let negated = is(previous, NEGATIONS) || (is(previous, &["a", "an", "the"]) && is(before, NEGATIONS));
+            (before, previous) = (previous, word);
+            if negated {
+                continue;
+            }
             // Prose wraps a path in brackets and ends a sentence on it; a
             // leading dot stays (`.github/`, `.env.example`).
             let word = word
@@ -258,6 +267,9 @@ const EXTENSIONS: &[&str] = &[
     "ipynb",
 ];
 
+/// Words that say the path after them is not there.
+const NEGATIONS: &[&str] = &["no", "without", "never", "not"];
+
 /// Extensions of scripts a command line runs (`bash build.sh`).
 const SCRIPT_EXTENSIONS: &[&str] = &["sh", "bash", "zsh", "py", "rb", "pl", "js", "mjs", "ts", "ps1", "lua"];
 
@@ -352,6 +364,7 @@ mod tests {
             ("- 日本語の説明は `文書/概要.md` にある。", vec!["文書/概要.md"]),
             ("- Deep paths like a/b/c.d are paths.", vec!["a/b/c.d"]),
             ("- Same path twice: `src/x.rs` and src/x.rs.", vec!["src/x.rs"]),
+            ("- There is no build.rs, and never a Makefile; src/lib.rs is the root.", vec!["src/lib.rs"]),
         ] {
             assert_eq!(paths(line), want, "{line}");
         }
