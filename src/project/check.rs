@@ -60,7 +60,11 @@ pub enum Fate {
 impl Fate {
     pub fn describe(&self) -> String {
         match self {
-            Fate::Renamed { to, commit } => format!("renamed to {to} (commit {commit})"),
+            Fate::Renamed { to, commit } => match crate::memory::refs::plain_path(to) {
+                Some(to) => format!("renamed to {to} (commit {commit})"),
+                // A file's name can be anything; the note quotes no odd one.
+                None => format!("renamed to a name not shown here (commit {commit})"),
+            },
             Fate::Deleted { commit } => format!("deleted in commit {commit}"),
             Fate::NotFound { walked: Some(walked) } => format!("not found ({walked})"),
             Fate::NotFound { walked: None } => "not found".to_string(),
