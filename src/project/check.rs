@@ -123,7 +123,8 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
         let known = known_to_git(top, &paths);
         missing.retain(|r| !forms(&r.path).iter().any(|p| known.contains(p)));
     }
-    let found = if walk && git && !missing.is_empty() {
+    // A repository with no commit has no log to walk.
+    let found = if walk && !head.is_empty() && !missing.is_empty() {
         let wanted: Vec<String> = missing.iter().map(|r| r.path.clone()).collect();
         walk_log(top, &wanted, &on_disk)
     } else {

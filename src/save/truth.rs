@@ -36,7 +36,6 @@ pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd
     if project.team_dir.is_some() && project.git_dir.is_none() {
         return ForFork::default();
     }
-    let started = std::time::Instant::now();
     let visible: std::collections::HashSet<&str> = shown.lines().collect();
     let noted: Noted = crate::store::record::read(&noted_path(folder)).unwrap_or_default();
     let stale = crate::project::check::stale(project, folder, file, cwd, true)
@@ -50,9 +49,6 @@ pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd
         .map(|p| (p.first.1, p.second.1))
         .filter(|pair| !noted.duplicates.contains(pair))
         .collect();
-    if started.elapsed() > std::time::Duration::from_millis(100) {
-        crate::store::log::error(&format!("the memory check took {} ms", started.elapsed().as_millis()));
-    }
     ForFork { stale, duplicates }
 }
 

@@ -393,12 +393,14 @@ fn cost_shows_the_month_day_by_day_and_status_the_budgets_and_pace() {
 #[test]
 fn the_message_points_to_the_loaded_block_and_repeats_the_file_only_when_it_must() {
     let env = Env::new();
-    let facts: Vec<String> = (0..60).map(|i| format!("- Fact number {i} about the build.")).collect();
+    let facts: Vec<String> =
+        (0..60).map(|i| format!("- Fact number {i} about the build, k{i}a k{i}b k{i}c.")).collect();
     let facts: Vec<&str> = facts.iter().map(String::as_str).collect();
     env.write_memory(&template_with("proj", &facts));
-    // No SessionStart recorded: the whole file.
+    // No SessionStart recorded: the whole file. (Each fact has words of its
+    // own: lines that differ in one number would be near-duplicates.)
     env.saved_turn(SID, 1);
-    assert!(env.call(1).stdin.contains("- Fact number 37 about the build."));
+    assert!(env.call(1).stdin.contains("- Fact number 37 about the build, k37a k37b k37c."));
     // Loaded whole at SessionStart: a pointer, not the file.
     start(&env, SID);
     env.saved_turn(SID, 2);
@@ -406,13 +408,14 @@ fn the_message_points_to_the_loaded_block_and_repeats_the_file_only_when_it_must
     assert!(stdin.contains("exactly the [PROJECT MEMORY: …] block") && !stdin.contains("Fact number 37"), "{stdin}");
     assert!(stdin.len() + 2_000 < env.call(1).stdin.len(), "{} vs {}", stdin.len(), env.call(1).stdin.len());
     // Changed since (a save, an edit): only the lines that changed.
-    let changed = env.memory().unwrap().replace("- Fact number 37 about the build.", "- Fact 37, corrected.");
+    let changed =
+        env.memory().unwrap().replace("- Fact number 37 about the build, k37a k37b k37c.", "- Fact 37, corrected.");
     env.write_memory(&changed);
     env.saved_turn(SID, 3);
     let stdin = env.call(3).stdin;
     assert!(
         stdin.contains(
-            "Lines added:\n<<<\n- Fact 37, corrected.\n>>>\nLines removed:\n<<<\n- Fact number 37 about the build.\n>>>"
+            "Lines added:\n<<<\n- Fact 37, corrected.\n>>>\nLines removed:\n<<<\n- Fact number 37 about the build, k37a k37b k37c.\n>>>"
         ),
         "{stdin}"
     );
