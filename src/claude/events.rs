@@ -10,6 +10,9 @@ pub enum HookEvent {
     SessionStart,
     UserPromptSubmit,
     PostToolUse,
+    /// PostToolUse again, for the Skill tool alone (context-restore), so
+    /// no other tool pays for it.
+    Skill,
     Stop,
     PreCompact,
     SessionEnd,
@@ -17,10 +20,11 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// Every event, in hooks.json's order.
-    pub const ALL: [HookEvent; 6] = [
+    pub const ALL: [HookEvent; 7] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PostToolUse,
+        HookEvent::Skill,
         HookEvent::Stop,
         HookEvent::PreCompact,
         HookEvent::SessionEnd,
@@ -31,7 +35,7 @@ impl HookEvent {
         match self {
             HookEvent::SessionStart => "SessionStart",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
-            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUse | HookEvent::Skill => "PostToolUse",
             HookEvent::Stop => "Stop",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::SessionEnd => "SessionEnd",
@@ -44,6 +48,7 @@ impl HookEvent {
             HookEvent::SessionStart => "session-start",
             HookEvent::UserPromptSubmit => "user-prompt-submit",
             HookEvent::PostToolUse => "post-tool-use",
+            HookEvent::Skill => "skill",
             HookEvent::Stop => "stop",
             HookEvent::PreCompact => "pre-compact",
             HookEvent::SessionEnd => "session-end",
@@ -59,6 +64,7 @@ impl HookEvent {
         match self {
             HookEvent::SessionStart => Some("startup|resume|clear|compact"),
             HookEvent::PostToolUse => Some("*"),
+            HookEvent::Skill => Some("Skill"),
             _ => None,
         }
     }

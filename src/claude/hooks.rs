@@ -432,14 +432,18 @@ mod tests {
     fn hooks_json_is_the_events_table() {
         use super::super::events::HookEvent;
         let hooks = our_hooks(&program());
-        let events: Vec<&str> = hooks.keys().map(String::as_str).collect();
-        assert_eq!(events, HookEvent::ALL.map(HookEvent::name));
+        // Each event of the table is one group, in order; an event name
+        // may hold more than one (PostToolUse: every tool, and the Skill
+        // tool alone).
+        let groups: Vec<(&str, &Value)> = hooks
+            .iter()
+            .flat_map(|(name, groups)| groups.as_array().unwrap().iter().map(move |g| (name.as_str(), g)))
+            .collect();
+        assert_eq!(groups.iter().map(|(name, _)| *name).collect::<Vec<_>>(), HookEvent::ALL.map(HookEvent::name));
         let mut commands = Vec::new();
-        for event in HookEvent::ALL {
-            let groups = hooks[event.name()].as_array().unwrap();
-            assert_eq!(groups.len(), 1, "{}", event.name());
-            assert_eq!(groups[0].get("matcher").and_then(Value::as_str), event.matcher(), "{}", event.name());
-            let entries = groups[0]["hooks"].as_array().unwrap();
+        for (event, (_, group)) in HookEvent::ALL.into_iter().zip(&groups) {
+            assert_eq!(group.get("matcher").and_then(Value::as_str), event.matcher(), "{}", event.name());
+            let entries = group["hooks"].as_array().unwrap();
             assert_eq!(entries.len(), event.commands(), "{}", event.name());
             for entry in entries {
                 assert_eq!(entry["type"], "command");
@@ -450,7 +454,7 @@ mod tests {
         }
         let expected: Vec<String> = HookEvent::command_lines().iter().map(|(_, c)| format!("{EXE} {c}")).collect();
         assert_eq!(commands, expected);
-        assert_eq!(expected.len(), 11);
+        assert_eq!(expected.len(), 12);
         assert_eq!(expected[5], format!("{EXE} hook session-start --part 6"));
     }
 
@@ -517,7 +521,7 @@ mod tests {
     #[test]
     fn fresh_install_adds_every_event() {
         let settings = installed(json!({}));
-        assert_eq!(all_commands(&settings).len(), 11);
+        assert_eq!(all_commands(&settings).len(), 12);
         assert!(all_commands(&settings).iter().all(|c| c.starts_with(EXE)));
         assert_eq!(settings["hooks"], Value::Object(our_hooks(&program())));
         assert!(!settings.contains_key("statusLine"));

@@ -206,7 +206,7 @@ fn rendered_block(speaker: &str, block: &Value) -> Option<(String, String, usize
 }
 
 /// The last `bytes` of the transcript (a regular file only), as text.
-fn tail(transcript: &Path, bytes: u64) -> Option<String> {
+pub(crate) fn tail(transcript: &Path, bytes: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = crate::store::fsutil::open_regular(transcript).ok()??;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -247,7 +247,7 @@ pub fn snapshot(transcript: &Path, to: &Path, max: u64) -> anyhow::Result<bool> 
 }
 
 /// `2026-11-30T02:30:25.407Z` as Unix time.
-fn unix_time(text: &str) -> Option<i64> {
+pub(crate) fn unix_time(text: &str) -> Option<i64> {
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     Some(parsed.unix_timestamp())
 }

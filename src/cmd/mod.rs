@@ -13,6 +13,7 @@ pub mod history;
 pub mod import;
 pub mod install;
 pub mod merge_driver;
+pub mod restore;
 pub mod resume;
 pub mod review;
 pub mod show;
@@ -114,6 +115,7 @@ pub enum Command {
     Review(review::ReviewArgs),
     Resume(resume::ResumeArgs),
     Adopt(adopt::AdoptArgs),
+    Restore(restore::RestoreArgs),
     Cost(cost::CostArgs),
     Sync(sync::SyncArgs),
     Team(team::TeamArgs),
@@ -146,6 +148,7 @@ impl Run for Command {
             Command::Review(c) => c.run(),
             Command::Resume(c) => c.run(),
             Command::Adopt(c) => c.run(),
+            Command::Restore(c) => c.run(),
             Command::Cost(c) => c.run(),
             Command::Sync(c) => c.run(),
             Command::Team(c) => c.run(),

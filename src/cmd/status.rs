@@ -33,6 +33,8 @@ struct Status {
     /// Lines naming a path the repository no longer has, and
     /// near-duplicate pairs (`show --check` lists them).
     memory_check: Option<String>,
+    /// context-restore's setting and its last event.
+    restore: crate::store::restore::RestoreState,
     /// With sync on: the remote, the last pull and push, why the last
     /// attempt failed.
     sync: Option<crate::sync::SyncState>,
@@ -203,6 +205,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .as_deref()
             .and_then(|text| crate::project::check::findings(&project, &folder, text, cwd, false).count()),
         sync: crate::sync::state(roots),
+        restore: crate::store::restore::read(roots),
         identity: project.identity,
         provisional: project.provisional,
         folder_reason: project.why,
@@ -311,6 +314,7 @@ fn render(s: &Status) -> String {
     if let Some(count) = &s.memory_check {
         out.push_str(&format!("  check     {count}: memory-save show --check\n"));
     }
+    out.push_str(&format!("  restore   {}\n", super::restore::line(&s.restore)));
     if let Some(sync) = &s.sync {
         out.push_str(&format!("  sync      {}\n", sync_line(sync)));
     }

@@ -3,6 +3,7 @@
 
 mod post_tool_use;
 mod pre_compact;
+mod restore;
 mod session_end;
 mod session_start;
 mod stop;
@@ -60,6 +61,7 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
         HookEvent::SessionStart => session_start::run(&ctx, part)?,
         HookEvent::UserPromptSubmit => user_prompt_submit::run(&ctx)?,
         HookEvent::PostToolUse => post_tool_use::run(&ctx)?,
+        HookEvent::Skill => restore::skill(&ctx)?,
         HookEvent::Stop => stop::run(&ctx)?,
         HookEvent::SessionEnd => session_end::run(&ctx)?,
         HookEvent::PreCompact => pre_compact::run(&ctx)?,

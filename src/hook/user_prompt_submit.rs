@@ -28,5 +28,10 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         s.input.prompt_id.clone_from(&ctx.input.prompt_id);
         (s.outcome.report.take(), start)
     })?;
-    Ok(report_output(report))
+    // context-restore: one prefix check for every other prompt.
+    let restored = match ctx.input.prompt.as_deref() {
+        Some(prompt) if prompt.starts_with('/') => super::restore::typed(ctx, prompt),
+        _ => None,
+    };
+    Ok(super::restore::with_report(restored, report_output(report)))
 }

@@ -17,7 +17,16 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// Present only inside a subagent.
     pub agent_id: Option<String>,
+    /// PostToolUse of the Skill tool: `{"skill": "greet"}` (measured).
+    pub tool_input: Option<ToolInput>,
     pub effort: Option<Effort>,
+}
+
+/// Of a tool's input, what a hook of ours reads: the Skill tool's name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolInput {
+    pub skill: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

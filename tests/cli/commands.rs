@@ -7,7 +7,9 @@ use std::process::{Command, Stdio};
 
 use crate::support::*;
 
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 13] = [
+    "adopt",
+    "restore",
     "install",
     "uninstall",
     "status",

@@ -20,6 +20,7 @@ mod moved;
 mod perms;
 mod project;
 mod queue;
+mod restore;
 mod robust;
 mod save;
 mod sealed;

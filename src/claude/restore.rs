@@ -1,0 +1,180 @@
+//! context-restore at the edge (docs/using.md, "Skills and commands
+//! changed on disk"): for a Skill tool call (PostToolUse, matcher `Skill`)
+//! or a typed `/name` prompt (UserPromptSubmit), the file the text comes
+//! from and the engine's last copy of it in the transcript. The core
+//! (`memory::restore`) compares them and words what the model gets.
+//!
+//! The engine notices a changed file 2–3 s after the write (measured on
+//! 2.1.328 and 2.1.332) and then hands the new text itself. So a call
+//! gets the current text from us only when the file changed after the
+//! engine last handed it and within `NOTICE_WINDOW`, and its text is not
+//! what the engine handed.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::memory::restore::{self, Kind};
+
+/// Past this, the engine has noticed a change and hands the new text.
+pub const NOTICE_WINDOW: Duration = Duration::from_secs(5);
+/// The transcript's tail searched for the engine's last copy.
+const TAIL_BYTES: u64 = 4 * 1024 * 1024;
+/// A skill or command file read, at most; a larger one goes as its path.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// What one call gets: the model's text and the user's line.
+pub struct Restored {
+    pub context: String,
+    pub notice: String,
+}
+
+/// The engine's last copy of a skill or command in the transcript: its
+/// text, the skill's folder when it names one, and when it was written.
+struct EngineCopy {
+    text: String,
+    dir: Option<String>,
+    at: Option<i64>,
+}
+
+/// For a call of `name` in the session whose transcript is `transcript`,
+/// working in `project_dir`: the current text, when the engine's is old.
+pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, now: i64) -> Option<Restored> {
+    if !restore::valid_name(name) {
+        return None;
+    }
+    let copy = last_copy(transcript, kind, name);
+    let file = match copy.as_ref().and_then(|c| c.dir.as_deref()) {
+        Some(dir) => Some(PathBuf::from(dir).join("SKILL.md")),
+        None => find_file(kind, name, project_dir),
+    }?;
+    let (text, modified) = read_file(&file)?;
+    let changed_at = modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;
+    // Noticed by the engine by now, or handed by it since the write.
+    if now - changed_at > NOTICE_WINDOW.as_secs() as i64
+        || copy.as_ref().and_then(|c| c.at).is_some_and(|at| at > changed_at)
+    {
+        return None;
+    }
+    let body = text.as_deref().map(restore::body);
+    if let (Some(copy), Some(body)) = (&copy, body)
+        && restore::same_text(body, &copy.text)
+    {
+        return None;
+    }
+    let kind_seen = if copy.as_ref().is_some_and(|c| c.dir.is_some()) { Kind::Skill } else { kind };
+    let shown = file.display().to_string();
+    let context = match body {
+        Some(body) => restore::context(kind_seen, name, &shown, body),
+        // Over what one hook's output keeps whole: the path, to read.
+        None => restore::context(kind_seen, name, &shown, &"x".repeat(restore::MAX_TEXT_CHARS + 1)),
+    };
+    Some(Restored { context, notice: restore::notice(name) })
+}
+
+/// The file, bounded: a link, a FIFO or a device is refused; a file over
+/// `MAX_FILE_BYTES` is `None` text (its path goes instead).
+fn read_file(path: &Path) -> Option<(Option<String>, std::time::SystemTime)> {
+    let folder = path.parent()?;
+    if std::fs::symlink_metadata(folder).ok()?.file_type().is_symlink() {
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let modified = meta.modified().ok()?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Some((None, modified));
+    }
+    let bytes = crate::store::fsutil::read_regular(path, MAX_FILE_BYTES).ok()??;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let long = text.chars().count() > restore::MAX_TEXT_CHARS;
+    Some(((!long).then_some(text), modified))
+}
+
+/// Where the text of `name` comes from, in the seed's order: a plugin's
+/// (`plugin:name`), the project's, the user's; a command's file, else a
+/// skill's (a skill can be typed as a command).
+fn find_file(kind: Kind, name: &str, project_dir: &Path) -> Option<PathBuf> {
+    let config = crate::env::claude_config_dir().ok()?;
+    let (plugin, short) = match name.split_once(':') {
+        Some((plugin, short)) => (Some(plugin), short),
+        None => (None, name),
+    };
+    let mut roots: Vec<PathBuf> = Vec::new();
+    match plugin {
+        Some(plugin) => roots.extend(plugin_dirs(&config, plugin)),
+        None => roots.extend([project_dir.join(".claude"), config]),
+    }
+    let mut candidates = Vec::new();
+    for root in &roots {
+        if kind == Kind::Command {
+            candidates.push(root.join("commands").join(format!("{short}.md")));
+        }
+        candidates.push(root.join("skills").join(short).join("SKILL.md"));
+    }
+    candidates.into_iter().find(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
+/// The install folders of `plugin` in Claude Code's `installed_plugins.json`
+/// (its shapes of 2.1.328 and 2.1.332: a list of installs, or one).
+fn plugin_dirs(config: &Path, plugin: &str) -> Vec<PathBuf> {
+    let path = config.join("plugins").join("installed_plugins.json");
+    let Some(value) = crate::store::record::read_bounded::<Value>(&path, 4 * 1024 * 1024) else { return Vec::new() };
+    let Some(plugins) = value.get("plugins").and_then(Value::as_object) else { return Vec::new() };
+    plugins
+        .iter()
+        .filter(|(id, _)| id.split('@').next() == Some(plugin))
+        .flat_map(|(_, installs)| match installs {
+            Value::Array(list) => list.clone(),
+            other => vec![other.clone()],
+        })
+        .filter_map(|install| install.get("installPath")?.as_str().map(PathBuf::from))
+        .collect()
+}
+
+/// The engine's last copy of `name`, read from the transcript's tail.
+/// Only the engine's own blocks count: a user entry marked `isMeta` whose
+/// text starts with the skill's `Base directory for this skill:` line (a
+/// tool's result is never `isMeta`), or, for a typed command, the `isMeta`
+/// entry right after the engine's `<command-name>/name</command-name>`.
+fn last_copy(transcript: &Path, kind: Kind, name: &str) -> Option<EngineCopy> {
+    let tail = crate::claude::transcript::tail(transcript, TAIL_BYTES)?;
+    let short = name.rsplit(':').next().unwrap_or(name);
+    let command_tag = format!("<command-name>/{name}</command-name>");
+    let mut later_meta: Option<(String, Option<i64>)> = None;
+    for line in tail.lines().rev() {
+        if !line.contains("\"user\"") {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Value>(line) else { continue };
+        if entry.get("type").and_then(Value::as_str) != Some("user") {
+            continue;
+        }
+        let at = entry.get("timestamp").and_then(Value::as_str).and_then(crate::claude::transcript::unix_time);
+        let content = entry.pointer("/message/content");
+        if entry.get("isMeta").and_then(Value::as_bool) == Some(true) {
+            let text = content.and_then(Value::as_array).and_then(|blocks| {
+                blocks.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?.get("text")?.as_str()
+            });
+            let Some(text) = text else { continue };
+            if let Some((dir, body)) = restore::skill_block(text)
+                && Path::new(dir).file_name().and_then(|n| n.to_str()) == Some(short)
+            {
+                return Some(EngineCopy { text: body.to_string(), dir: Some(dir.to_string()), at });
+            }
+            later_meta = Some((text.to_string(), at));
+            continue;
+        }
+        if kind == Kind::Command
+            && content.and_then(Value::as_str).is_some_and(|c| c.contains(&command_tag))
+            && let Some((text, at)) = later_meta.take()
+        {
+            return Some(EngineCopy { text, dir: None, at });
+        }
+        later_meta = None;
+    }
+    None
+}
