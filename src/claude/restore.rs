@@ -31,7 +31,8 @@ pub struct Restored {
 }
 
 /// The engine's last copy of a skill or command in the transcript: its
-/// text, the skill's folder when it names one, and when it was written.
+/// text, the skill's folder when it names one, and when it was written
+/// (milliseconds).
 struct EngineCopy {
     text: String,
     dir: Option<String>,
@@ -50,11 +51,16 @@ pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, no
         None => find_file(kind, name, project_dir),
     }?;
     let (text, modified) = read_file(&file)?;
-    let changed_at = modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;
-    // Noticed by the engine by now, or handed by it since the write.
-    if now - changed_at > NOTICE_WINDOW.as_secs() as i64
-        || copy.as_ref().and_then(|c| c.at).is_some_and(|at| at > changed_at)
-    {
+    let changed_ms = modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
+    // Noticed by the engine by now, handed by it since the write, or
+    // written before the session loaded it. The transcript is written
+    // behind the engine (at a `-p` run's first tool call it may not exist
+    // yet, measured): a session whose start it cannot tell gets nothing.
+    let handed_since = match &copy {
+        Some(copy) => copy.at.is_some_and(|at| at > changed_ms),
+        None => session_start(transcript).is_none_or(|start| start > changed_ms),
+    };
+    if now * 1000 - changed_ms > NOTICE_WINDOW.as_millis() as i64 || handed_since {
         return None;
     }
     let body = text.as_deref().map(restore::body);
@@ -71,6 +77,18 @@ pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, no
         None => restore::context(kind_seen, name, &shown, &"x".repeat(restore::MAX_TEXT_CHARS + 1)),
     };
     Some(Restored { context, notice: restore::notice(name) })
+}
+
+/// When the session began: its transcript's first timestamp.
+fn session_start(transcript: &Path) -> Option<i64> {
+    use std::io::Read;
+    let file = crate::store::fsutil::open_regular(transcript).ok()??;
+    let mut head = Vec::new();
+    file.take(64 * 1024).read_to_end(&mut head).ok()?;
+    String::from_utf8_lossy(&head).lines().find_map(|line| {
+        let entry: Value = serde_json::from_str(line).ok()?;
+        entry.get("timestamp")?.as_str().and_then(crate::claude::transcript::unix_time_ms)
+    })
 }
 
 /// The file, bounded: a link, a FIFO or a device is refused; a file over
@@ -153,7 +171,7 @@ fn last_copy(transcript: &Path, kind: Kind, name: &str) -> Option<EngineCopy> {
         if entry.get("type").and_then(Value::as_str) != Some("user") {
             continue;
         }
-        let at = entry.get("timestamp").and_then(Value::as_str).and_then(crate::claude::transcript::unix_time);
+        let at = entry.get("timestamp").and_then(Value::as_str).and_then(crate::claude::transcript::unix_time_ms);
         let content = entry.pointer("/message/content");
         if entry.get("isMeta").and_then(Value::as_bool) == Some(true) {
             let text = content.and_then(Value::as_array).and_then(|blocks| {

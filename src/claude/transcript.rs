@@ -246,6 +246,12 @@ pub fn snapshot(transcript: &Path, to: &Path, max: u64) -> anyhow::Result<bool> 
     Ok(true)
 }
 
+/// `2026-11-30T02:30:25.407Z` in milliseconds since the epoch.
+pub(crate) fn unix_time_ms(text: &str) -> Option<i64> {
+    let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(parsed.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
 /// `2026-11-30T02:30:25.407Z` as Unix time.
 pub(crate) fn unix_time(text: &str) -> Option<i64> {
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;

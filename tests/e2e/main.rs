@@ -5,6 +5,7 @@ mod app;
 mod billing;
 mod cadence;
 mod harness;
+mod restore;
 mod scenarios;
 mod screen;
 mod spend;
