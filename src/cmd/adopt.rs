@@ -50,10 +50,7 @@ impl super::Run for AdoptArgs {
             }
         }
         if record.root.is_none() {
-            record.root = match (&project.git_dir, project.roots.first()) {
-                (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
-                _ => None,
-            };
+            record.root = project.root_commit();
         }
         let folder = Folder::with_identity(&roots, &self.folder, &project.identity);
         let message = format!("adopt: {} took over this memory, recorded for {}", project.identity, record.seen_at());

@@ -97,10 +97,7 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     if project.provisional.is_none() && record.as_ref().is_some_and(|r| !lacks(r)) {
         return Ok(());
     }
-    let root = match (&project.git_dir, project.roots.first()) {
-        (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
-        _ => None,
-    };
+    let root = project.root_commit();
     if let Some(why) = project.provisional.take() {
         let recorded = record.as_ref().and_then(|r| r.root.as_ref());
         if root.is_none() || recorded != root.as_ref() {
@@ -150,10 +147,7 @@ pub fn adoptable(roots: &Roots, project: &Project) -> Vec<(String, owner::Record
     if project.team_dir.is_some() {
         return Vec::new();
     }
-    let root = match (&project.git_dir, project.roots.first()) {
-        (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
-        _ => None,
-    };
+    let root = project.root_commit();
     owner::all(roots)
         .into_iter()
         .filter(|(name, record)| *name != project.name && !record.holds_any(&project.identities))

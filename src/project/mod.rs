@@ -70,6 +70,14 @@ impl Project {
         }
     }
 
+    /// The repository's root commit, asked of git (never by a hook).
+    pub fn root_commit(&self) -> Option<String> {
+        match (&self.git_dir, self.roots.first()) {
+            (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
+            _ => None,
+        }
+    }
+
     /// What the memory block calls this memory.
     pub fn label(&self) -> String {
         match (&self.team_dir, &self.provisional) {
