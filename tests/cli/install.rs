@@ -104,8 +104,13 @@ fn fresh_install_creates_settings_with_every_event() {
     let expected: Vec<String> = (1..=6).map(|n| format!("{} hook session-start --part {n}", exe())).collect();
     assert_eq!(start, expected);
     assert_eq!(commands(&settings, "Stop"), [format!("{} hook stop", exe())]);
-    assert_eq!(commands(&settings, "PostToolUse"), [format!("{} hook post-tool-use", exe())]);
+    assert_eq!(
+        commands(&settings, "PostToolUse"),
+        [format!("{} hook post-tool-use", exe()), format!("{} hook skill", exe())]
+    );
+    // Every tool, and the Skill tool alone for context-restore.
     assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
+    assert_eq!(settings["hooks"]["PostToolUse"][1]["matcher"], "Skill");
     assert!(settings.get("statusLine").is_none());
     assert!(!home.backup().exists(), "no backup of a file that did not exist");
 }
