@@ -78,8 +78,8 @@ fn an_unchanged_skill_or_an_old_change_adds_nothing() {
     assert_eq!(out.stdout, "", "unchanged");
     // Changed, but long enough ago that the engine has noticed.
     write_skill(&env, "greet", "Say GREET-V2.\n");
-    let touched = std::process::Command::new("touch").args(["-d", "1 minute ago"]).arg(dir.join("SKILL.md")).status();
-    assert!(touched.unwrap().success());
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    fs::File::options().write(true).open(dir.join("SKILL.md")).unwrap().set_modified(minute_ago).unwrap();
     assert_eq!(skill_call(&env, "greet").stdout, "", "the engine hands the new text itself");
 }
 
