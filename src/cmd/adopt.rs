@@ -31,6 +31,10 @@ impl super::Run for AdoptArgs {
             );
         }
         crate::project::check_name(&self.folder)?;
+        // The memory root's own `.git` and the like are no memory folder.
+        if self.folder.starts_with('.') {
+            bail!("{} is not a memory folder (a name starting with . is the memory root's own)", self.folder);
+        }
         let dir = roots.project_dir(&self.folder);
         if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
             bail!(
@@ -43,7 +47,7 @@ impl super::Run for AdoptArgs {
         if project.name == self.folder && project.provisional.is_none() && record.holds_any(&project.identities) {
             return super::println(&format!("memory folder {} is already this repository's memory", self.folder));
         }
-        let was = record.identity.clone();
+        let was = record.shown_identity();
         for id in &project.identities {
             if !record.names().any(|n| n == id) {
                 record.also.push(id.clone());

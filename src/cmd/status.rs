@@ -198,7 +198,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         sessions: per_session,
         adoptable: crate::project::adoptable(roots, &project)
             .into_iter()
-            .map(|(folder, record)| Adoptable { folder, recorded_for: record.seen_at().to_string() })
+            .map(|(folder, record)| Adoptable { folder, recorded_for: record.seen_at() })
             .collect(),
         // The last walk's answer when there was one: status does not wait on git's log.
         memory_check: memory

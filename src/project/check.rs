@@ -174,11 +174,13 @@ fn known_to_git(top: &Path, paths: &[String]) -> std::collections::BTreeSet<Stri
     }
     // A folder's pattern (`/target/`) matches only a name known to be a
     // folder: a path not on disk is asked both ways.
-    let input: String = paths.iter().filter(|p| !known.contains(*p)).map(|p| format!("{p}\n{p}/\n")).collect();
+    // NUL-separated both ways: git quotes a non-ASCII name in its
+    // line output, which would then never match the name asked.
+    let input: String = paths.iter().filter(|p| !known.contains(*p)).map(|p| format!("{p}\0{p}/\0")).collect();
     if !input.is_empty()
-        && let Ok((out, _)) = crate::git::local(top, &["check-ignore", "--stdin"], input.as_bytes(), QUICK)
+        && let Ok((out, _)) = crate::git::local(top, &["check-ignore", "-z", "--stdin"], input.as_bytes(), QUICK)
     {
-        known.extend(out.lines().map(|l| l.trim_end_matches('/').to_string()));
+        known.extend(out.split('\0').filter(|l| !l.is_empty()).map(|l| l.trim_end_matches('/').to_string()));
     }
     known
 }

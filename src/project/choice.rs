@@ -55,12 +55,12 @@ pub(super) fn choose_folder(
     let name = hashed_name(base, identity);
     match owner::read(roots, &name) {
         Some(record) if record.holds_any(identities) => {
-            return Ok(plain(&name, format!("{base} belongs to {}", found.identity)));
+            return Ok(plain(&name, format!("{base} belongs to {}", found.shown_identity())));
         }
         Some(other) => bail!(
             "memory folders {base} and {name} both belong to other repositories ({}, {}); name this one in the config ([names])",
-            found.identity,
-            other.identity
+            found.shown_identity(),
+            other.shown_identity()
         ),
         None => {}
     }
@@ -74,7 +74,7 @@ pub(super) fn choose_folder(
             )),
         });
     }
-    Ok(plain(&name, format!("{base} belongs to {}", found.identity)))
+    Ok(plain(&name, format!("{base} belongs to {}", found.shown_identity())))
 }
 
 /// The folder of a second repository with `base`'s name.

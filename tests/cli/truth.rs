@@ -143,3 +143,18 @@ fn outside_git_a_path_is_stale_only_when_it_is_not_on_disk() {
     assert_eq!(json["stale"][0]["path"], "old.py");
     assert_eq!(json["stale"][0]["found"], serde_json::json!({"kind": "not_found", "walked": null}));
 }
+
+/// git quotes a non-ASCII name in its line output; an ignored `çıktı/`
+/// is still known to be ignored.
+#[test]
+fn an_ignored_folder_with_a_non_ascii_name_is_not_stale() {
+    let env = Env::new();
+    fs::write(env.proj.join(".gitignore"), "/çıktı/\n/out/\n").unwrap();
+    env.git(&env.proj, &["add", "-A"]);
+    env.git(&env.proj, &["commit", "-q", "-m", "ignores"]);
+    env.write_memory(&template_with("proj", &["- Builds land in `çıktı/` and `out/`.", "- Gone: `çıkış/plan.md`."]));
+    let out = env.cmd(&["show", "--check", "--json"]).in_dir(&env.proj).run().ok();
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    let stale: Vec<&str> = json["stale"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+    assert_eq!(stale, ["çıkış/plan.md"], "{json}");
+}
