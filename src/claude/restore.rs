@@ -70,12 +70,7 @@ pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, no
         return None;
     }
     let kind_seen = if copy.as_ref().is_some_and(|c| c.dir.is_some()) { Kind::Skill } else { kind };
-    let shown = file.display().to_string();
-    let context = match body {
-        Some(body) => restore::context(kind_seen, name, &shown, body),
-        // Over what one hook's output keeps whole: the path, to read.
-        None => restore::context(kind_seen, name, &shown, &"x".repeat(restore::MAX_TEXT_CHARS + 1)),
-    };
+    let context = restore::context(kind_seen, name, &file.display().to_string(), body);
     Some(Restored { context, notice: restore::notice(name) })
 }
 
@@ -92,7 +87,7 @@ fn session_start(transcript: &Path) -> Option<i64> {
 }
 
 /// The file, bounded: a link, a FIFO or a device is refused; a file over
-/// `MAX_FILE_BYTES` is `None` text (its path goes instead).
+/// `MAX_FILE_BYTES` is not read (`None` text: its path goes instead).
 fn read_file(path: &Path) -> Option<(Option<String>, std::time::SystemTime)> {
     let folder = path.parent()?;
     if std::fs::symlink_metadata(folder).ok()?.file_type().is_symlink() {
@@ -107,9 +102,7 @@ fn read_file(path: &Path) -> Option<(Option<String>, std::time::SystemTime)> {
         return Some((None, modified));
     }
     let bytes = crate::store::fsutil::read_regular(path, MAX_FILE_BYTES).ok()??;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let long = text.chars().count() > restore::MAX_TEXT_CHARS;
-    Some(((!long).then_some(text), modified))
+    Some((Some(String::from_utf8_lossy(&bytes).into_owned()), modified))
 }
 
 /// Where the text of `name` comes from, in the seed's order: a plugin's
