@@ -254,8 +254,7 @@ pub(crate) fn unix_time_ms(text: &str) -> Option<i64> {
 
 /// `2026-11-30T02:30:25.407Z` as Unix time.
 pub(crate) fn unix_time(text: &str) -> Option<i64> {
-    let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
-    Some(parsed.unix_timestamp())
+    unix_time_ms(text).map(|ms| ms.div_euclid(1000))
 }
 
 #[cfg(test)]

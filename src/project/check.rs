@@ -267,11 +267,6 @@ fn event_for(gone: &BTreeMap<String, Fate>, path: &str) -> Option<Fate> {
     })
 }
 
-/// Near-duplicate pairs of bullets, with the file's line numbers.
-pub fn duplicates(memory: &str) -> Vec<crate::memory::duplicates::Pair> {
-    crate::memory::duplicates::find(memory)
-}
-
 /// What `show --check`, `status` and `doctor` report about a memory.
 #[derive(Debug, Serialize)]
 pub struct Findings {
@@ -296,7 +291,7 @@ pub fn findings(project: &Project, folder: &Folder, memory: &str, cwd: &Path, wa
     Findings {
         memory: folder.memory_path().display().to_string(),
         stale: stale(project, folder, memory, cwd, walk),
-        duplicates: duplicates(memory)
+        duplicates: crate::memory::duplicates::find(memory)
             .into_iter()
             .map(|p| Duplicate {
                 section: p.section,

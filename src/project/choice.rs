@@ -42,7 +42,7 @@ pub(super) fn choose_folder(
     }
     let ours = |name: &str| owner::read(roots, name).is_some_and(|r| r.holds_any(identities));
     // Undoing an adoption takes the record back, and with it the alias.
-    if let Some(name) = identities.iter().find_map(|id| owner::adopted(roots, id)).filter(|name| ours(name)) {
+    if let Some(name) = owner::adopted(roots, identities).filter(|name| ours(name)) {
         return Ok(plain(&name, format!("{name}, adopted for {identity}")));
     }
     let found = match owner::read(roots, base) {

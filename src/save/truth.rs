@@ -33,9 +33,6 @@ fn noted_path(folder: &Folder) -> std::path::PathBuf {
 /// The notes for a fork shown `shown` (the gated memory) of the file
 /// `file`, from the session's folder `cwd`.
 pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd: &Path) -> ForFork {
-    if project.team_dir.is_some() && project.git_dir.is_none() {
-        return ForFork::default();
-    }
     let visible: std::collections::HashSet<&str> = shown.lines().collect();
     let noted: Noted = crate::store::record::read(&noted_path(folder)).unwrap_or_default();
     let stale = crate::project::check::stale(project, folder, file, cwd, true)
@@ -44,7 +41,7 @@ pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd
         .filter(|s| !noted.stale.contains(&(s.text.clone(), s.path.clone())))
         .map(|s| StaleNote { line: s.text, path: s.path, found: s.found.describe() })
         .collect();
-    let duplicates = crate::project::check::duplicates(shown)
+    let duplicates = crate::memory::duplicates::find(shown)
         .into_iter()
         .map(|p| (p.first.1, p.second.1))
         .filter(|pair| !noted.duplicates.contains(pair))

@@ -138,9 +138,10 @@ fn adopted_path(roots: &Roots) -> PathBuf {
     roots.projects_state_dir().join("adopted.json")
 }
 
-pub fn adopted(roots: &Roots, identity: &str) -> Option<String> {
+/// The folder adopted for any of `identities`, the first that has one.
+pub fn adopted(roots: &Roots, identities: &[String]) -> Option<String> {
     let aliases: std::collections::BTreeMap<String, String> = crate::store::record::read(&adopted_path(roots))?;
-    aliases.get(identity).cloned()
+    identities.iter().find_map(|id| aliases.get(id).cloned())
 }
 
 pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
