@@ -83,31 +83,36 @@ pub fn remote(root: &Path, args: &[&str], caller: Caller) -> Result<()> {
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
 pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c)))
-        .env("GIT_MERGE_AUTOEDIT", "no");
+    let mut command = git(root, args);
+    command.envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c))).env("GIT_MERGE_AUTOEDIT", "no");
     let run = crate::process::run_captured(&mut command, b"", limit, OUTPUT_MAX)
         .context("cannot run git; install git to sync memory")?;
-    let (status, stdout, stderr) = match run.ended {
-        crate::process::Ended::Exited(status) => (status, run.stdout, run.stderr),
+    match run.ended {
         crate::process::Ended::TimedOut => {
             bail!("git {} took over {} s and was stopped", args.first().unwrap_or(&""), limit.as_secs())
         }
-    };
-    if !status.success() {
-        // git's message spans lines ("fatal: …", then advice): all of it,
-        // on one line, bounded.
-        let stderr = String::from_utf8_lossy(&stderr);
-        let said: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-        let said = crate::memory::text::shorten(&said.join(" "), 400);
-        bail!("git {} failed: {said}", args.first().unwrap_or(&""));
+        crate::process::Ended::Exited(status) if !status.success() => Err(failed(args, &run.stderr)),
+        crate::process::Ended::Exited(_) => Ok(String::from_utf8_lossy(&run.stdout).into_owned()),
     }
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+/// `git -C root <args>` that never asks for anything.
+fn git(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(root).args(args).env("GIT_TERMINAL_PROMPT", "0");
+    command
+}
+
+/// git's message spans lines ("fatal: …", then advice): all of it, on one
+/// line, bounded.
+fn failed(args: &[&str], stderr: &[u8]) -> anyhow::Error {
+    let stderr = String::from_utf8_lossy(stderr);
+    let said: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    anyhow::anyhow!(
+        "git {} failed: {}",
+        args.first().unwrap_or(&""),
+        crate::memory::text::shorten(&said.join(" "), 400)
+    )
 }
 
 /// The repository's one root commit, which names it wherever it is moved
@@ -119,7 +124,10 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
     if std::fs::symlink_metadata(common_dir.join("shallow")).is_ok() {
         return None;
     }
-    let listed = run(work_dir, &["rev-list", "--max-parents=0", "HEAD"], CONFIG_LIMIT).ok()?;
+    let (listed, timed_out) = local(work_dir, &["rev-list", "--max-parents=0", "HEAD"], b"", CONFIG_LIMIT).ok()?;
+    if timed_out {
+        return None;
+    }
     match listed.split_whitespace().collect::<Vec<_>>().as_slice() {
         [one] => Some((*one).to_string()),
         _ => None,
@@ -131,23 +139,16 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
 /// out of time, in which case the output is what came by then (a log walk
 /// newest first is still true as far as it got). A failure is an error.
 pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Result<(String, bool)> {
-    let mut command = Command::new("git");
-    command.arg("-C").arg(root).args(args).env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0");
+    let mut command = git(root, args);
+    command.env("GIT_OPTIONAL_LOCKS", "0");
     let run =
         crate::process::run_captured(&mut command, input, limit, OUTPUT_MAX).context("cannot run git; install git")?;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     match run.ended {
         crate::process::Ended::TimedOut => Ok((stdout, true)),
-        // `check-ignore` says "none" with 1.
+        // `check-ignore` and `rev-parse --verify -q` say "none" with 1.
         crate::process::Ended::Exited(status) if status.success() || status.code() == Some(1) => Ok((stdout, false)),
-        crate::process::Ended::Exited(status) => {
-            let stderr = String::from_utf8_lossy(&run.stderr);
-            bail!(
-                "git {} failed ({status}): {}",
-                args.first().unwrap_or(&""),
-                crate::memory::text::shorten(stderr.trim(), 400)
-            )
-        }
+        crate::process::Ended::Exited(_) => Err(failed(args, &run.stderr)),
     }
 }
 
