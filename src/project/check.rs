@@ -53,8 +53,20 @@ pub enum Fate {
     /// Not in the worktree, on a branch, nor in the walk: `walked` is what
     /// the walk covered (`None`: no walk, or no git).
     NotFound {
-        walked: Option<String>,
+        walked: Option<Walked>,
     },
+}
+
+/// How far the log walk went.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "through", rename_all = "snake_case")]
+pub enum Walked {
+    /// The whole history this clone has.
+    History,
+    /// The newest `WALK_COMMITS` commits that renamed or deleted files.
+    Newest,
+    /// As many as it read before its time ran out.
+    TimedOut { commits: usize },
 }
 
 impl Fate {
@@ -66,7 +78,16 @@ impl Fate {
                 None => format!("renamed to a name not shown here (commit {commit})"),
             },
             Fate::Deleted { commit } => format!("deleted in commit {commit}"),
-            Fate::NotFound { walked: Some(walked) } => format!("not found ({walked})"),
+            Fate::NotFound { walked: Some(Walked::History) } => {
+                "not found (not in the repository's history)".to_string()
+            }
+            Fate::NotFound { walked: Some(Walked::Newest) } => {
+                format!("not found (not in the last {WALK_COMMITS} commits that renamed or deleted files)")
+            }
+            Fate::NotFound { walked: Some(Walked::TimedOut { commits }) } => format!(
+                "not found (not in the {commits} newest commits that renamed or deleted files, walked in {} s)",
+                WALK_LIMIT.as_secs()
+            ),
             Fate::NotFound { walked: None } => "not found".to_string(),
         }
     }
@@ -223,14 +244,11 @@ fn walk_log(top: &Path, wanted: &[String], on_disk: &dyn Fn(&str) -> bool) -> BT
         }
     }
     let walked = if timed_out {
-        format!(
-            "not in the {commits} newest commits that renamed or deleted files, walked in {} s",
-            WALK_LIMIT.as_secs()
-        )
+        Walked::TimedOut { commits }
     } else if commits >= WALK_COMMITS {
-        format!("not in the last {WALK_COMMITS} commits that renamed or deleted files")
+        Walked::Newest
     } else {
-        "not in the repository's history".to_string()
+        Walked::History
     };
     let mut out = BTreeMap::new();
     for path in wanted {
@@ -245,7 +263,7 @@ fn walk_log(top: &Path, wanted: &[String], on_disk: &dyn Fn(&str) -> bool) -> BT
                 _ => break,
             }
         }
-        out.insert(path.clone(), found.unwrap_or(Fate::NotFound { walked: Some(walked.clone()) }));
+        out.insert(path.clone(), found.unwrap_or(Fate::NotFound { walked: Some(walked) }));
     }
     out
 }

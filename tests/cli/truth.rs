@@ -75,6 +75,8 @@ fn show_check_names_renamed_deleted_and_missing_paths_and_nothing_else() {
         "{json}"
     );
     assert_eq!(json["stale"][0]["found"]["to"], "src/syntax.rs");
+    // How far the walk went is data for scripts, not prose.
+    assert_eq!(json["stale"][2]["found"]["walked"], serde_json::json!({"through": "history"}), "{json}");
     assert_eq!(json["duplicates"], serde_json::json!([]));
     let text = env.cmd(&["show", "--check"]).in_dir(&env.proj).run().ok().stdout;
     assert!(text.contains("line 7: `src/parser.rs` renamed to src/syntax.rs (commit "), "{text}");
