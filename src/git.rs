@@ -1,6 +1,13 @@
 //! git, the program (gitoxide cannot push): the one runner every git
 //! command of memory-save goes through, and the edits of a repository's
 //! `info/exclude`. Hooks never run git.
+//!
+//! A repository's own config is the repository's author's, not the user's:
+//! an unpacked archive or a hostile clone can set `core.fsmonitor` to a
+//! shell command that any read of the index runs. So every command here
+//! starts with `SEALED`, which switches off each setting that makes git run
+//! a program (docs/security.md names each and why), and local commands
+//! (`Reach::Local`) also switch off the ones that reach a network.
 
 use std::path::Path;
 use std::process::Command;
@@ -29,7 +36,7 @@ fn ssh_command(root: &Path) -> Option<String> {
         return None;
     }
     let configured = crate::process::run_captured(
-        Command::new("git").arg("-C").arg(root).args(["config", "--get", "core.sshCommand"]),
+        &mut git(root, &["config", "--get", "core.sshCommand"], Reach::Remote),
         b"",
         CONFIG_LIMIT,
         64 * 1024,
@@ -70,21 +77,27 @@ pub fn remote(root: &Path, args: &[&str], caller: Caller) -> Result<()> {
     if caller == Caller::Background {
         return run(root, args, LIMIT).map(drop);
     }
-    let status = crate::process::run_in_foreground(
-        Command::new("git").arg("-C").arg(root).args(args).env("GIT_MERGE_AUTOEDIT", "no"),
-    )
-    .context("cannot run git; install git to sync memory")?;
+    let status = crate::process::run_in_foreground(git(root, args, Reach::Remote).env("GIT_MERGE_AUTOEDIT", "no"))
+        .context("cannot run git; install git to sync memory")?;
     if !status.success() {
         bail!("git {} failed (what git said is above)", args.first().unwrap_or(&""));
     }
     Ok(())
 }
 
+/// The subcommands that reach a remote.
+const REMOTE: &[&str] = &["fetch", "push", "ls-remote", "clone"];
+
 /// Runs `git -C root …` bounded in time, in its own process group (a
 /// hung ssh dies with it), never asking for anything.
 pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
-    let mut command = git(root, args);
-    command.envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c))).env("GIT_MERGE_AUTOEDIT", "no");
+    let reach = if args.first().is_some_and(|sub| REMOTE.contains(sub)) { Reach::Remote } else { Reach::Local };
+    let mut command = git(root, args, reach);
+    if reach == Reach::Remote {
+        // In the background nothing may ask: no askpass program either.
+        command.envs(ssh_command(root).map(|c| ("GIT_SSH_COMMAND", c))).env("GIT_ASKPASS", "");
+    }
+    command.env("GIT_MERGE_AUTOEDIT", "no");
     let run = crate::process::run_captured(&mut command, b"", limit, OUTPUT_MAX)
         .context("cannot run git; install git to sync memory")?;
     match run.ended {
@@ -96,10 +109,72 @@ pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     }
 }
 
-/// `git -C root <args>` that never asks for anything.
-fn git(root: &Path, args: &[&str]) -> Command {
+/// The settings put before every git command: each one a way a
+/// repository's config (or an attribute naming a driver in it) makes git
+/// run a program. Empty values reset a list (`credential.helper`) or turn
+/// a setting off; `false` is a program that does nothing and fails.
+const SEALED: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=false",
+    "sequence.editor=false",
+    "log.showSignature=false",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "merge.verifySignatures=false",
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
+    "protocol.ext.allow=never",
+];
+
+/// What a local command also turns off: the programs git runs to reach a
+/// remote (a lazy fetch of a partial clone's missing object is one).
+const SEALED_LOCAL: &[&str] = &["core.askPass=", "credential.helper=", "core.sshCommand=false", "core.gitProxy="];
+
+/// Whether a command may reach a remote: only a sync's fetch, push,
+/// ls-remote and clone, in the memory root we made, with the user's own
+/// credentials and ssh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Local,
+    Remote,
+}
+
+/// The subcommands whose output can run `diff.external`, a diff driver or
+/// a textconv filter named by `.gitattributes`: given `--no-ext-diff
+/// --no-textconv`. (An empty `-c diff.external=` does not turn it off:
+/// git 2.39 then runs the empty command.)
+const DIFFING: &[&str] = &["diff", "show", "log"];
+
+/// `git -C root <args>` that never asks for anything and runs no program
+/// of the repository's (`SEALED`).
+fn git(root: &Path, args: &[&str], reach: Reach) -> Command {
     let mut command = Command::new("git");
-    command.arg("-C").arg(root).args(args).env("GIT_TERMINAL_PROMPT", "0");
+    command.arg("--no-pager").arg("-C").arg(root);
+    let extra = if reach == Reach::Local { SEALED_LOCAL } else { &[] };
+    for setting in SEALED.iter().chain(extra) {
+        command.arg("-c").arg(setting);
+    }
+    // The subcommand stands after any `-c` pairs of the caller's own.
+    let at = args.chunks(2).take_while(|pair| pair[0] == "-c" && pair.len() == 2).count() * 2;
+    command.args(&args[..at]);
+    if let Some((sub, rest)) = args[at..].split_first() {
+        command.arg(sub);
+        if DIFFING.contains(sub) {
+            command.args(["--no-ext-diff", "--no-textconv"]);
+        }
+        command.args(rest);
+    }
+    command
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // A missing object of a partial clone is not fetched behind our back.
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env_remove("GIT_EXTERNAL_DIFF");
+    if reach == Reach::Local {
+        command.env("GIT_ASKPASS", "").env("GIT_SSH_COMMAND", "false");
+    }
     command
 }
 
@@ -139,7 +214,7 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
 /// out of time, in which case the output is what came by then (a log walk
 /// newest first is still true as far as it got). A failure is an error.
 pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Result<(String, bool)> {
-    let mut command = git(root, args);
+    let mut command = git(root, args, Reach::Local);
     command.env("GIT_OPTIONAL_LOCKS", "0");
     let run =
         crate::process::run_captured(&mut command, input, limit, OUTPUT_MAX).context("cannot run git; install git")?;
@@ -362,6 +437,137 @@ mod tests {
         let url = url.unwrap();
         let n: usize = url.rsplit('/').next().unwrap().parse().unwrap();
         assert!(n >= 20 - CONFIG_FILES_MAX, "{url}");
+    }
+
+    /// A repository whose config and attributes name a program for every
+    /// setting git runs one for, each writing a marker of its own name.
+    fn hostile_repository(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+        let repo = dir.join("repo");
+        let markers = dir.join("markers");
+        fs_err::create_dir_all(&markers).unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap();
+            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        fs_err::create_dir_all(&repo).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        git(&["config", "user.email", "a@b"]);
+        git(&["config", "user.name", "a"]);
+        fs_err::write(repo.join("notes.txt"), "one\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "first"]);
+        git(&["checkout", "-q", "-b", "side"]);
+        fs_err::write(repo.join("side.txt"), "side\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "side"]);
+        git(&["checkout", "-q", "main"]);
+        fs_err::write(repo.join("notes.txt"), "one\ntwo\n").unwrap();
+        git(&["commit", "-q", "-am", "second"]);
+        fs_err::write(repo.join(".gitattributes"), "* diff=evil merge=evil filter=evil\n").unwrap();
+        let hooks = dir.join("hooks");
+        fs_err::create_dir_all(&hooks).unwrap();
+        for hook in [
+            "pre-commit",
+            "commit-msg",
+            "post-commit",
+            "post-checkout",
+            "post-merge",
+            "pre-merge-commit",
+            "prepare-commit-msg",
+            "reference-transaction",
+            "post-index-change",
+            "fsmonitor-watchman",
+        ] {
+            for folder in [&hooks, &repo.join(".git/hooks")] {
+                let path = folder.join(hook);
+                fs_err::write(&path, format!("#!/bin/sh\ntouch '{}/hook-{hook}'\n", markers.display())).unwrap();
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        // A script each, as git runs some of these through the shell and
+        // some (gpg, askpass) as a program.
+        let bin = dir.join("bin");
+        fs_err::create_dir_all(&bin).unwrap();
+        let mark = |name: &str| {
+            let script = bin.join(name);
+            fs_err::write(&script, format!("#!/bin/sh\ntouch '{}/{name}'\nexit 1\n", markers.display())).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            script.display().to_string()
+        };
+        let settings = [
+            ("core.fsmonitor", mark("fsmonitor")),
+            ("core.hooksPath", hooks.display().to_string()),
+            ("core.askPass", mark("askpass")),
+            ("credential.helper", format!("!{}", mark("credential"))),
+            ("core.sshCommand", mark("ssh")),
+            ("core.pager", mark("pager")),
+            ("core.editor", mark("editor")),
+            ("sequence.editor", mark("sequence-editor")),
+            ("diff.external", mark("diff-external")),
+            ("diff.evil.command", mark("diff-driver")),
+            ("diff.evil.textconv", mark("textconv")),
+            ("merge.evil.driver", mark("merge-driver")),
+            ("log.showSignature", "true".into()),
+            ("commit.gpgSign", "true".into()),
+            ("gpg.program", mark("gpg")),
+            ("gpg.ssh.program", mark("gpg-ssh")),
+            ("pager.log", mark("pager-log")),
+            // A partial clone: a missing object is fetched over ssh.
+            ("core.repositoryformatversion", "1".into()),
+            ("extensions.partialClone", "origin".into()),
+            ("remote.origin.url", "ssh://example.invalid/repo".into()),
+            ("remote.origin.promisor", "true".into()),
+        ];
+        for (key, value) in &settings {
+            git(&["config", key, value]);
+        }
+        (repo, markers)
+    }
+
+    /// Every kind of command memory-save runs, in a repository whose
+    /// config names a program for each setting that runs one: none runs.
+    #[test]
+    fn a_repositorys_config_runs_no_program_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, markers) = hostile_repository(dir.path());
+        let missing = "0123456789abcdef0123456789abcdef01234567\nmain:notes.txt\nmain:gone.txt\n";
+        let limit = Duration::from_secs(10);
+        let locals: [(&[&str], &str); 7] = [
+            (&["rev-parse", "-q", "--verify", "HEAD"], ""),
+            (&["for-each-ref", "--format=%(refname)", "refs/heads"], ""),
+            (&["cat-file", "--batch-check"], missing),
+            (&["check-ignore", "-z", "--stdin"], "target\0target/\0"),
+            (&["-c", "core.quotePath=false", "log", "--max-count=5", "-M", "--name-status", "-p"], ""),
+            (&["status", "--porcelain"], ""),
+            (&["rev-list", "--max-parents=0", "HEAD"], ""),
+        ];
+        for (args, input) in locals {
+            let _ = local(&repo, args, input.as_bytes(), limit);
+        }
+        fs_err::write(repo.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+        for args in [
+            &["show", "HEAD"][..],
+            &["log", "-p", "-1"],
+            &["diff", "HEAD"],
+            &["diff", "--cached", "--quiet"],
+            &["add", "-A"],
+            &["commit", "-q", "-m", "third"],
+            &["merge", "-q", "--no-edit", "side"],
+            &["checkout", "-q", "HEAD~1", "--", "notes.txt"],
+            &["status", "--porcelain"],
+        ] {
+            let _ = run(&repo, args, limit);
+        }
+        let ran: Vec<String> = fs_err::read_dir(&markers)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(ran.is_empty(), "the repository ran {ran:?}");
+        // The commands did their work all the same.
+        let log = run(&repo, &["log", "--format=%s"], limit).unwrap();
+        assert!(log.starts_with("Merge branch 'side'\nthird\n"), "{log}");
     }
 
     #[test]

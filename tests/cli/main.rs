@@ -13,6 +13,7 @@ mod everyday;
 mod faults;
 mod fork;
 mod gate;
+mod git_sealed;
 mod install;
 mod memory_cmds;
 mod month;
