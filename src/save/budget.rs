@@ -178,21 +178,35 @@ pub struct Budgets {
     pub month: Option<(f64, f64, i64)>,
     /// (limit, spent today by every route, when it turns)
     pub day: Option<(f64, f64, i64)>,
+    /// Of what month and day have spent, the part that saves running now
+    /// hold (their estimates), not yet billed.
+    pub held: (f64, f64),
 }
 
 impl Budgets {
-    /// The budgets of `config` for a save billed by `route`.
-    pub fn of(roots: &Roots, config: &Config, route: &crate::claude::route::Route, now: i64) -> Budgets {
+    /// The budgets of `config` for a save billed by `route`, from the
+    /// locked ledger: spent includes what running saves hold.
+    pub fn of(
+        ledger: &crate::store::saves::Ledger,
+        config: &Config,
+        route: &crate::claude::route::Route,
+        now: i64,
+    ) -> Budgets {
         let default = route.is_subscription().then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
+        let mut held = (0.0, 0.0);
         let month = config.max_cost_per_month_usd.or(default).map(|limit| {
             let (start, end, _) = billing_month(now, config.billing_day());
-            (limit, crate::store::saves::spent_since(roots, start, Some(&route.key())), end)
+            let (spent, reserved) = ledger.spent_since(start, Some(&route.key()));
+            held.0 = reserved;
+            (limit, spent, end)
         });
         let day = config.max_cost_per_day_usd.or(None).map(|limit| {
             let midnight = crate::env::local_midnight(now);
-            (limit, crate::store::saves::spent_since(roots, midnight, None), midnight + 86_400)
+            let (spent, reserved) = ledger.spent_since(midnight, None);
+            held.1 = reserved;
+            (limit, spent, midnight + 86_400)
         });
-        Budgets { per_save: config.max_cost_per_save_usd.or(None), cold_max: config.cold_save_max(), month, day }
+        Budgets { per_save: config.max_cost_per_save_usd.or(None), cold_max: config.cold_save_max(), month, day, held }
     }
 }
 
@@ -269,10 +283,26 @@ pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, reads:
             };
         }
     }
-    for (name, budget) in [("max_cost_per_day_usd", budgets.day), ("max_cost_per_month_usd", budgets.month)] {
+    let budgets_held = [
+        ("max_cost_per_day_usd", budgets.day, budgets.held.1),
+        ("max_cost_per_month_usd", budgets.month, budgets.held.0),
+    ];
+    for (name, budget, held) in budgets_held {
         if let Some((limit, spent, until)) = budget
             && spent + estimate > limit
         {
+            // Only the saves running now leave no room: this one waits for
+            // their bills rather than stopping saves for the period.
+            if held > 0.0 && spent - held + estimate <= limit {
+                return Verdict::Skip {
+                    status: format!("skipped: saves running now hold the rest of {name}"),
+                    report: format!(
+                        "memory-save: MEMORY.md: not saved now: saves of other sessions running at this moment hold the rest of {name} ({} of {} spent or held); the next save tries again",
+                        usd(spent),
+                        usd(limit)
+                    ),
+                };
+            }
             let stopped = Stopped { budget: name.into(), limit, spent, until, route: route.into() };
             return Verdict::Stop {
                 status: stopped.status(),
@@ -342,7 +372,7 @@ mod tests {
     use super::*;
 
     fn budgets(per_save: Option<f64>, month: Option<(f64, f64)>) -> Budgets {
-        Budgets { per_save, cold_max: Some(0.25), month: month.map(|(l, s)| (l, s, 0)), day: None }
+        Budgets { per_save, cold_max: Some(0.25), month: month.map(|(l, s)| (l, s, 0)), day: None, held: (0.0, 0.0) }
     }
 
     fn kind(v: &Verdict) -> &'static str {
@@ -394,6 +424,20 @@ mod tests {
             unreachable!()
         };
         assert!(report.contains("would have cost about $0.94"), "{report}");
+    }
+
+    #[test]
+    fn what_running_saves_hold_makes_a_save_wait_not_stop() {
+        // Spent 9.5 of 10.0, of which 0.5 is held by a running save: a save
+        // of 0.8 waits for that bill; one of 1.2 would pass even without it.
+        let mut b = budgets(None, Some((10.0, 9.5)));
+        b.held = (0.5, 0.0);
+        let at = |b: &Budgets, usd| kind(&verdict(b, usd, true, false, Reads::Session, "subscription"));
+        assert_eq!(at(&b, 0.8), "skip");
+        assert_eq!(at(&b, 1.2), "stop");
+        assert_eq!(at(&b, 0.4), "run");
+        b.held = (0.0, 0.0);
+        assert_eq!(at(&b, 0.8), "stop", "nothing held: the budget is reached");
     }
 
     #[test]

@@ -35,6 +35,9 @@ use repair::REPAIR_REPORT;
 
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
+/// A reservation outlives its fork's time bound by this much (the reply
+/// applied and recorded), then counts no more.
+const RESERVATION_SLACK: i64 = 120;
 
 pub struct Job {
     pub session_id: SessionId,
@@ -219,7 +222,10 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         message_bytes: message.len(),
     };
     let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
-    let budgets = budget::Budgets::of(roots, &config, &route, now);
+    // Judged and reserved under the ledger's lock: sessions saving at once
+    // see each other's estimates, so together they pass no budget.
+    let ledger = crate::store::saves::Ledger::open(roots)?;
+    let budgets = budget::Budgets::of(&ledger, &config, &route, now);
     let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
     let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
     // Resuming past the cache is over the cold cap and no warm turn will
@@ -231,6 +237,12 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         message = message_with(Some(conversation.as_deref().unwrap_or("")));
         estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
         verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
+    }
+    if verdict == budget::Verdict::Run {
+        let until = now + i64::try_from(config.fork_timeout().as_secs()).unwrap_or(i64::MAX / 2) + RESERVATION_SLACK;
+        ledger.reserve(job.session_id.as_str(), &route_key, estimate.usd, until)?;
+    } else {
+        drop(ledger);
     }
     let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
     let priced_result = |kind, status: String| SaveResult {
@@ -315,7 +327,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
                     ) + counted,
                 )
             },
-            |(_, spent, _)| Some(spent + counted),
+            |(_, spent, _)| Some(spent - budgets.held.0 + counted),
         ),
         parent_last_request_at: facts.last_request_at,
         ..priced_result(StatusKind::Saved, String::new())

@@ -535,3 +535,72 @@ fn a_save_record_dated_ahead_counts_now_and_doctor_names_it() {
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
     assert!(doctor.contains("1 save record dated more than ten minutes ahead"), "{doctor}");
 }
+
+#[test]
+fn sessions_saving_at_once_with_room_for_one_save_start_one_fork() {
+    for budget in ["max_cost_per_month_usd", "max_cost_per_day_usd"] {
+        at_once_within(budget);
+    }
+}
+
+/// Five sessions stop at once with room in `budget` for one save.
+fn at_once_within(budget: &str) {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 100_000);
+    // The CLI reports 0: each save counts its estimate, E.
+    env.saved_turn(SID, 1);
+    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
+    // Room for one more save, not two.
+    env.config(&format!("{budget} = {}\n", 2.5 * estimate));
+    env.script_hold(2);
+    let sessions: Vec<String> = (0..5).map(|n| format!("00000000-0000-4000-8000-00000000000{n}")).collect();
+    std::thread::scope(|scope| {
+        for session in &sessions {
+            scope.spawn(|| env.turn(session));
+        }
+    });
+    // One fork runs (held); the others were judged against its reservation.
+    let started = std::time::Instant::now();
+    let judged = |s: &String| env.status(s).starts_with("skipped: saves running now hold the rest");
+    while sessions.iter().filter(|s| judged(s)).count() < sessions.len() - 1 {
+        assert!(started.elapsed() < DEADLINE, "{:?}", sessions.iter().map(|s| env.status(s)).collect::<Vec<_>>());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(env.call_count(), 2, "one fork besides the first save");
+    let report = sessions
+        .iter()
+        .map(|s| env.state(s)["report"].as_str().unwrap_or_default().to_string())
+        .find(|r| !r.is_empty());
+    let report = report.unwrap_or_default();
+    assert!(
+        report.contains(&format!("saves of other sessions running at this moment hold the rest of {budget}")),
+        "{report}"
+    );
+    env.release(2);
+    for session in &sessions {
+        env.wait_idle(session, 1);
+    }
+    assert_eq!(env.call_count(), 2);
+    // The reservation went with the record: the month counts two saves,
+    // and nothing is held.
+    let month: f64 = saves(&env).iter().filter_map(|s| s["counted_usd"].as_f64()).sum();
+    assert!((month - 2.0 * estimate).abs() < 1e-6, "{month} {estimate}");
+    let held = fs::read_to_string(env.mem.join("state/memory-save/reserved.json")).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&held).unwrap()["held"], json!([]), "{held}");
+}
+
+#[test]
+fn a_reservation_whose_worker_died_holds_nothing() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 100_000);
+    env.saved_turn(SID, 1);
+    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
+    env.config(&format!("max_cost_per_month_usd = {}\n", 2.5 * estimate));
+    // A worker that died mid-fork left its reservation: its session's
+    // worker lock is free, so it no longer counts.
+    let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
+    let dead = json!({"version": 1, "held": [{"session_id": SID_OTHER, "route": "subscription", "usd": 50.0, "until": until}]});
+    fs::write(env.mem.join("state/memory-save/reserved.json"), dead.to_string()).unwrap();
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 2, "{}", env.status(SID));
+}
