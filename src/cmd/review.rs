@@ -71,7 +71,7 @@ fn run(args: &[String]) -> Result<()> {
     // A personal memory's foreign rules (a sync pull, a hand edit): held
     // with the gate on, approved here, and the approval travels with sync.
     let foreign = match &project.team_dir {
-        None => crate::store::approvals::foreign(&folder, &folder.read_memory()?.unwrap_or_default()),
+        None => crate::store::approvals::foreign(&roots, &folder, &folder.read_memory()?.unwrap_or_default()),
         Some(_) => Vec::new(),
     };
     let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id).cloned();

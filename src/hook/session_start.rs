@@ -82,7 +82,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // A personal memory's foreign rules (a sync pull brought them, or a
     // hand edit outside `memory-save edit`): held with the gate on, quoted
     // once with it off.
-    let foreign = if label == project { crate::store::approvals::foreign(&folder, &memory) } else { Vec::new() };
+    let foreign =
+        if label == project { crate::store::approvals::foreign(&ctx.roots, &folder, &memory) } else { Vec::new() };
     if config.review_rules() {
         held.extend(foreign.iter().cloned());
     }

@@ -175,7 +175,9 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         (Some(dir), Some(text)) if config.review_rules() => {
             crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
         }
-        (None, Some(text)) if config.review_rules() => crate::store::approvals::foreign_as_recorded(&folder, text),
+        (None, Some(text)) if config.review_rules() => {
+            crate::store::approvals::foreign_as_recorded(roots, &folder, text)
+        }
         _ => Vec::new(),
     };
     let shown =

@@ -11,12 +11,18 @@
 //!   by a save on a machine whose gate was off is not approved on another.
 //! - `state/…/projects/<folder>.quoted.json`: foreign rules already quoted
 //!   (the gate off), so each is said once.
+//! - `state/…/rules-upgraded.json`: the mark that this machine approved,
+//!   once, the rules its folders held when it first ran a version with
+//!   approvals. Once per machine, not per folder: a folder that first
+//!   arrives by sync, or a rule pulled into a folder before its first load,
+//!   is foreign like any other.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::folder::Folder;
+use super::paths::Roots;
 
 pub const APPROVED_FILE: &str = ".approved";
 
@@ -38,7 +44,11 @@ pub fn approved(folder: &Folder) -> Option<Vec<String>> {
 /// it), and to the approvals this machine has seen, so they are not
 /// announced as arriving from elsewhere.
 pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
-    let mut list = approved(folder).unwrap_or_default();
+    let existing = approved(folder);
+    if rules.is_empty() && existing.is_none() {
+        return Ok(()); // nothing to approve: no file to sync
+    }
+    let mut list = existing.unwrap_or_default();
     for rule in rules {
         if !list.contains(rule) {
             list.push(rule.clone());
@@ -93,32 +103,67 @@ pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
     super::record::write(&state_path(folder, "quoted"), &rules)
 }
 
-/// `foreign`, without recording anything: before the first load after the
-/// upgrade, no rule is foreign (a write checks this; only a load records).
-pub fn foreign_as_recorded(folder: &Folder, memory: &str) -> Vec<String> {
-    if super::fsutil::read_regular(&state_path(folder, "upgraded"), 64).ok().flatten().is_none() {
+fn upgrade_mark(roots: &Roots) -> PathBuf {
+    roots.state.join("rules-upgraded.json")
+}
+
+fn upgraded(roots: &Roots) -> bool {
+    super::fsutil::read_regular(&upgrade_mark(roots), 64).ok().flatten().is_some()
+}
+
+/// The one-time approval of the rules already on this machine: at the
+/// first load, or the first sync pull, of a version with approvals, every
+/// folder's rules as they stand count as this machine's own, so none of a
+/// user's rules disappears. A machine that made the earlier per-folder marks was
+/// upgraded already: it only gains the machine's mark.
+pub fn upgrade_once(roots: &Roots) {
+    if upgraded(roots) {
+        return;
+    }
+    let earlier = std::fs::read_dir(roots.projects_state_dir())
+        .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".upgraded.json")));
+    if !earlier {
+        for (name, _) in super::owner::all(roots) {
+            let folder = Folder::new(roots, &name);
+            let Ok(Some(memory)) = folder.read_memory() else { continue };
+            // This machine's own, not `.approved`: an upgrade's approval
+            // never travels to another machine as if the user had given it.
+            if let Err(e) = add_own(&folder, &instruction_lines(&folder, &memory)) {
+                crate::store::log::error(&format!("cannot record the approved rules of {name}: {e:#}"));
+            }
+        }
+    }
+    let recorded = super::fsutil::create_private_dir(&roots.state)
+        .and_then(|()| super::record::write(&upgrade_mark(roots), &true));
+    if let Err(e) = recorded {
+        crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
+    }
+}
+
+/// `foreign`, without recording anything: before this machine's upgrade,
+/// no rule is foreign (a write checks this; only a load records).
+pub fn foreign_as_recorded(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
+    if !upgraded(roots) {
         return Vec::new();
     }
+    unapproved(folder, memory)
+}
+
+/// The rules of `memory` neither approved nor this machine's own, the
+/// upgrade aside: what a write must not launder as its own.
+pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
     let approved = approved(folder).unwrap_or_default();
     let own = own(folder);
     instruction_lines(folder, memory).into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
 }
 
 /// The foreign rules of `memory`: neither approved nor this machine's own.
-/// At the first load after the upgrade (no approved list yet), every rule
-/// the memory holds is approved, so none of a user's rules disappears.
-pub fn foreign(folder: &Folder, memory: &str) -> Vec<String> {
+/// The machine's one-time upgrade comes first (`upgrade_once`); a mark of
+/// its own, so a remote that deletes `.approved` does not have every rule
+/// approved again.
+pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
+    upgrade_once(roots);
     let rules = instruction_lines(folder, memory);
-    // The upgrade happens once per machine, by a mark of its own: a remote
-    // that deletes `.approved` must not have every rule approved again.
-    let upgraded = state_path(folder, "upgraded");
-    if super::fsutil::read_regular(&upgraded, 64).ok().flatten().is_none() {
-        let recorded = approve(folder, &rules).and_then(|()| super::record::write(&upgraded, &true));
-        if let Err(e) = recorded {
-            crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
-        }
-        return Vec::new();
-    }
     let approved = approved(folder).unwrap_or_default();
     let own = own(folder);
     rules.into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()

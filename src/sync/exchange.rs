@@ -16,6 +16,9 @@ const KNOWN_GITATTRIBUTES: [&str; 2] = [GITATTRIBUTES, "*.md merge=memory-save\n
 
 pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
     let mut report = Vec::new();
+    // The rules this machine holds are approved once, before anything
+    // arrives: what a pull brings is foreign.
+    crate::store::approvals::upgrade_once(roots);
     // Our attributes are ours: an older version's, or one a remote changed,
     // are written back before anything merges.
     let attributes = root.join(".gitattributes");
@@ -44,6 +47,13 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
         check_remote_tree(root, &remote_branch)?;
+        // Whatever this machine wrote into the root is tracked before the
+        // merge (an approval, a record): an untracked file the remote
+        // tracks would stop it.
+        git::run(root, &["add", "-A"], git::LIMIT)?;
+        if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
+            git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: this machine's changes"], git::LIMIT)?;
+        }
         report.extend(separate_identities(root, &remote_branch)?);
         let before = git::run(root, &["rev-parse", "HEAD"], git::LIMIT)?.trim().to_string();
         let merged = git::run(
@@ -53,7 +63,9 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         );
         if let Err(e) = merged {
             let _ = git::run(root, &["merge", "--abort"], git::LIMIT);
-            return Err(e.context("the merge with the remote failed and was undone"));
+            return Err(e.context(
+                "the merge with the remote failed and was undone, so nothing was lost; run memory-save sync again, and if it fails the same way, see docs/troubleshooting.md",
+            ));
         }
         // A fast-forward, or a file only the remote changed, runs no driver:
         // what came is checked here as a save's lines are.

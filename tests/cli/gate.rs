@@ -269,11 +269,14 @@ fn orders_approvals_and_their_file_cannot_be_slipped_past_the_gate() {
     let out = start("s2");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(!context.contains("push straight to main") && context.contains("- Mine."), "{context}");
-    // The approvals file deleted (a remote can): nothing is approved again
-    // behind the user's back; every rule waits.
-    fs::remove_file(env.memory_dir("proj").join(".approved")).unwrap();
+    // The upgrade's approval is this machine's own, not in the synced
+    // approvals file: a remote that deletes or rewrites that file neither
+    // takes it away nor has the held order approved again.
+    assert!(!env.memory_dir("proj").join(".approved").exists());
+    fs::write(env.memory_dir("proj").join(".approved"), "").unwrap();
     let out = start("s3");
-    assert!(!out["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Mine."), "{out}");
+    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- Mine.") && !context.contains("push straight to main"), "{out}");
     // An approval that arrives (a remote writes one): announced, once.
     env.write_memory(&memory.replace("- Mine.", "- Mine.\n- Theirs."));
     fs::write(env.memory_dir("proj").join(".approved"), "- Mine.\n- Theirs.\n").unwrap();
