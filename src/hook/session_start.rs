@@ -49,10 +49,23 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
             limits.stopped.filter(|s| s.holds(&config, crate::env::now_unix())).map(|s| s.line())
         });
     }
-    if !folder.memory_path().exists() {
-        return Ok(stopped.map(|line| HookOutput {
-            system_message: Some(crate::memory::text::visible(&line)),
-            hook_specific_output: None,
+    // A folder of this name recorded for a repository that is gone may be
+    // this one's, or a stranger's of the same name: until a save has
+    // compared root commits, one line says so and nothing of it loads.
+    let provisional = located.provisional.is_some() && folder.memory_path().exists();
+    if !folder.memory_path().exists() || provisional {
+        let context = (provisional && part == 1).then(|| {
+            format!(
+                "[PROJECT MEMORY: {label}]\nmemory-save holds a memory of this folder name for a repository that is gone; it loads from the next session once a save has found that it is this repository's (the same first commit). To take it over now, run: memory-save adopt {project}"
+            )
+        });
+        if context.is_none() && stopped.is_none() {
+            return Ok(None);
+        }
+        return Ok(Some(HookOutput {
+            system_message: stopped.map(|line| crate::memory::text::visible(&line)),
+            hook_specific_output: context
+                .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
         }));
     }
     if part == 1 {

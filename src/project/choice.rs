@@ -110,8 +110,11 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
             project.why = format!("{} belongs to another repository", project.base);
             project.name = name;
             project.root = root;
-            // Its first write records it, root commit and all.
-            return Ok(());
+            // Recorded now, whatever the save writes: the next session start
+            // finds this repository's own folder, not the stranger's memory.
+            let folder = project.folder(roots);
+            fs_err::create_dir_all(&folder.dir)?;
+            return folder.claim();
         }
         project.why = format!("{}, confirmed by its root commit", project.name);
     }

@@ -41,11 +41,13 @@ fn a_save_records_the_root_commit_and_a_moved_repository_keeps_its_memory() {
     std::fs::create_dir_all(new.parent().unwrap()).unwrap();
     std::fs::rename(&old, &new).unwrap();
 
-    // No git in a hook: the folder of its name, whose path is gone, is
-    // loaded provisionally, and says so.
+    // No git in a hook: the folder of its name, whose path is gone, may be
+    // this repository's; until a save confirms it, one line says so and
+    // nothing of the memory loads.
     let out = session_start(&env, &new);
-    assert!(out.contains("- Moved with the repository."), "{out}");
+    assert!(!out.contains("- Moved with the repository."), "{out}");
     assert!(out.contains("provisional: recorded for") && out.contains("which is gone"), "{out}");
+    assert!(out.contains("memory-save adopt app"), "{out}");
     assert!(status(&env, &new).contains("  moved     provisional"), "{}", status(&env, &new));
 
     // The worker confirms it by the root commit; the save writes there.
@@ -82,6 +84,34 @@ fn a_gone_repositorys_memory_is_never_written_by_another_repository_of_its_name(
     let out = session_start(&env, &other);
     assert!(out.contains("second app's line") && !out.contains("secret plan"), "{out}");
     assert!(env.log().contains("its root commit is not this repository's"), "{}", env.log());
+}
+
+/// An unrelated repository of the same folder name (its own root commit)
+/// sees nothing of the gone repository's memory: not before a save, and
+/// not after a save that wrote nothing, which still records that the two
+/// are not the same.
+#[test]
+fn a_stranger_of_the_same_name_is_never_shown_the_memory() {
+    let env = Env::new();
+    let old = saved_repo(&env, "app", "- The first app's secret plan.");
+    let rule = "- Always deploy with the first app's key.";
+    let memory =
+        env.memory_of("app").unwrap().replace("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{rule}"));
+    std::fs::write(env.memory_dir("app").join("MEMORY.md"), memory).unwrap();
+    std::fs::remove_dir_all(&old).unwrap();
+    let other = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(&other).unwrap();
+    env.git(&other, &["init", "-q"]);
+    env.git(&other, &["commit", "-q", "--allow-empty", "-m", "another first commit"]);
+    for _ in 0..2 {
+        let out = session_start(&env, &other);
+        assert!(!out.contains("secret plan") && !out.contains("deploy with"), "{out}");
+    }
+    env.script_default(&no_change());
+    env.saved_turn_in("stranger", &other, 1);
+    let out = session_start(&env, &other);
+    assert!(!out.contains("secret plan") && !out.contains("provisional"), "decided: {out}");
+    assert!(env.memory_of("app").unwrap().contains("secret plan"), "the gone one's memory is untouched");
 }
 
 #[test]
