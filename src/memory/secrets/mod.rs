@@ -8,7 +8,7 @@
 //! documented shape, which hand-written byte scanning did not. Each
 //! candidate is then confirmed in code. Candidates of one regex never
 //! overlap and each is read once, so the whole scan stays linear; there is
-//! no length cap to hide a secret behind. In three stages, the first kind
+//! no length cap to hide a secret behind. In four stages, the first kind
 //! found is named:
 //!
 //! 1. Tokens with a documented prefix and shape (from the providers'
@@ -33,6 +33,8 @@
 //!    generated (enough distinct characters, no `xxxx`, `EXAMPLE`, `your`,
 //!    `abcdef`, `123456`): `sk-btn`, `ghp_` in prose, `AKIAIOSFODNN7EXAMPLE`
 //!    pass.
+//!    Then families: a provider's prefix and 16 generated characters,
+//!    whatever the length or the tail (`FAMILY_RULES`).
 //! 2. Shapes without a literal prefix: Discord bot tokens (the first part
 //!    must decode to a numeric id), Telegram bot tokens (digits `:` 35),
 //!    Azure AD client secrets (`Q~`), `Authorization: Basic` (decoded, it
@@ -52,6 +54,9 @@
 //!    one (`DB_PASSWORD=correcthorse`) counts where config, not prose, is
 //!    written: see `assign.rs`.
 //!
+//! 4. A generated token with no known prefix, shape or name, by its
+//!    entropy (`generic.rs`), the bar lowered after a keyword.
+//!
 //! What is not caught, by choice: a secret with no name, prefix or shape
 //! (`the staging password is Tr0ub4dor&3`, `admin:Tr0ub4dor&3`); a
 //! letters-only word after a lowercase name and a colon (`password:
@@ -61,6 +66,7 @@
 mod assign;
 #[cfg(test)]
 pub(crate) mod corpus;
+mod generic;
 #[cfg(test)]
 mod tests;
 mod value;
@@ -80,7 +86,11 @@ pub fn find_secret(text: &str) -> Option<&'static str> {
 }
 
 fn find_in(text: &str) -> Option<&'static str> {
-    scan(&TOKENS, text).or_else(|| scan(&SHAPES, text)).or_else(|| assign::assignment(text))
+    scan(&TOKENS, text)
+        .or_else(|| scan(&FAMILIES, text))
+        .or_else(|| scan(&SHAPES, text))
+        .or_else(|| assign::assignment(text))
+        .or_else(|| generic::high_entropy(text))
 }
 
 /// Compatibility forms (full-width) and the hyphens and dashes of Unicode
@@ -114,6 +124,9 @@ pub fn refusal(kind: &str) -> String {
 enum Check {
     /// The last n characters (the generated body) look generated.
     Tail(usize),
+    /// The 16 characters after a prefix of this length look generated,
+    /// whatever comes after them.
+    Head(usize),
     Custom(fn(&str) -> bool),
 }
 
@@ -127,7 +140,7 @@ const fn rule(kind: &'static str, check: Check, pattern: &'static str) -> Rule {
     Rule { kind, pattern, check }
 }
 
-use Check::{Custom, Tail};
+use Check::{Custom, Head, Tail};
 
 /// Rules joined into regexes of a few alternatives each, one capture group
 /// per rule (patterns use only non-capturing groups). A small alternation
@@ -177,6 +190,7 @@ fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str>
                     cut.len() < found.len() && cut.len() >= n + 3 && random_tail(&cut, n)
                 }
             }
+            Head(prefix) => generated_head(found.get(prefix..).unwrap_or("")),
             Custom(f) => f(found),
         };
         if !ok {
@@ -352,7 +366,7 @@ const TOKEN_RULES: &[Rule] = &[
         r"(?-u:\b)ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
     rule("an age secret key", Tail(58),
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    // Documented prefixes (issue 17): a known prefix and 16 key characters
+    // Documented prefixes: a known prefix and 16 key characters
     // are a key, whatever its length or ending; short prefixes need their
     // documented body length, so `sk-learn` and Python's `1//0` pass.
     rule("an OpenRouter API key", Tail(16),
@@ -392,6 +406,88 @@ const TOKEN_RULES: &[Rule] = &[
     rule(BEARER, Custom(bearer),
         r"(?:Bearer|bearer|BEARER)[ \t]+[A-Za-z0-9._~+/-]{16,}=*"),
 ];
+
+/// Families (stage 1b): a provider's prefix and 16 or more token characters
+/// are its key whatever the length, the tail or the version after the
+/// prefix, since the exact shapes above miss every variant they were not
+/// told about (`sk-ant-api03-` with another ending, a new provider's
+/// `pcsk_`). Only the 16 characters after the prefix are judged
+/// (`generated_head`), so a stand-in (`ghp_xxxx…`, `…-your-key-here`)
+/// passes and an odd tail does not hide a key. A prefix too plain to be
+/// a provider's alone (Twilio's `SK`, Mailgun's `key-`) keeps only its
+/// exact shape above.
+static FAMILIES: LazyLock<Rules> = LazyLock::new(|| Rules::new(FAMILY_RULES, 12));
+macro_rules! family {
+    ($kind:expr, $prefix:literal, $escaped:literal, $body:literal) => {
+        rule($kind, Head($prefix.len()), concat!(r"(?-u:\b)", $escaped, $body, "{16,}"))
+    };
+}
+#[rustfmt::skip]
+const FAMILY_RULES: &[Rule] = &[
+    family!("an Anthropic API key", "sk-ant-", "sk-ant-", "[A-Za-z0-9_-]"),
+    family!("an OpenAI API key", "sk-proj-", "sk-proj-", "[A-Za-z0-9_-]"),
+    family!("an OpenAI API key", "sk-svcacct-", "sk-svcacct-", "[A-Za-z0-9_-]"),
+    family!("an OpenAI API key", "sk-admin-", "sk-admin-", "[A-Za-z0-9_-]"),
+    family!("a GitHub token", "ghp_", "gh[pousr]_", "[A-Za-z0-9_]"),
+    family!("a GitHub token", "github_pat_", "github_pat_", "[A-Za-z0-9_]"),
+    family!("a GitLab token", "glpat-", "gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|ffct)-", "[A-Za-z0-9_-]"),
+    family!("a Slack token", "xoxb-", "xox[abposre]-", "[A-Za-z0-9-]"),
+    family!("a Slack token", "xapp-", "xapp-", "[A-Za-z0-9-]"),
+    family!("a Stripe key", "sk_live_", "[sr]k_(?:live|test|prod)_", "[A-Za-z0-9]"),
+    family!("a Stripe webhook secret", "whsec_", "whsec_", "[A-Za-z0-9+/=]"),
+    family!("a Pinecone API key", "pcsk_", "pcsk_", "[A-Za-z0-9_-]"),
+    family!("a Hugging Face token", "hf_", "hf_", "[A-Za-z0-9]"),
+    family!("a Hugging Face token", "api_org_", "api_org_", "[A-Za-z0-9]"),
+    family!("an npm token", "npm_", "npm_", "[A-Za-z0-9]"),
+    family!("a Databricks token", "dapi", "dapi", "[a-f0-9]"),
+    family!("a SendGrid API key", "SG.", r"SG\.", "[A-Za-z0-9_.-]"),
+    family!("a Doppler token", "dp.st.", r"dp\.(?:st|pt|ct|sa)\.", "[A-Za-z0-9_.-]"),
+    family!("a Groq API key", "gsk_", "gsk_", "[A-Za-z0-9]"),
+    family!("a Perplexity API key", "pplx-", "pplx-", "[A-Za-z0-9]"),
+    family!("an xAI API key", "xai-", "xai-", "[A-Za-z0-9]"),
+    family!("a Sentry token", "sntryu_", "sntry[us]_", "[A-Za-z0-9+/=_-]"),
+    family!("a HashiCorp Vault token", "hvs.", r"hv[sb]\.", "[A-Za-z0-9_-]"),
+    family!("a Supabase token", "sbp_", "sbp_", "[a-f0-9]"),
+    family!("a Grafana token", "glsa_", "gl(?:sa|c)_", "[A-Za-z0-9_=]"),
+    family!("a Linear API key", "lin_api_", "lin_(?:api|oauth)_", "[A-Za-z0-9]"),
+    family!("a Shopify token", "shpat_", "shp(?:at|ss|ca|pa)_", "[a-fA-F0-9]"),
+    family!("a DigitalOcean token", "dop_v1_", "do[opr]_v1_", "[a-f0-9]"),
+    family!("a Heroku API key", "HRKU-", "HRKU-", "[A-Za-z0-9_-]"),
+    family!("a Postman API key", "PMAK-", "PMAK-", "[A-Za-z0-9-]"),
+    family!("an OpenRouter API key", "sk-or-", "sk-or-", "[A-Za-z0-9_-]"),
+    family!("an NVIDIA API key", "nvapi-", "nvapi-", "[A-Za-z0-9_-]"),
+    family!("a Tavily API key", "tvly-", "tvly-", "[A-Za-z0-9_-]"),
+    family!("a Brevo API key", "xkeysib-", "xkeysib-", "[A-Za-z0-9-]"),
+    family!("a Replicate API token", "r8_", "r8_", "[A-Za-z0-9]"),
+    family!("a Netlify token", "nfp_", "nfp_", "[A-Za-z0-9]"),
+    family!("a Google API key", "AIza", "AIza", "[A-Za-z0-9_-]"),
+    family!("a Google OAuth client secret", "GOCSPX-", "GOCSPX-", "[A-Za-z0-9_-]"),
+    family!("a PyPI token", "pypi-AgE", "pypi-AgE", "[A-Za-z0-9_-]"),
+    family!("a 1Password service account token", "ops_", "ops_eyJ", "[A-Za-z0-9+/=_-]"),
+    family!("an Atlassian API token", "ATATT", "AT(?:ATT|CTT)", "[A-Za-z0-9_=-]"),
+    family!("an age secret key", "AGE-SECRET-KEY-", "AGE-SECRET-KEY-", "[A-Z0-9]"),
+];
+
+/// The 16 characters after a family's prefix are a key's: enough distinct
+/// characters, a digit or both cases (a word or a snake_case name has
+/// neither), and no stand-in run (`xxxx`, `your`, `abcdef`).
+fn generated_head(body: &str) -> bool {
+    let head: String = body.chars().take(16).collect();
+    if head.chars().count() < 16 {
+        return false;
+    }
+    let mut seen = [false; 128];
+    let mut distinct = 0;
+    for c in head.bytes().filter(u8::is_ascii_alphanumeric) {
+        if !seen[c as usize] {
+            seen[c as usize] = true;
+            distinct += 1;
+        }
+    }
+    let digit = head.bytes().any(|b| b.is_ascii_digit());
+    let cases = head.bytes().any(|b| b.is_ascii_lowercase()) && head.bytes().any(|b| b.is_ascii_uppercase());
+    distinct >= 8 && (digit || cases) && !value::stand_in_run(&head)
+}
 
 /// Shapes whose first character is not a literal, one regex each: each has
 /// a literal inside (`://`, `Q~`, `curl`) that the regex crate searches for

@@ -1,4 +1,4 @@
-use super::corpus::{an, k, u64s};
+use super::corpus::{an, digits, hx, k, u64s};
 use super::*;
 
 #[test]
@@ -143,7 +143,7 @@ fn the_scan_is_linear_in_the_text() {
     assert!(large < small * 15 + std::time::Duration::from_millis(50), "50 KB: {small:?}, 500 KB: {large:?}");
 }
 
-/// The shapes issue 17 found passing, each built from parts.
+/// Shapes an attacker's review found passing, each built from parts.
 #[test]
 fn documented_prefixes_key_bodies_and_hashes_are_caught() {
     let hex = |seed, n| super::corpus::hx(seed, n);
@@ -219,5 +219,38 @@ fn a_key_with_a_stand_in_tail_inside_another_or_in_look_alikes_is_caught() {
         "sk-ant-api03-your-key-here",
     ] {
         assert_eq!(find_secret(stand_in), None, "{stand_in}");
+    }
+}
+
+/// A known prefix and 16 generated characters are a key, whatever the
+/// tail or the length: the shapes the held-out check wrote to memory.
+#[test]
+fn a_known_prefix_is_a_key_whatever_its_tail() {
+    let caught = [
+        (k(&["- ", "pcsk_", &an(50, 10), "_", &an(51, 60)]), "a Pinecone API key"),
+        (k(&["- ", "sk-ant-", "api03-", &u64s(52, 93), "-AbCdEf"]), "an Anthropic API key"),
+        (k(&["- ", "sk-ant-", "api07-", &u64s(53, 20)]), "an Anthropic API key"),
+        (k(&["- ", "ghp_", &an(54, 16), "-abcdef-xxxx"]), "a GitHub token"),
+        (k(&["- ", "sk_live_", &an(55, 17)]), "a Stripe key"),
+        (k(&["- ", "hf_", &an(56, 20)]), "a Hugging Face token"),
+        (k(&["- ", "dapi", &hx(57, 20)]), "a Databricks token"),
+        (k(&["- ", "npm_", &an(58, 18)]), "an npm token"),
+        (k(&["- ", "xoxb-", &digits(59, 12), "-", &an(60, 10)]), "a Slack token"),
+        (k(&["- ", "SG.", &u64s(61, 18)]), "a SendGrid API key"),
+        (k(&["- ", "glpat-", &an(62, 16)]), "a GitLab token"),
+        (k(&["- ", "dp.st.", &an(63, 30)]), "a Doppler token"),
+    ];
+    for (text, kind) in &caught {
+        assert_eq!(find_secret(text), Some(*kind), "{text}");
+    }
+    for passes in [
+        "- hf_hub_download fetches the model",
+        "- npm_config_cache is where npm keeps tarballs",
+        "- ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx is the placeholder in .env.example",
+        "- sk-ant-api03-your-key-here goes in .env",
+        "- the dapi prefix marks Databricks tokens",
+        "- pcsk_ keys are Pinecone's",
+    ] {
+        assert_eq!(find_secret(passes), None, "{passes}");
     }
 }
