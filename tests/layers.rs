@@ -159,7 +159,7 @@ fn the_scan_sees_an_import_and_a_cycle() {
 }
 
 /// No file under src/ is over 400 lines before its first `#[cfg(test)]`:
-/// a file that grows past that holds more than one job (issue 18).
+/// a file that grows past that holds more than one job.
 #[test]
 fn no_source_file_is_over_400_lines_before_its_tests() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

@@ -214,7 +214,7 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
     let origin = Origin { by: Some("memory-save review --approve".into()), ..held.origin.clone() };
     crate::save::commit(folder, &current, &outcome, &message, &origin)?;
     // In a team memory the rule you approved is yours: never held again as
-    // a teammate's (issue 17, medium 13).
+    // a teammate's.
     if let Some(dir) = &project.team_dir {
         for rule in &outcome.rules {
             crate::team::approve(roots, &project.identity, &folder.project, dir, rule.trim())?;

@@ -75,7 +75,7 @@ pub const LONG_CONTEXT_TOKENS: u64 = 200_000;
 
 /// Where the table's figures come from.
 pub const TABLE_SOURCE: &str = "Anthropic's pricing page (claude.com/pricing#api), read 2026-12-01; \
-the 5.x families at their class's price (SPEC §8)";
+the 5.x families at their class's price (docs/cost.md)";
 
 /// The price table, keyed by model-id prefix: the longest prefix that a
 /// model id starts with wins, so `claude-opus-4-1` ($15/$75) and

@@ -6,8 +6,9 @@
 //! transcript; this decides whether they differ and words what the model
 //! gets.
 
-/// What one hook's output keeps whole (SPEC §3): a longer text goes as
-/// its path.
+/// What one hook's output keeps whole (Claude Code saves a longer one to a
+/// file and shows the model a 2 KB preview): a longer text goes as its
+/// path.
 pub const MAX_TEXT_CHARS: usize = 10_000;
 
 /// The name a typed prompt calls (`/greet now` → `greet`,

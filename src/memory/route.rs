@@ -2,7 +2,8 @@
 //! Claude Code's own order for `-p` (its authentication docs): a cloud
 //! provider, then `ANTHROPIC_AUTH_TOKEN` or a gateway, then
 //! `ANTHROPIC_API_KEY` or an `apiKeyHelper`, else the subscription login,
-//! whose `-p` runs draw on the plan's monthly Agent SDK credit (SPEC §8).
+//! whose `-p` runs draw on the plan's monthly Agent SDK credit since
+//! 2026-06-15 (docs/cost.md).
 //!
 //! Pure: a `Source` brings each variable the fork will see and whether its
 //! settings carry an `apiKeyHelper` (`claude::route` reads the session's).

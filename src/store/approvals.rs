@@ -34,7 +34,7 @@ fn state_path(folder: &Folder, kind: &str) -> PathBuf {
     folder.state_file(&format!("{kind}.json"))
 }
 
-/// The approved rules; `None` before the first load after the upgrade.
+/// The approved rules; `None` when this folder has no approvals file.
 pub fn approved(folder: &Folder) -> Option<Vec<String>> {
     let bytes = super::fsutil::read_regular(&approved_path(folder), 1024 * 1024).ok()??;
     Some(String::from_utf8_lossy(&bytes).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())

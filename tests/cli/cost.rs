@@ -1,4 +1,4 @@
-//! Cost you can trust (issue 10): the cache-miss guard, the budgets, the
+//! Cost you can trust: the cache-miss guard, the budgets, the
 //! quota, resume, and what status shows of the cost. The fake claude
 //! reports whatever usage a test scripts, as the stand-in does.
 

@@ -1,5 +1,5 @@
 //! Living with it: status, doctor, history and undo, turning it off, and
-//! the configuration file (issue 4).
+//! the configuration file.
 
 use std::fs;
 

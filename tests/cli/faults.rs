@@ -1,4 +1,4 @@
-//! Things that go wrong around a save (issue 5: reliability): a worker
+//! Things that go wrong around a save: a worker
 //! killed mid-save, state and lock files left corrupt or by a dead process,
 //! every way the fork can fail, and a full disk.
 

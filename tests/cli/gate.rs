@@ -1,4 +1,4 @@
-//! One gate for every door (issue 17): what a reply, an import or a hand
+//! One gate for every door: what a reply, an import or a hand
 //! edit brings is checked by one policy, and the load withholds what no
 //! door could have admitted. Each test is an attack that got through
 //! before.

@@ -1,4 +1,4 @@
-//! A month-like run (issue 16): ten sessions of twenty turns on average
+//! A month-like run: ten sessions of twenty turns on average
 //! with human gaps, every third ending after a break that outlives the
 //! prompt cache, at the defaults against saving every turn, on a virtual clock
 //! (`MEMORY_SAVE_DEBUG_CLOCK`, debug builds only), since 200 real turns with

@@ -1,5 +1,5 @@
 //! Private files, and symlinks that are not followed out of our folders
-//! (issue 5: security).
+//!.
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};

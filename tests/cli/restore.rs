@@ -1,4 +1,4 @@
-//! context-restore on classic hooks (issue 21): a skill or command whose
+//! context-restore on classic hooks: a skill or command whose
 //! file changed moments before its call gets its current text, with real
 //! hook payload shapes (measured on 2.1.332) and transcripts as the
 //! engine writes them.

@@ -1,4 +1,4 @@
-//! The fork runs sealed, and nothing blocks (issue 8, part 1): each test is
+//! The fork runs sealed, and nothing blocks: each test is
 //! an attack that once got through.
 
 use std::fs;

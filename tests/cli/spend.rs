@@ -1,4 +1,4 @@
-//! Memory a subscriber can afford (issue 16): who pays, a price before
+//! Memory a subscriber can afford: who pays, a price before
 //! every fork, budgets that hold before the spend, a used-up allowance
 //! that stops forking, the month in view, and the smaller message.
 
@@ -17,8 +17,7 @@ fn answer(fresh: u64, read: u64, write: u64, cost: f64) -> Value {
     })
 }
 
-/// A refusal as `claude -p --output-format json` prints it (SPEC §8,
-/// tests/e2e/billing.rs).
+/// A refusal as `claude -p --output-format json` prints it (tests/e2e/billing.rs).
 fn refusal(status: u16, result: &str) -> Value {
     json!({
         "type": "result", "subtype": "success", "is_error": true, "api_error_status": status,

@@ -1,5 +1,5 @@
 //! Many sessions of one project finishing turns and saving at once, round
-//! after round (issue 5: reliability). Every fork adds its own bullet and
+//! after round. Every fork adds its own bullet and
 //! appends its own line to history.md; later forks remove old bullets. A
 //! watcher reads MEMORY.md all along and checks every version it sees.
 //!

@@ -1,5 +1,4 @@
-//! What enters memory, and what a person sees of it (issue 8, parts 2, 3
-//! and 7): each test is an attack or a failure that once got through.
+//! What enters memory, and what a person sees of it: each test is an attack or a failure that once got through.
 
 use std::fs;
 

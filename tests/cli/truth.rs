@@ -1,4 +1,4 @@
-//! Memory that stays true (issue 20): lines naming paths the repository no
+//! Memory that stays true: lines naming paths the repository no
 //! longer has, and near-duplicates, put to the fork once and shown to the
 //! user, with real git.
 

@@ -1,4 +1,4 @@
-//! context-restore on the real CLI (issue 21): a skill or command changed
+//! context-restore on the real CLI: a skill or command changed
 //! on disk 0.5 s before its call reaches the model with its current text
 //! (s23: the Skill tool, a plugin's skill, an unchanged skill; s24: a typed
 //! /command with $ARGUMENTS, and a rules file, the engine's own case).

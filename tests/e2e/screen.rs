@@ -1,4 +1,4 @@
-//! What the screen shows, on the real CLI (issue 19): the status line
+//! What the screen shows, on the real CLI: the status line
 //! leaves `saving…` when the save ends, with no new message to redraw it.
 
 use std::process::Command;

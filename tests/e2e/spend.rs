@@ -1,4 +1,4 @@
-//! Memory a subscriber can afford, on the real CLI (issue 16): the smaller
+//! Memory a subscriber can afford, on the real CLI: the smaller
 //! fork message on a 190-line memory, and a used-up allowance that stops
 //! the forks after one refusal.
 
