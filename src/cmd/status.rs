@@ -138,7 +138,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
     let config = crate::config::of(roots);
     let off = project.off_reason(&config);
     let now = crate::env::now_unix();
-    let limits = crate::save::budget::load(roots);
+    let limits = crate::save::ledger::load(roots);
     let saves_stopped = config
         .stopped()
         .map(str::to_string)

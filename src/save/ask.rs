@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Job, budget};
+use super::{Job, ledger};
 use crate::claude::{fork, settings, transcript};
 use crate::config::Config;
 use crate::store::paths::Roots;
@@ -24,11 +24,11 @@ pub(super) fn refused(
     now: i64,
 ) -> Result<(StatusKind, String, Option<String>)> {
     use crate::claude::refusal::Refusal;
-    let hold = |text: &str, until: Option<i64>| budget::Hold {
+    let hold = |text: &str, until: Option<i64>| ledger::Hold {
         text: text.to_string(),
         at: now,
         until,
-        next_try: now + budget::RETRY_UNNAMED_SECONDS,
+        next_try: now + ledger::RETRY_UNNAMED_SECONDS,
     };
     match refusal {
         Refusal::Brief { .. } => {
@@ -37,7 +37,7 @@ pub(super) fn refused(
         Refusal::Allowance { text, reset } => {
             let hold = hold(text, *reset);
             let status = hold.status();
-            let first = budget::update(roots, |l| {
+            let first = ledger::update(roots, |l| {
                 let first = l.allowance.is_none();
                 l.allowance = Some(hold);
                 first
@@ -55,7 +55,7 @@ pub(super) fn refused(
         Refusal::Model { text } => {
             let model = model.unwrap_or("this model").to_string();
             let status = format!("paused: {model} needs usage credits");
-            let first = budget::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
+            let first = ledger::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
             let line = format!(
                 "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
                 crate::memory::text::shorten(text, 160)

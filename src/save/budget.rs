@@ -1,166 +1,16 @@
 //! Budgets that hold before the spend: every save is priced before its
 //! fork runs (`memory::cost`), and a save that would pass a budget never
-//! starts. The ledger is `saves.jsonl`, this machine's record of what each
-//! save counted; the Agent SDK credit it guards is the account's, shared
-//! with the user's other machines, scripts and CI (docs/cost.md).
-//!
-//! `limits.json` keeps what is machine-wide: a used-up allowance that
-//! stops every fork until its reset, models a plan cannot use, the budget
-//! that stopped saves (for every session's start and the status line), and
-//! which 80% warnings were given.
+//! starts. What the budgets have spent is the ledger's (`save::ledger`);
+//! the Agent SDK credit it guards is the account's, shared with the
+//! user's other machines, scripts and CI (docs/cost.md).
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-
+use super::ledger::{Ledger, Stopped, update};
 use crate::config::Config;
 use crate::memory::cost::{self, usd};
 use crate::store::paths::Roots;
 
-/// A refusal that names no reset is tried again at most this often: a
-/// refused request costs nothing, but each try runs a whole fork.
-pub const RETRY_UNNAMED_SECONDS: i64 = 3600;
 /// The share of a budget at which the user is told, once.
 const WARN_SHARE: f64 = 0.8;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Limits {
-    /// Forks on this machine wait for this refusal.
-    pub allowance: Option<Hold>,
-    /// Sessions on these models wait (the plan needs usage credits for
-    /// them).
-    pub models: BTreeMap<String, Hold>,
-    /// A budget that stops saves until its period turns or it rises.
-    pub stopped: Option<Stopped>,
-    /// The warnings already given, by budget and period.
-    pub told: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hold {
-    /// What the CLI said, as it said it.
-    pub text: String,
-    pub at: i64,
-    /// The reset the refusal named.
-    pub until: Option<i64>,
-    /// With no reset named: one fork may try from then.
-    pub next_try: i64,
-}
-
-impl Hold {
-    /// Whether a fork must wait at `now`.
-    pub fn holds(&self, now: i64) -> bool {
-        match self.until {
-            Some(until) => now < until,
-            None => now < self.next_try,
-        }
-    }
-
-    /// The status-line words.
-    pub fn status(&self) -> String {
-        match self.until {
-            Some(until) => format!("paused: allowance used up until {}", crate::env::clock(until)),
-            None => "paused: allowance used up (memory-save doctor)".to_string(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stopped {
-    /// `max_cost_per_month_usd`, `max_cost_per_day_usd`.
-    pub budget: String,
-    pub limit: f64,
-    pub spent: f64,
-    /// When its period turns.
-    pub until: i64,
-    pub route: String,
-}
-
-impl Stopped {
-    /// Whether it still stops saves: its period has not turned and the
-    /// budget has not risen.
-    pub fn holds(&self, config: &Config, now: i64) -> bool {
-        let limit = match self.budget.as_str() {
-            "max_cost_per_month_usd" => config.max_cost_per_month_usd,
-            _ => config.max_cost_per_day_usd,
-        };
-        let risen = match limit {
-            crate::config::Budget::Off => true,
-            crate::config::Budget::Usd(usd) => usd > self.limit,
-            // Unset: the default, which is what stopped it, or none.
-            crate::config::Budget::Unset => self.budget != "max_cost_per_month_usd",
-        };
-        now < self.until && !risen
-    }
-
-    /// The one line every session's start shows while saves are stopped.
-    pub fn line(&self) -> String {
-        format!(
-            "memory-save: saves are stopped: {} of {} ({}) spent; they go on {} or when you raise it in memory-save.toml",
-            usd(self.spent),
-            usd(self.limit),
-            self.budget,
-            crate::env::timestamp(self.until)
-        )
-    }
-
-    pub fn status(&self) -> String {
-        format!("paused: {} reached ({} of {})", self.budget, usd(self.spent), usd(self.limit))
-    }
-}
-
-/// The route the machine's last session start saw, for the commands that
-/// run outside a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeenRoute {
-    pub route: crate::claude::route::Route,
-    pub at: i64,
-}
-
-fn route_path(roots: &Roots) -> std::path::PathBuf {
-    roots.state.join("route.json")
-}
-
-/// Keeps `route` as the last seen, rewritten only when it changed (or a
-/// day passed, so `at` stays roughly true).
-pub fn record_route(roots: &Roots, route: &crate::claude::route::Route) {
-    let now = crate::env::now_unix();
-    let old = last_route(roots);
-    if old.as_ref().is_some_and(|old| &old.route == route && now - old.at < 86_400) {
-        return;
-    }
-    let seen = SeenRoute { route: route.clone(), at: now };
-    if let Err(e) = crate::store::record::write(&route_path(roots), &seen) {
-        crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
-    }
-}
-
-pub fn last_route(roots: &Roots) -> Option<SeenRoute> {
-    crate::store::record::read(&route_path(roots))
-}
-
-fn path(roots: &Roots) -> std::path::PathBuf {
-    roots.state.join("limits.json")
-}
-
-pub fn load(roots: &Roots) -> Limits {
-    crate::store::record::read(&path(roots)).unwrap_or_default()
-}
-
-/// Changes `limits.json` under its lock.
-pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut Limits) -> R) -> anyhow::Result<R> {
-    crate::store::fsutil::create_private_dir(&roots.state)?;
-    let _lock =
-        crate::store::fsutil::Lock::acquire(&roots.state.join("limits.lock"), std::time::Duration::from_secs(5))?;
-    let mut limits = load(roots);
-    let before = limits.clone();
-    let result = change(&mut limits);
-    if limits != before {
-        crate::store::record::write(&path(roots), &limits)?;
-    }
-    Ok(result)
-}
 
 /// The billing month holding `now`: its start and end (Unix time, local
 /// midnight of `billing_day`) and its first day, for labels.
@@ -186,12 +36,7 @@ pub struct Budgets {
 impl Budgets {
     /// The budgets of `config` for a save billed by `route`, from the
     /// locked ledger: spent includes what running saves hold.
-    pub fn of(
-        ledger: &crate::store::saves::Ledger,
-        config: &Config,
-        route: &crate::claude::route::Route,
-        now: i64,
-    ) -> Budgets {
+    pub fn of(ledger: &Ledger, config: &Config, route: &crate::claude::route::Route, now: i64) -> Budgets {
         let default = route.is_subscription().then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
         let mut held = (0.0, 0.0);
         let month = config.max_cost_per_month_usd.or(default).map(|limit| {
@@ -438,13 +283,5 @@ mod tests {
         assert_eq!(at(&b, 0.4), "run");
         b.held = (0.0, 0.0);
         assert_eq!(at(&b, 0.8), "stop", "nothing held: the budget is reached");
-    }
-
-    #[test]
-    fn a_hold_waits_for_its_reset_or_an_hour() {
-        let named = Hold { text: "x".into(), at: 0, until: Some(100), next_try: 0 };
-        assert!(named.holds(99) && !named.holds(100));
-        let unnamed = Hold { text: "x".into(), at: 0, until: None, next_try: RETRY_UNNAMED_SECONDS };
-        assert!(unnamed.holds(10) && !unnamed.holds(RETRY_UNNAMED_SECONDS));
     }
 }

@@ -5,6 +5,7 @@ mod ask;
 pub mod baseline;
 pub mod budget;
 pub mod guard;
+pub mod ledger;
 pub mod machine;
 pub mod month;
 pub mod queue;
@@ -129,7 +130,7 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
             SaveResult::error(format!("{e:#}"))
         }
     };
-    record(roots, job, project.as_deref(), &result);
+    ledger::record(roots, job, project.as_deref(), &result);
     result
 }
 
@@ -149,7 +150,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     let route_key = route.key();
     let held =
         |kind, status: String| SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() };
-    let limits = budget::load(roots);
+    let limits = ledger::load(roots);
     if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
         return Ok(held(StatusKind::Paused, hold.status()));
     }
@@ -226,7 +227,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
     let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
     // Judged and reserved under the ledger's lock: sessions saving at once
     // see each other's estimates, so together they pass no budget.
-    let ledger = crate::store::saves::Ledger::open(roots)?;
+    let ledger = ledger::Ledger::open(roots)?;
     let budgets = budget::Budgets::of(&ledger, &config, &route, now);
     let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
     let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
@@ -267,7 +268,7 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         }
         budget::Verdict::Stop { status, report, stopped } => {
             // Told once per stop: every session's start says it after.
-            let first = budget::update(roots, |l| {
+            let first = ledger::update(roots, |l| {
                 let first =
                     l.stopped.as_ref().is_none_or(|old| old.budget != stopped.budget || old.until != stopped.until);
                 l.stopped = Some(stopped);
@@ -388,23 +389,4 @@ fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<S
         usage: Some(fork_reply.usage),
         ..spent
     })
-}
-
-/// One record per save in `saves.jsonl`.
-fn record(roots: &Roots, job: &Job, project: Option<&str>, result: &SaveResult) {
-    let record = crate::store::saves::SaveRecord {
-        at: now_unix(),
-        session_id: job.session_id.to_string(),
-        project: project.map(str::to_string),
-        cwd: job.cwd.clone(),
-        status: crate::memory::secrets::redact(&result.status),
-        report: result.report.as_deref().map(crate::memory::secrets::redact),
-        usage: result.usage.clone(),
-        route: result.route.clone(),
-        estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),
-        counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
-        unknown_model: result.unknown_model.clone(),
-        fresh: result.fresh,
-    };
-    crate::store::saves::append(roots, &record);
 }

@@ -90,7 +90,7 @@ pub struct Month {
 /// This billing month on this machine, for the route its last session
 /// started with (every save when none was seen yet).
 pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
-    let seen = super::budget::last_route(roots).map(|s| s.route);
+    let seen = super::ledger::last_route(roots).map(|s| s.route);
     let route = seen.as_ref().map(crate::claude::route::Route::key);
     let (start, end, first) = super::budget::billing_month(now, config.billing_day());
     let records: Vec<SaveRecord> = crate::store::saves::all(roots)

@@ -1,8 +1,6 @@
-//! The ledger: `saves.jsonl`, one record per save, what `status`, the
-//! benchmarks and the budgets read to show and judge what saves cost;
-//! and `reserved.json`, the estimates of saves whose fork is running, so
-//! that sessions saving at once are judged against each other's spend
-//! before any of it is billed. Both are changed under one lock.
+//! `saves.jsonl`: one record per save, what `status`, the benchmarks and
+//! the budgets read to show and judge what saves cost. Written and read
+//! through one type; `save::budget` holds the lock it is written under.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -58,98 +56,11 @@ impl SaveRecord {
     }
 }
 
-/// A save's estimate, held against the budgets from its verdict until its
-/// record is written. One per session (a session runs one save at a time).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reservation {
-    pub session_id: String,
-    pub route: String,
-    pub usd: f64,
-    /// Past this (Unix time) it counts no more: its worker outlived every
-    /// bound it has.
-    pub until: i64,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Reserved {
-    version: u32,
-    held: Vec<Reservation>,
-}
-
-const RESERVED_VERSION: u32 = 1;
-/// A save holds the ledger only to judge and reserve, or to record.
-const LEDGER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The ledger, locked: what the budgets have spent and hold, read and
-/// changed by one process at a time.
-pub struct Ledger<'a> {
-    roots: &'a Roots,
-    reserved: Reserved,
-    _lock: crate::store::fsutil::Lock,
-}
-
-impl<'a> Ledger<'a> {
-    /// Locks the ledger; reservations whose worker is gone (the session's
-    /// worker lock is free) or whose time is up no longer hold.
-    pub fn open(roots: &'a Roots) -> anyhow::Result<Ledger<'a>> {
-        crate::store::fsutil::create_private_dir(&roots.state)?;
-        let lock = crate::store::fsutil::Lock::acquire(&roots.state.join("saves.lock"), LEDGER_WAIT)?;
-        let mut reserved: Reserved = crate::store::record::read(&reserved_path(roots))
-            .filter(|r: &Reserved| r.version == RESERVED_VERSION)
-            .unwrap_or_default();
-        let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
-        let now = crate::env::now_unix();
-        reserved.held.retain(|r| {
-            r.until > now
-                && crate::store::state::SessionId::parse(&r.session_id).is_ok_and(|id| sessions.worker_running(&id))
-        });
-        Ok(Ledger { roots, reserved, _lock: lock })
-    }
-
-    /// What saves since `since` (Unix time) counted, with what running
-    /// saves hold; with `route`, only those billed that way (and records
-    /// from before routes). The second figure is the part held.
-    pub fn spent_since(&self, since: i64, route: Option<&str>) -> (f64, f64) {
-        let held: f64 =
-            self.reserved.held.iter().filter(|r| route.is_none_or(|route| r.route == route)).map(|r| r.usd).sum();
-        (spent_since(self.roots, since, route) + held, held)
-    }
-
-    /// Holds `usd` for `session_id`'s save until its record is written.
-    pub fn reserve(mut self, session_id: &str, route: &str, usd: f64, until: i64) -> anyhow::Result<()> {
-        self.reserved.held.retain(|r| r.session_id != session_id);
-        self.reserved.held.push(Reservation { session_id: session_id.into(), route: route.into(), usd, until });
-        self.save()
-    }
-
-    fn save(&mut self) -> anyhow::Result<()> {
-        self.reserved.version = RESERVED_VERSION;
-        crate::store::record::write(&reserved_path(self.roots), &self.reserved)
-    }
-}
-
-fn reserved_path(roots: &Roots) -> std::path::PathBuf {
-    roots.state.join("reserved.json")
-}
-
-/// Writes a save's record, and its reservation goes: one step, so the
-/// spend is never counted twice nor missing between the two.
+/// Appends one save's record; `ledger::settle` is the one caller, under
+/// the ledger's lock, so a record and its reservation change together.
 pub fn append(roots: &Roots, record: &SaveRecord) {
-    let ledger = Ledger::open(roots);
     if let Ok(line) = serde_json::to_string(record) {
         crate::store::fsutil::append_line(&roots.saves_log(), &line, MAX_BYTES);
-    }
-    match ledger {
-        Ok(mut ledger) => {
-            let before = ledger.reserved.held.len();
-            ledger.reserved.held.retain(|r| r.session_id != record.session_id);
-            if ledger.reserved.held.len() != before
-                && let Err(e) = ledger.save()
-            {
-                crate::store::log::error(&format!("cannot release a save's reservation: {e:#}"));
-            }
-        }
-        Err(e) => crate::store::log::error(&format!("cannot lock the ledger to record a save: {e:#}")),
     }
 }
 

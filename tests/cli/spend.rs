@@ -584,8 +584,7 @@ fn at_once_within(budget: &str) {
     // and nothing is held.
     let month: f64 = saves(&env).iter().filter_map(|s| s["counted_usd"].as_f64()).sum();
     assert!((month - 2.0 * estimate).abs() < 1e-6, "{month} {estimate}");
-    let held = fs::read_to_string(env.mem.join("state/memory-save/reserved.json")).unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&held).unwrap()["held"], json!([]), "{held}");
+    assert!(!env.mem.join("state/memory-save/limits.json").exists(), "nothing is held");
 }
 
 #[test]
@@ -598,8 +597,8 @@ fn a_reservation_whose_worker_died_holds_nothing() {
     // A worker that died mid-fork left its reservation: its session's
     // worker lock is free, so it no longer counts.
     let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
-    let dead = json!({"version": 1, "held": [{"session_id": SID_OTHER, "route": "subscription", "usd": 50.0, "until": until}]});
-    fs::write(env.mem.join("state/memory-save/reserved.json"), dead.to_string()).unwrap();
+    let dead = json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": 50.0, "until": until}]});
+    fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "{}", env.status(SID));
 }

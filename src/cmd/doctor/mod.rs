@@ -238,7 +238,7 @@ fn check_config(report: &mut Report, roots: &Roots) {
 
 /// Who pays for saves, and what stops them on this machine.
 fn check_spend(report: &mut Report, roots: &Roots) {
-    match crate::save::budget::last_route(roots) {
+    match crate::save::ledger::last_route(roots) {
         Some(seen) => report.ok(&format!(
             "billing: {} (seen at a session start, {})",
             seen.route.sentence(),
@@ -248,7 +248,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
     let now = crate::env::now_unix();
     let config = crate::config::of(roots);
-    let limits = crate::save::budget::load(roots);
+    let limits = crate::save::ledger::load(roots);
     if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
         report.problem(
             &format!("{}: the API refused a save: \"{}\"", hold.status(), hold.text),

@@ -1,0 +1,275 @@
+//! The ledger: what saves spent and hold, and what stops them, machine-wide.
+//! `saves.jsonl` (`store::saves`) records what each save counted;
+//! `limits.json` keeps a used-up allowance that stops every fork until its
+//! reset, models a plan cannot use, the budget that stopped saves (for
+//! every session's start and the status line), which 80% warnings were
+//! given, and the estimates of saves whose fork is running: reserved
+//! before the fork under the same lock as the verdict, so sessions saving
+//! at once are judged against each other's spend.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::memory::cost::usd;
+use crate::store::paths::Roots;
+
+/// A refusal that names no reset is tried again at most this often: a
+/// refused request costs nothing, but each try runs a whole fork.
+pub const RETRY_UNNAMED_SECONDS: i64 = 3600;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Forks on this machine wait for this refusal.
+    pub allowance: Option<Hold>,
+    /// Sessions on these models wait (the plan needs usage credits for
+    /// them).
+    pub models: BTreeMap<String, Hold>,
+    /// A budget that stops saves until its period turns or it rises.
+    pub stopped: Option<Stopped>,
+    /// The warnings already given, by budget and period.
+    pub told: Vec<String>,
+    /// Saves whose fork runs now, one per session.
+    pub reserved: Vec<Reservation>,
+}
+
+/// A save's estimate, held against the budgets from its verdict until its
+/// record is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reservation {
+    pub session_id: String,
+    pub route: String,
+    pub usd: f64,
+    /// Past this (Unix time) it holds no more: its worker outlived every
+    /// bound it has.
+    pub until: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hold {
+    /// What the CLI said, as it said it.
+    pub text: String,
+    pub at: i64,
+    /// The reset the refusal named.
+    pub until: Option<i64>,
+    /// With no reset named: one fork may try from then.
+    pub next_try: i64,
+}
+
+impl Hold {
+    /// Whether a fork must wait at `now`.
+    pub fn holds(&self, now: i64) -> bool {
+        match self.until {
+            Some(until) => now < until,
+            None => now < self.next_try,
+        }
+    }
+
+    /// The status-line words.
+    pub fn status(&self) -> String {
+        match self.until {
+            Some(until) => format!("paused: allowance used up until {}", crate::env::clock(until)),
+            None => "paused: allowance used up (memory-save doctor)".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// `max_cost_per_month_usd`, `max_cost_per_day_usd`.
+    pub budget: String,
+    pub limit: f64,
+    pub spent: f64,
+    /// When its period turns.
+    pub until: i64,
+    pub route: String,
+}
+
+impl Stopped {
+    /// Whether it still stops saves: its period has not turned and the
+    /// budget has not risen.
+    pub fn holds(&self, config: &Config, now: i64) -> bool {
+        let limit = match self.budget.as_str() {
+            "max_cost_per_month_usd" => config.max_cost_per_month_usd,
+            _ => config.max_cost_per_day_usd,
+        };
+        let risen = match limit {
+            crate::config::Budget::Off => true,
+            crate::config::Budget::Usd(usd) => usd > self.limit,
+            // Unset: the default, which is what stopped it, or none.
+            crate::config::Budget::Unset => self.budget != "max_cost_per_month_usd",
+        };
+        now < self.until && !risen
+    }
+
+    /// The one line every session's start shows while saves are stopped.
+    pub fn line(&self) -> String {
+        format!(
+            "memory-save: saves are stopped: {} of {} ({}) spent; they go on {} or when you raise it in memory-save.toml",
+            usd(self.spent),
+            usd(self.limit),
+            self.budget,
+            crate::env::timestamp(self.until)
+        )
+    }
+
+    pub fn status(&self) -> String {
+        format!("paused: {} reached ({} of {})", self.budget, usd(self.spent), usd(self.limit))
+    }
+}
+
+/// The route the machine's last session start saw, for the commands that
+/// run outside a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeenRoute {
+    pub route: crate::claude::route::Route,
+    pub at: i64,
+}
+
+fn route_path(roots: &Roots) -> std::path::PathBuf {
+    roots.state.join("route.json")
+}
+
+/// Keeps `route` as the last seen, rewritten only when it changed (or a
+/// day passed, so `at` stays roughly true).
+pub fn record_route(roots: &Roots, route: &crate::claude::route::Route) {
+    let now = crate::env::now_unix();
+    let old = last_route(roots);
+    if old.as_ref().is_some_and(|old| &old.route == route && now - old.at < 86_400) {
+        return;
+    }
+    let seen = SeenRoute { route: route.clone(), at: now };
+    if let Err(e) = crate::store::record::write(&route_path(roots), &seen) {
+        crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
+    }
+}
+
+pub fn last_route(roots: &Roots) -> Option<SeenRoute> {
+    crate::store::record::read(&route_path(roots))
+}
+
+fn path(roots: &Roots) -> std::path::PathBuf {
+    roots.state.join("limits.json")
+}
+
+pub fn load(roots: &Roots) -> Limits {
+    crate::store::record::read(&path(roots)).unwrap_or_default()
+}
+
+/// Changes `limits.json` under its lock.
+pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut Limits) -> R) -> anyhow::Result<R> {
+    let mut ledger = Ledger::open(roots)?;
+    let result = change(&mut ledger.limits);
+    ledger.close()?;
+    Ok(result)
+}
+
+/// The ledger, locked: `limits.json` and what the budgets have spent
+/// (`saves.jsonl`), read and changed by one process at a time. Never held
+/// across a fork.
+pub struct Ledger<'a> {
+    roots: &'a Roots,
+    limits: Limits,
+    before: Limits,
+    _lock: crate::store::fsutil::Lock,
+}
+
+impl<'a> Ledger<'a> {
+    /// Locks the ledger. A reservation whose worker is gone (the session's
+    /// worker lock is free) or whose time is up no longer holds.
+    pub fn open(roots: &'a Roots) -> anyhow::Result<Ledger<'a>> {
+        crate::store::fsutil::create_private_dir(&roots.state)?;
+        let lock = crate::store::fsutil::Lock::acquire(&roots.state.join("limits.lock"), LEDGER_WAIT)?;
+        let before = load(roots);
+        let mut limits = before.clone();
+        let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+        let now = crate::env::now_unix();
+        limits.reserved.retain(|r| {
+            r.until > now
+                && crate::store::state::SessionId::parse(&r.session_id).is_ok_and(|id| sessions.worker_running(&id))
+        });
+        Ok(Ledger { roots, limits, before, _lock: lock })
+    }
+
+    /// What saves since `since` (Unix time) counted, with what running
+    /// saves hold; with `route`, only those billed that way (and records
+    /// from before routes). The second figure is the part held.
+    pub fn spent_since(&self, since: i64, route: Option<&str>) -> (f64, f64) {
+        let held: f64 =
+            self.limits.reserved.iter().filter(|r| route.is_none_or(|route| r.route == route)).map(|r| r.usd).sum();
+        (crate::store::saves::spent_since(self.roots, since, route) + held, held)
+    }
+
+    /// Holds `usd` for `session_id`'s save until its record is written.
+    pub fn reserve(mut self, session_id: &str, route: &str, usd: f64, until: i64) -> anyhow::Result<()> {
+        self.limits.reserved.retain(|r| r.session_id != session_id);
+        self.limits.reserved.push(Reservation { session_id: session_id.into(), route: route.into(), usd, until });
+        self.close()
+    }
+
+    /// Writes what changed, and unlocks; a record that holds nothing is
+    /// no file.
+    fn close(self) -> anyhow::Result<()> {
+        if self.limits == self.before {
+            return Ok(());
+        }
+        if self.limits == Limits::default() {
+            return fs_err::remove_file(path(self.roots)).or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e.into()),
+            });
+        }
+        crate::store::record::write(&path(self.roots), &self.limits)
+    }
+}
+
+/// A save holds the ledger only to judge and reserve, or to record.
+const LEDGER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Writes a save's record, and its reservation goes: one step, so the
+/// spend is never counted twice nor missing between the two.
+pub fn settle(roots: &Roots, record: &crate::store::saves::SaveRecord) {
+    let ledger = Ledger::open(roots);
+    crate::store::saves::append(roots, record);
+    let closed = ledger.and_then(|mut ledger| {
+        ledger.limits.reserved.retain(|r| r.session_id != record.session_id);
+        ledger.close()
+    });
+    if let Err(e) = closed {
+        crate::store::log::error(&format!("cannot release a save's reservation: {e:#}"));
+    }
+}
+
+/// One record per save in `saves.jsonl`.
+pub(super) fn record(roots: &Roots, job: &super::Job, project: Option<&str>, result: &super::SaveResult) {
+    let record = crate::store::saves::SaveRecord {
+        at: crate::env::now_unix(),
+        session_id: job.session_id.to_string(),
+        project: project.map(str::to_string),
+        cwd: job.cwd.clone(),
+        status: crate::memory::secrets::redact(&result.status),
+        report: result.report.as_deref().map(crate::memory::secrets::redact),
+        usage: result.usage.clone(),
+        route: result.route.clone(),
+        estimate_usd: result.estimate_usd.map(crate::memory::cost::round_usd),
+        counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
+        unknown_model: result.unknown_model.clone(),
+        fresh: result.fresh,
+    };
+    settle(roots, &record);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_waits_for_its_reset_or_an_hour() {
+        let named = Hold { text: "x".into(), at: 0, until: Some(100), next_try: 0 };
+        assert!(named.holds(99) && !named.holds(100));
+        let unnamed = Hold { text: "x".into(), at: 0, until: None, next_try: RETRY_UNNAMED_SECONDS };
+        assert!(unnamed.holds(10) && !unnamed.holds(RETRY_UNNAMED_SECONDS));
+    }
+}
