@@ -26,23 +26,6 @@ const DEADLINE: Duration = Duration::from_secs(6);
 #[serde(default)]
 struct StatusInput {
     session_id: String,
-    /// Subscription logins only: `five_hour` and `seven_day`, each with
-    /// `used_percentage` (Claude Code's status-line docs; API-key sessions,
-    /// as the stand-in's, never carry it).
-    rate_limits: Option<RateLimits>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RateLimits {
-    five_hour: Option<Limit>,
-    seven_day: Option<Limit>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Limit {
-    used_percentage: Option<f64>,
 }
 
 /// Print this session's save state on one line (Claude Code's status-line
@@ -73,9 +56,6 @@ fn run(wrapped: &[OsString]) -> Result<()> {
     // No roots (HOME unset): still print the user's own line.
     if let (Ok(id), Ok(roots)) = (crate::store::state::SessionId::parse(&input.session_id), crate::config::roots()) {
         let sessions = SessionStore::new(roots.sessions_dir());
-        if let Some(limits) = &input.rate_limits {
-            record_quota(&sessions, &id, limits);
-        }
         let mut state = sessions.peek(&id);
         // A worker killed mid-save never cleared its mark; with no worker
         // holding the lock, nothing is saving.
@@ -83,16 +63,10 @@ fn run(wrapped: &[OsString]) -> Result<()> {
             state.protocol.job = crate::store::state::Job::Idle;
         }
         let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
-        // The quota's threshold is only looked up for a session that has a
-        // quota to compare.
-        let quota =
-            state.input.quota.is_some().then(|| crate::config::of(&roots).limits().pause_at_quota_percent).flatten();
         let not_synced =
             crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
         let machine = machine_pause(&roots, &state);
-        if let Some(line) =
-            state_line(&state, waiting, machine.or(state.input.quota.as_ref().and_then(|q| q.pause(quota))), not_synced)
-        {
+        if let Some(line) = state_line(&state, waiting, machine, not_synced) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -134,10 +108,10 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
 pub fn state_line(
     state: &SessionState,
     rules_waiting: usize,
-    quota_pause: Option<String>,
+    waiting_for: Option<String>,
     not_synced: Option<NotSynced>,
 ) -> Option<String> {
-    Shown::of(state, rules_waiting, quota_pause, not_synced).map(|shown| shown.line())
+    Shown::of(state, rules_waiting, waiting_for, not_synced).map(|shown| shown.line())
 }
 
 /// The one state the status line shows, chosen by kind and order, never by
@@ -154,7 +128,7 @@ enum Shown {
         text: String,
         at: i64,
     },
-    /// Saves wait: the machine's allowance, a setting, a model, the quota.
+    /// Saves wait: the machine's allowance, a setting, a model.
     Waiting(String),
     Review(usize),
     NotSynced(Option<i64>),
@@ -172,7 +146,7 @@ impl Shown {
     fn of(
         state: &SessionState,
         rules_waiting: usize,
-        quota_pause: Option<String>,
+        waiting_for: Option<String>,
         not_synced: Option<NotSynced>,
     ) -> Option<Shown> {
         let last = state.outcome.status.as_ref();
@@ -185,7 +159,7 @@ impl Shown {
         if let Some(pause) = &state.protocol.guard.paused {
             return Some(Shown::Paused { text: pause.text.clone(), at: pause.at });
         }
-        if let Some(text) = quota_pause {
+        if let Some(text) = waiting_for {
             return Some(Shown::Waiting(text));
         }
         if rules_waiting > 0 {
@@ -248,24 +222,6 @@ const MAX_COLUMNS: usize = 80;
 #[derive(Debug, Clone, Copy)]
 pub struct NotSynced {
     pub since: Option<i64>,
-}
-
-/// Keeps the quota the status line reports, for the hooks to pause by.
-/// Written only when it changed: the status line runs on every refresh.
-fn record_quota(sessions: &SessionStore, id: &crate::store::state::SessionId, limits: &RateLimits) {
-    let reading = crate::store::state::Quota {
-        five_hour: limits.five_hour.as_ref().and_then(|l| l.used_percentage),
-        seven_day: limits.seven_day.as_ref().and_then(|l| l.used_percentage),
-        at: crate::env::now_unix(),
-    };
-    let same =
-        |old: &crate::store::state::Quota| old.five_hour == reading.five_hour && old.seven_day == reading.seven_day;
-    if sessions.peek(id).input.quota.as_ref().is_some_and(same) {
-        return;
-    }
-    if let Err(e) = sessions.update(id, |s| s.input.quota = Some(reading)) {
-        crate::store::log::error(&format!("cannot record the quota of session {id}: {e:#}"));
-    }
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {

@@ -28,7 +28,6 @@ mod read;
 pub struct SaveLimits {
     /// `save_every_minutes`.
     pub interval: Option<Duration>,
-    pub pause_at_quota_percent: Option<f64>,
     /// Save after this many turns (0 or 1: every turn).
     pub every_turns: u64,
     pub idle_flush: Duration,
@@ -36,7 +35,6 @@ pub struct SaveLimits {
 
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
-const DEFAULT_QUOTA_PERCENT: f64 = 90.0;
 /// Quiet seconds before gathered turns are saved: a session that ends
 /// sends SessionEnd, which saves them, so the flush is only for one that
 /// never does (a closed terminal). By an hour its cache has expired, and
@@ -124,9 +122,6 @@ pub struct Config {
     pub cold_save_max_usd: Budget,
     /// The day of the month the billing month starts (1–28, local time).
     pub billing_day: Option<u8>,
-    /// Saves pause while the 5-hour or 7-day quota the status line reports
-    /// is at or above this percentage.
-    pub pause_at_quota_percent: Option<f64>,
     /// Memory folder names chosen by hand, by identity.
     pub names: BTreeMap<String, String>,
     /// `[prices."<model prefix>"]`: added to or overriding the price table.
@@ -178,7 +173,6 @@ impl Config {
     pub fn limits(&self) -> SaveLimits {
         SaveLimits {
             interval: self.save_interval(),
-            pause_at_quota_percent: Some(self.pause_at_quota_percent.unwrap_or(DEFAULT_QUOTA_PERCENT)),
             every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),
             idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
         }
@@ -268,6 +262,23 @@ mod tests {
         assert_eq!(Config::default().billing_day(), 1);
     }
 
+    /// A key an earlier version read is named as such, and stops nothing.
+    #[test]
+    fn a_retired_key_is_named_and_does_nothing() {
+        let config = parse("pause_at_quota_percent = 90\nbilling_day = 7\n");
+        assert_eq!(config.problems.len(), 1, "{:?}", config.problems);
+        let problem = &config.problems[0];
+        assert!(!problem.closed && config.stopped().is_none());
+        assert!(
+            problem
+                .text
+                .contains("pause_at_quota_percent is no longer read: saves no longer pause by the 5-hour quota"),
+            "{}",
+            problem.text
+        );
+        assert_eq!(config.billing_day(), 7);
+    }
+
     /// Every ordinary key's bad value: named, that key alone at its default.
     #[test]
     fn a_bad_ordinary_value_is_named_and_that_key_alone_takes_its_default() {
@@ -289,8 +300,6 @@ mod tests {
             ("effort = true", "effort must be text in quotes, not true"),
             ("disabled_projects = \"app\"", "disabled_projects must be a list of names in quotes"),
             ("disabled_projects = [1]", "disabled_projects must be a list of names in quotes"),
-            ("pause_at_quota_percent = 150", "pause_at_quota_percent must be a number from 1 to 100, not 150"),
-            ("pause_at_quota_percent = nan", "pause_at_quota_percent must be a number from 1 to 100, not nan"),
             ("names = 3", "names must be a table of \"identity\" = \"folder\""),
         ];
         for (line, want) in cases {

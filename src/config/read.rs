@@ -13,8 +13,12 @@ struct Key {
 
 #[derive(Clone, Copy)]
 enum Kind {
-    Whole { min: u64, max: u64 },
-    Number { min: f64, max: f64 },
+    Whole {
+        min: u64,
+        max: u64,
+    },
+    /// A key an earlier version read: accepted, does nothing, and says so.
+    Retired(&'static str),
     Budget,
     Text,
     Texts,
@@ -37,7 +41,15 @@ const KEYS: &[Key] = &[
     Key { name: "max_cost_per_month_usd", kind: Kind::Budget, closed: true },
     Key { name: "cold_save_max_usd", kind: Kind::Budget, closed: true },
     Key { name: "billing_day", kind: Kind::Whole { min: 1, max: 28 }, closed: true },
-    Key { name: "pause_at_quota_percent", kind: Kind::Number { min: 1.0, max: 100.0 }, closed: false },
+    // Forks on a subscription draw on the Agent SDK credit, not the
+    // 5-hour quota, so a pause by that quota protected nothing.
+    Key {
+        name: "pause_at_quota_percent",
+        kind: Kind::Retired(
+            "saves no longer pause by the 5-hour quota, since forks draw on the Agent SDK credit, which max_cost_per_month_usd guards; remove the line",
+        ),
+        closed: false,
+    },
     Key { name: "names", kind: Kind::Names, closed: false },
     Key { name: "prices", kind: Kind::Prices, closed: true },
 ];
@@ -61,6 +73,11 @@ impl Config {
         let mut config = Config::default();
         for (name, value) in &table {
             match KEYS.iter().find(|k| k.name == name) {
+                Some(Key { kind: Kind::Retired(why), .. }) => {
+                    config
+                        .problems
+                        .push(Problem { text: format!("{file}: {name} is no longer read: {why}"), closed: false });
+                }
                 Some(key) => {
                     if let Err(why) = config.set(key, value) {
                         let text = if key.closed {
@@ -90,7 +107,7 @@ impl Config {
                     _ => unreachable!("a whole-number key without a field: {}", key.name),
                 }
             }
-            Kind::Number { min, max } => self.pause_at_quota_percent = Some(number(value, min, max)?),
+            Kind::Retired(_) => unreachable!("a retired key is never set"),
             Kind::Budget => {
                 let budget = budget(value)?;
                 match key.name {

@@ -17,20 +17,19 @@
 //!   save at its end a cache-miss pause allows; a budget stops them all.
 
 use crate::config::SaveLimits as Limits;
-use crate::store::state::{Job, PauseKind, Protocol, Queued, Quota};
+use crate::store::state::{Job, PauseKind, Protocol, Queued};
 
 /// What a hook knows besides the protocol's own state.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub struct Facts {
     pub now: i64,
     /// memory-save is off for the session's project.
     pub off: bool,
-    pub quota: Option<&'a Quota>,
 }
 
-impl<'a> Facts<'a> {
-    pub fn of(input: &'a crate::store::state::SessionInput, now: i64) -> Facts<'a> {
-        Facts { now, off: input.off.is_some(), quota: input.quota.as_ref() }
+impl Facts {
+    pub fn of(input: &crate::store::state::SessionInput, now: i64) -> Facts {
+        Facts { now, off: input.off.is_some() }
     }
 }
 
@@ -107,16 +106,10 @@ impl Protocol {
             Some(pause) if !self.turn.ended || pause.end_save_used => return false,
             _ => {}
         }
-        if self.turn.last_request_at.is_none() && facts.quota.is_none() {
+        if self.turn.last_request_at.is_none() {
             return true;
         }
-        let limits = limits();
-        if let (Some(quota), Some(threshold)) = (facts.quota, limits.pause_at_quota_percent)
-            && quota.highest().is_some_and(|(percent, _)| percent >= threshold)
-        {
-            return false;
-        }
-        match (self.turn.last_request_at, limits.interval) {
+        match (self.turn.last_request_at, limits().interval) {
             (Some(last), Some(every)) if !self.turn.ended => facts.now - last >= every.as_secs() as i64,
             _ => true,
         }
@@ -314,23 +307,18 @@ impl Protocol {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::state::{Pause, Quota};
+    use crate::store::state::Pause;
     use proptest::prelude::*;
     use std::time::Duration;
 
     const IDLE: i64 = 100;
 
     fn limits(every: u64) -> impl Fn() -> Limits + Copy {
-        move || Limits {
-            interval: None,
-            pause_at_quota_percent: Some(90.0),
-            every_turns: every,
-            idle_flush: Duration::from_secs(IDLE as u64),
-        }
+        move || Limits { interval: None, every_turns: every, idle_flush: Duration::from_secs(IDLE as u64) }
     }
 
-    fn facts(now: i64) -> Facts<'static> {
-        Facts { now, off: false, quota: None }
+    fn facts(now: i64) -> Facts {
+        Facts { now, off: false }
     }
 
     #[derive(Debug, Clone)]
@@ -605,16 +593,5 @@ mod tests {
         p.guard.paused.as_mut().unwrap().kind = PauseKind::Budget;
         assert_eq!(p.worker_next(3, IDLE, || None), Next::Dropped { copy: None });
         assert_eq!(p.worker_next(3, IDLE, || None), Next::Idle);
-    }
-
-    #[test]
-    fn a_quota_near_its_limit_holds_saves_back() {
-        let mut p = Protocol::default();
-        p.prompt(facts(0), limits(1), false);
-        let high = Quota { five_hour: Some(95.0), seven_day: None, at: 0 };
-        assert!(!p.save_due(Facts { now: 0, off: false, quota: Some(&high) }, limits(1)));
-        let low = Quota { five_hour: Some(20.0), ..high };
-        assert!(p.save_due(Facts { now: 0, off: false, quota: Some(&low) }, limits(1)));
-        assert!(!p.save_due(Facts { now: 0, off: true, quota: None }, limits(1)), "off");
     }
 }

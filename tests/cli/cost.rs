@@ -1,5 +1,5 @@
-//! Cost you can trust: the cache-miss guard, the budgets, the
-//! quota, resume, and what status shows of the cost. The fake claude
+//! Cost you can trust: the cache-miss guard, the budgets, resume, and
+//! what status shows of the cost. The fake claude
 //! reports whatever usage a test scripts, as the stand-in does.
 
 use std::fs;
@@ -158,24 +158,22 @@ fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
     assert!((status["today"]["cost_usd"].as_f64().unwrap() - 0.30).abs() < 1e-9, "{status:#}");
 }
 
+/// Forks on a subscription draw on the Agent SDK credit, not the 5-hour
+/// quota: a full quota holds no save back, and the setting that paused by
+/// it is named as retired without stopping anything.
 #[test]
-fn saves_pause_while_the_quota_is_high_and_go_on_when_it_falls() {
+fn a_full_five_hour_quota_holds_no_save_and_its_old_setting_is_named() {
     let env = Env::new();
-    // The documented shape of rate_limits (subscription logins only; the
-    // stand-in's API-key sessions never carry it).
+    env.config("pause_at_quota_percent = 50\n");
     let mut input = status_input();
     input["rate_limits"] = json!({"five_hour": {"used_percentage": 93.0, "resets_at": 1796140800}, "seven_day": {"used_percentage": 41.0, "resets_at": 1796486400}});
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
-    assert_eq!(statusline(&env, input.clone()).trim(), "memory-save: paused: quota at 93% of the 5-hour limit");
+    assert_eq!(statusline(&env, input.clone()).trim(), "");
     env.hook("stop").fixture("Stop.json").run().ok();
-    env.assert_no_save(SID);
-    // The quota falls: the next turn saves, and the held-back turn with it.
-    input["rate_limits"]["five_hour"]["used_percentage"] = json!(12.0);
-    statusline(&env, input.clone());
-    env.saved_turn(SID, 1);
-    // Without the status line (no reading), nothing changes.
-    let plain = Env::new();
-    plain.saved_turn(SID, 1);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains("pause_at_quota_percent is no longer read"), "{doctor}");
 }
 
 #[test]

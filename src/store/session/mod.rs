@@ -43,8 +43,6 @@ pub struct SessionInput {
     pub project: Option<String>,
     /// Why memory-save is off for this project (`off: …`), if it is.
     pub off: Option<String>,
-    /// The subscription's quota, as the status line last reported it.
-    pub quota: Option<Quota>,
     /// Who pays for this session's saves, recorded at SessionStart, where
     /// the hook sees the session's environment.
     pub route: Option<crate::memory::route::Route>,
@@ -195,32 +193,6 @@ pub enum PauseKind {
     CacheMiss,
     /// A budget was passed: a hard stop, no save at SessionEnd either.
     Budget,
-}
-
-/// `rate_limits` from the status-line input (subscription logins only).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Quota {
-    pub five_hour: Option<f64>,
-    pub seven_day: Option<f64>,
-    /// Unix time it was read.
-    pub at: i64,
-}
-
-impl Quota {
-    /// The fuller of the two limits, as `(percent, "5-hour")`.
-    pub fn highest(&self) -> Option<(f64, &'static str)> {
-        let five = self.five_hour.map(|p| (p, "5-hour"));
-        let seven = self.seven_day.map(|p| (p, "7-day"));
-        [five, seven].into_iter().flatten().max_by(|a, b| a.0.total_cmp(&b.0))
-    }
-
-    /// Why the quota holds saves back at `threshold`, if it does (for the
-    /// status line).
-    pub fn pause(&self, threshold: Option<f64>) -> Option<String> {
-        let (percent, which) = self.highest()?;
-        (percent >= threshold?).then(|| format!("paused: quota at {percent:.0}% of the {which} limit"))
-    }
 }
 
 /// The last save's result: its words, when, and its kind, which the
