@@ -31,8 +31,6 @@ pub const HOOKS_JSON: &str = include_str!("../../hooks.json");
 /// The file name that marks a command as ours.
 pub const BINARY_NAME: &str = "memory-save";
 
-/// Register the hooks in ~/.claude/settings.json (your other settings and
-/// hooks are kept; running it again changes nothing).
 /// What install or uninstall did, for the summary line.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Change {
@@ -145,6 +143,8 @@ fn our_hooks(program: &Program) -> Map<String, Value> {
     hooks
 }
 
+/// Registers our hooks in a settings object (its other settings and hooks
+/// are kept; running it again changes nothing).
 pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<Change> {
     let ours = our_hooks(program);
     let mut change = Change { added_commands: ours.values().map(count_commands).sum(), ..Change::default() };

@@ -86,8 +86,8 @@ pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))
 }
 
-/// Exit codes, as `--help` and the README document them.
-
+/// The command line: one subcommand a run (hooks are read before it, by
+/// `hook::words`, to stay fast).
 #[derive(Debug, Parser)]
 #[command(
     name = "memory-save",
@@ -154,7 +154,9 @@ impl Run for Command {
             Command::Team(c) => c.run(),
             Command::Statusline(c) => c.run(),
             Command::Completions(c) => c.run(),
-            Command::Hook(c) => crate::hook::run(crate::hook::words::hook_args(&c.words)?),
+            // main runs every hook before the command line is parsed; this
+            // variant exists for `hook --help` alone, which clap answers.
+            Command::Hook(_) => unreachable!("hooks are run before the command line is parsed"),
             Command::Worker(c) => c.run(),
             Command::MergeDriver(c) => c.run(),
         }

@@ -264,7 +264,7 @@ impl Lock {
     /// Waits at most `limit`: every wait has a bound, and a holder that hangs
     /// must not hang the hooks behind it.
     pub fn acquire(path: &Path, limit: Duration) -> Result<Lock> {
-        let file = open_lock_file(path)?;
+        let mut file = open_lock_file(path)?;
         let deadline = Instant::now() + limit;
         // Holders keep these locks for well under a millisecond: poll soon,
         // then back off, so a hook behind a worker's state update waits
@@ -272,7 +272,10 @@ impl Lock {
         let mut pause = Duration::from_micros(50);
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Lock { _file: file }),
+                Ok(()) if still_linked(&file, path) => return Ok(Lock { _file: file }),
+                // A sweep unlinked the file we locked: lock the one there now.
+                Ok(()) if Instant::now() < deadline => file = open_lock_file(path)?,
+                Ok(()) => anyhow::bail!("{} keeps being removed while it is locked; try again", path.display()),
                 Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(5));
@@ -293,7 +296,9 @@ impl Lock {
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
         let file = open_lock_file(path)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(Lock { _file: file })),
+            Ok(()) if still_linked(&file, path) => Ok(Some(Lock { _file: file })),
+            // Unlinked between our open and our lock: as if another held it.
+            Ok(()) => Ok(None),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
         }
@@ -307,6 +312,17 @@ pub fn is_locked(path: &Path) -> bool {
         return false;
     };
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// Whether the file we locked is still the one at `path` (jj's check): a
+/// sweep that removes a stale lock file between our open and our lock
+/// would leave us holding a lock no one else can see.
+fn still_linked(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(held), Ok(there)) => held.nlink() > 0 && held.ino() == there.ino() && held.dev() == there.dev(),
+        _ => false,
+    }
 }
 
 fn open_lock_file(path: &Path) -> Result<File> {
@@ -338,5 +354,31 @@ pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
     }
     if let Ok(mut file) = open_own(path, OpenOptions::new().create(true).append(true)) {
         let _ = writeln!(file, "{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock file a sweep removed while we held it open is not the lock:
+    /// we take the file that stands at the path now.
+    #[test]
+    fn a_lock_on_an_unlinked_file_is_taken_again_on_the_file_there_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.lock");
+        let opened = open_lock_file(&path).unwrap();
+        assert!(still_linked(&opened, &path));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!still_linked(&opened, &path), "unlinked");
+        let _old = open_lock_file(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"").unwrap();
+        assert!(!still_linked(&_old, &path), "another file at the path");
+        let lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        assert!(still_linked(&lock._file, &path));
+        assert!(is_locked(&path), "the lock is on the file others see");
+        drop(lock);
+        assert!(Lock::try_acquire(&path).unwrap().is_some());
     }
 }

@@ -19,10 +19,6 @@ use tempfile::TempDir;
 /// the interactive CLI asks about any key not listed there.
 pub const API_KEY: &str = "sk-ant-e2e-dummy";
 
-/// Find the CLI: `MEMORY_SAVE_E2E_CLAUDE`, else `scripts/install-claude-code.sh`
-/// (which installs it from npm once into target/e2e). Not found: with
-/// `CI=true` this panics (a missing CLI must fail CI, never skip); otherwise
-/// it prints "skipping: …" and returns None. Computed once per test process.
 /// The release under test: `CLAUDE_CODE_VERSION`, else the first listed in
 /// tests/e2e/versions.txt.
 pub fn version() -> String {
@@ -32,6 +28,10 @@ pub fn version() -> String {
     })
 }
 
+/// Find the CLI: `MEMORY_SAVE_E2E_CLAUDE`, else `scripts/install-claude-code.sh`
+/// (which installs it from npm once into target/e2e). Not found: with
+/// `CI=true` this panics (a missing CLI must fail CI, never skip); otherwise
+/// it prints "skipping: …" and returns None. Computed once per test process.
 pub fn claude() -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     match FOUND.get_or_init(locate_claude) {

@@ -350,11 +350,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
         });
     }
     if text.trim().is_empty() {
-        let why = match cli.subtype.as_deref() {
-            Some("error_max_turns") => "fork called a tool instead of replying",
-            _ => "fork gave no text",
-        };
-        return Err(ForkError { usage, ..ForkError::new(why) });
+        return Err(ForkError { usage, ..ForkError::new("fork gave no text") });
     }
     Ok(ForkReply { text, usage })
 }

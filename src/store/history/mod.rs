@@ -135,7 +135,10 @@ fn dir(folder: &Folder) -> PathBuf {
     folder.history_dir()
 }
 
-/// A recorded entry, so a change that fails halfway can be put back.
+/// A recorded entry, so a change that fails halfway can be put back: the
+/// change's writer must `seal` it once the files are written, or
+/// `roll_back` when they could not be.
+#[must_use = "a recorded change must be sealed once written, or rolled back"]
 pub struct Recorded {
     number: u64,
     entry: Entry,
