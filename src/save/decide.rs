@@ -1,0 +1,152 @@
+//! The save's second step: the price before the fork, and the one verdict
+//! on it. Every way a save does not run (a hold on the machine or the
+//! model, the context window, a budget, a cold cache) ends here, before
+//! anything is spent; a save that runs has reserved its estimate.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::gather::Gathered;
+use super::{Job, SaveResult, budget, guard, ledger};
+use crate::claude::transcript::{self, TranscriptFacts};
+use crate::config::Config;
+use crate::store::paths::Roots;
+use crate::store::state::StatusKind;
+
+/// A reservation outlives its fork's time bound by this much (the reply
+/// applied and recorded), then counts no more.
+const RESERVATION_SLACK: i64 = 120;
+
+/// What the fork is asked and what it was priced at.
+pub(super) struct Priced {
+    pub now: i64,
+    pub route_key: String,
+    pub facts: TranscriptFacts,
+    pub model: Option<String>,
+    pub message: String,
+    pub estimate_usd: f64,
+    /// The save resumes nothing and reads the turns instead.
+    pub fresh: bool,
+    pub unknown_model: Option<String>,
+    pub budgets: budget::Budgets,
+}
+
+pub(super) enum Decision {
+    Run(Box<Priced>),
+    /// Not this save, and why, for the state and the report.
+    Done(Box<SaveResult>),
+}
+
+impl Priced {
+    /// A result of this priced save.
+    pub fn result(&self, kind: StatusKind, status: String) -> SaveResult {
+        SaveResult {
+            status,
+            kind,
+            route: Some(self.route_key.clone()),
+            estimate_usd: Some(self.estimate_usd),
+            unknown_model: self.unknown_model.clone(),
+            fresh: self.fresh,
+            ..SaveResult::default()
+        }
+    }
+}
+
+/// A used-up allowance holds every fork on the machine: checked before the
+/// save reads anything.
+pub(super) fn allowance_held(roots: &Roots, job: &Job) -> Option<SaveResult> {
+    let hold = ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix()))?;
+    let route = crate::claude::route::of_session(Path::new(&job.cwd)).key();
+    Some(SaveResult { status: hold.status(), kind: StatusKind::Paused, route: Some(route), ..SaveResult::default() })
+}
+
+pub(super) fn decide(roots: &Roots, job: &Job, config: &Config, gathered: &Gathered) -> Result<Decision> {
+    let now = crate::env::now_unix();
+    let route = crate::claude::route::of_session(Path::new(&job.cwd));
+    let route_key = route.key();
+    let held = |kind, status: String| {
+        Decision::Done(Box::new(SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() }))
+    };
+    let limits = ledger::load(roots);
+    let mut message = gathered.message(None);
+    let facts = transcript::transcript_facts(Path::new(&job.transcript_path));
+    let model = config.model().map(str::to_string).or_else(|| facts.model.clone());
+    if let Some(hold) = model.as_deref().and_then(|m| limits.models.get(m)).filter(|h| h.holds(now)) {
+        return Ok(held(StatusKind::PausedModel, format!("paused: {} (this model)", hold.text)));
+    }
+    if let Some(why) = guard::near_window(&facts, model.as_deref(), message.len()) {
+        // Nothing is lost: the turns stay in the transcript, and the first
+        // save after the session compacts reads them.
+        return Ok(held(StatusKind::Skipped, why));
+    }
+    let priced = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
+    let refreshed = [facts.last_request_at, job.cache_read_at].into_iter().flatten().max();
+    let shape = crate::memory::cost::SaveShape {
+        prefix_tokens: facts.last_request_tokens,
+        parent_output_tokens: facts.last_output_tokens,
+        one_hour: facts.one_hour_cache,
+        idle_seconds: refreshed.map(|at| now - at),
+        message_bytes: message.len(),
+    };
+    let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
+    // Judged and reserved under the ledger's lock: sessions saving at once
+    // see each other's estimates, so together they pass no budget.
+    let ledger = ledger::Ledger::open(roots)?;
+    let budgets = budget::Budgets::of(&ledger, config, &route, now);
+    let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
+    let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
+    // Resuming past the cache is over the cold cap and no warm turn will
+    // come: the turns since the last save are read instead, priced again
+    // before anything runs.
+    let fresh = matches!(verdict, budget::Verdict::ReadTurns);
+    if fresh {
+        let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);
+        message = gathered.message(Some(conversation.as_deref().unwrap_or("")));
+        estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
+        verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
+    }
+    if verdict == budget::Verdict::Run {
+        let until = now + i64::try_from(config.fork_timeout().as_secs()).unwrap_or(i64::MAX / 2) + RESERVATION_SLACK;
+        ledger.reserve(job.session_id.as_str(), &route_key, estimate.usd, until)?;
+    } else {
+        drop(ledger);
+    }
+    let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
+    let priced =
+        Priced { now, route_key, facts, model, message, estimate_usd: estimate.usd, fresh, unknown_model, budgets };
+    let done = not_run(roots, verdict, &priced, gathered)?;
+    Ok(done.map_or_else(|| Decision::Run(Box::new(priced)), |result| Decision::Done(Box::new(result))))
+}
+
+/// The result of a verdict that runs no fork, `None` for one that does.
+fn not_run(
+    roots: &Roots,
+    verdict: budget::Verdict,
+    priced: &Priced,
+    gathered: &Gathered,
+) -> Result<Option<SaveResult>> {
+    Ok(Some(match verdict {
+        budget::Verdict::Run => return Ok(None),
+        budget::Verdict::ReadTurns => unreachable!("a save that reads the turns is judged again above"),
+        budget::Verdict::Skip { status, report } => {
+            SaveResult { report: Some(gathered.report_with(&report)), ..priced.result(StatusKind::Skipped, status) }
+        }
+        budget::Verdict::WaitWarm { status } => {
+            SaveResult { wait_warm: true, ..priced.result(StatusKind::Waiting, status) }
+        }
+        budget::Verdict::Stop { status, report, stopped } => {
+            // Told once per stop: every session's start says it after.
+            let first = ledger::update(roots, |l| {
+                let first =
+                    l.stopped.as_ref().is_none_or(|old| old.budget != stopped.budget || old.until != stopped.until);
+                l.stopped = Some(stopped);
+                first
+            })?;
+            SaveResult {
+                report: first.then(|| gathered.report_with(&report)),
+                ..priced.result(StatusKind::Paused, status)
+            }
+        }
+    }))
+}

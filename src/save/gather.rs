@@ -1,0 +1,93 @@
+//! The save's first step: what it reads before anything is priced. The
+//! memory as it is now (repaired into the template under the project
+//! lock), the notes for the fork, what the session already holds, the
+//! lines held back from the fork, and the memory check's notes; and the
+//! fork's message built from them, in one place.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::{Job, baseline, repair, truth};
+use crate::memory::{prompt, report};
+use crate::project::Project;
+use crate::store::folder::Folder;
+use crate::store::notes::{self, Notes};
+use crate::store::paths::Roots;
+
+pub(super) struct Gathered {
+    pub folder: Folder,
+    /// MEMORY.md as read, `None` when there is none yet.
+    pub snapshot: Option<String>,
+    /// The read repaired it into the template (its report line leads).
+    pub repaired: bool,
+    pub notes: Notes,
+    /// What the session's last SessionStart loaded, when the fork resumes
+    /// that session as it is.
+    loaded: Option<String>,
+    /// The memory as the fork may see it: the load's gate applied, held
+    /// rules left out.
+    shown: Option<String>,
+    topic_files: Vec<String>,
+    pub told: truth::ForFork,
+}
+
+pub(super) fn gather(roots: &Roots, job: &Job, located: &Project, config: &crate::config::Config) -> Result<Gathered> {
+    let folder = located.folder(roots);
+    let (snapshot, repaired) = {
+        let _lock = folder.lock()?;
+        repair::read_repaired(&folder)?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
+    };
+    let notes = notes::read(roots, &located.name)?;
+    // The session holds the memory it loaded: point to it, unless the fork
+    // resumes something else (a copy, an earlier message), the last save
+    // missed lines it must now see whole, or a team gate held lines back.
+    let plain =
+        job.resume_from.is_none() && job.resume_at.is_none() && notes.skipped.is_empty() && located.team_dir.is_none();
+    let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+    let loaded = plain.then(|| baseline::read(&sessions, &job.session_id, job.baseline.as_ref())).flatten();
+    // A line the load withholds, or a team rule held for review, never
+    // reaches the fork either.
+    let held_rules = match (&located.team_dir, &snapshot) {
+        (Some(dir), Some(text)) if config.review_rules() => {
+            crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
+        }
+        (None, Some(text)) if config.review_rules() => {
+            crate::store::approvals::foreign_as_recorded(roots, &folder, text)
+        }
+        _ => Vec::new(),
+    };
+    let shown =
+        snapshot.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
+    let told = match (&snapshot, &shown) {
+        (Some(file), Some(shown)) => truth::for_fork(located, &folder, file, shown, Path::new(&job.cwd)),
+        _ => truth::ForFork::default(),
+    };
+    let topic_files = folder.topic_files();
+    Ok(Gathered { folder, snapshot, repaired, notes, loaded, shown, topic_files, told })
+}
+
+impl Gathered {
+    /// The fork's message; `conversation`: the turns a fresh save reads.
+    pub fn message(&self, conversation: Option<&str>) -> String {
+        let shown = self.shown.as_deref();
+        prompt::fork_message(&prompt::PromptInput {
+            view: shown.map_or(prompt::MemoryView::Whole, |now| prompt::view(now, self.loaded.as_deref())),
+            project: &self.folder.project,
+            memory: shown,
+            topic_files: &self.topic_files,
+            last_skipped: &self.notes.skipped,
+            last_refused: &self.notes.refused,
+            more_skipped: self.notes.more_skipped,
+            more_refused: self.notes.more_refused,
+            conversation,
+            stale: &self.told.stale,
+            duplicates: &self.told.duplicates,
+        })
+    }
+
+    /// A report line of this save, after the repair's line if it made one.
+    pub fn report_with(&self, line: &str) -> String {
+        report::join(self.repaired.then_some(repair::REPAIR_REPORT), Some(line))
+    }
+}
