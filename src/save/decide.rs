@@ -39,6 +39,18 @@ pub(super) enum Decision {
 }
 
 impl Priced {
+    /// What this billing month's saves by the same route counted, with
+    /// this one's `counted`.
+    pub fn month_with(&self, roots: &Roots, config: &Config, counted: f64) -> f64 {
+        match self.budgets.month {
+            Some((_, spent, _)) => spent - self.budgets.held.0 + counted,
+            None => {
+                let start = budget::billing_month(self.now, config.billing_day()).0;
+                crate::store::saves::spent_since(roots, start, Some(&self.route_key)) + counted
+            }
+        }
+    }
+
     /// A result of this priced save.
     pub fn result(&self, kind: StatusKind, status: String) -> SaveResult {
         SaveResult {

@@ -215,16 +215,9 @@ fn applied(
     truth::mark_noted(folder, &gathered.told);
     let counted = fork_reply.usage.total_cost_usd.max(priced.estimate_usd);
     let budgets = &priced.budgets;
-    let month_usd = match budgets.month {
-        Some((_, spent, _)) => spent - budgets.held.0 + counted,
-        None => {
-            let start = budget::billing_month(priced.now, config.billing_day()).0;
-            crate::store::saves::spent_since(roots, start, Some(&priced.route_key)) + counted
-        }
-    };
     let spent = SaveResult {
         counted_usd: Some(counted),
-        month_usd: Some(month_usd),
+        month_usd: Some(priced.month_with(roots, config, counted)),
         parent_last_request_at: priced.facts.last_request_at,
         ..priced.result(StatusKind::Saved, String::new())
     };

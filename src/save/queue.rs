@@ -27,7 +27,7 @@ use crate::store::paths::Roots;
 use crate::store::state::{PauseKind, SessionId, SessionState, SessionStore, Status, StatusKind};
 
 use super::machine::Next;
-use super::{Job, run_save};
+use super::{Job, SaveResult, run_save};
 
 /// Runs `change` on the session's state under its lock (a transition of
 /// `save::machine`, which also says whether the job needs a worker), then
@@ -92,59 +92,7 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
     let mut worker_lock = Some(worker_lock);
     let idle = crate::config::of(roots).limits().idle_flush.as_secs() as i64;
     loop {
-        let next = sessions.update(id, |s| {
-            let now = now_unix();
-            let transcript = std::path::Path::new(&s.input.transcript_path);
-            let next = s.protocol.worker_next(now, idle, || crate::claude::transcript::last_activity_at(transcript));
-            match &next {
-                Next::Idle => {
-                    // Released under the session lock: see the module comment.
-                    worker_lock.take();
-                }
-                Next::GaveUp { copy } => {
-                    s.outcome.status = Some(Status::new(
-                        StatusKind::Error,
-                        "error: a save was lost (its worker was stopped twice)",
-                        now,
-                    ));
-                    s.outcome.report = Some(LOST_REPORT.into());
-                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)) {
-                        let _ = std::fs::remove_file(path);
-                    }
-                }
-                Next::Dropped { copy } => {
-                    if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)) {
-                        let _ = std::fs::remove_file(path);
-                    }
-                }
-                Next::Wait(_) => {}
-                Next::Save { last_chance } => {
-                    let p = &s.protocol;
-                    return (
-                        next.clone(),
-                        Some(Box::new(Job {
-                            session_id: id.clone(),
-                            cwd: s.input.project_folder().to_string(),
-                            prompt_id: s.input.prompt_id.clone(),
-                            transcript_path: s.input.transcript_path.clone(),
-                            // Kept in the state until the save is done, so a
-                            // job taken over from a dead worker resumes from
-                            // the same copy.
-                            resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)),
-                            resume_at: p.snapshot.resume_at.clone(),
-                            effort: s.input.effort.clone(),
-                            cache_read_at: p.guard.cache_read_at,
-                            last_chance: *last_chance,
-                            saved_through: p.guard.saved_through,
-                            claimed_at: now,
-                            baseline: s.input.baseline.clone(),
-                        })),
-                    );
-                }
-            }
-            (next, None)
-        })?;
-        let job = match next {
+        let job = match next_step(&sessions, id, idle, &mut worker_lock)? {
             (Next::Save { .. }, Some(job)) => {
                 sessions.mark_claim(id, true);
                 job
@@ -169,46 +117,110 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
         if let Some(copy) = &job.resume_from {
             let _ = std::fs::remove_file(copy);
         }
-        sessions.update(id, |s| {
-            let p = &mut s.protocol;
-            let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
-            let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
-            p.worker_done(same, result.read_through, result.wait_warm);
-            if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
-                p.guard.cache_read_at = Some(now_unix());
-            }
-            let paused = super::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
-            let budget =
-                result.pause.clone().filter(|_| p.guard.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
-            let budget_line = budget.as_ref().map(|p| {
-                format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text)
-            });
-            if let Some(pause) = budget {
-                p.guard.paused = Some(pause);
-            }
-            let o = &mut s.outcome;
-            o.saves += 1;
-            // What a save kept or was told can quote a reply: nothing of it
-            // is kept, or shown again, before the secret scanner passes it.
-            let redact = crate::memory::secrets::redact;
-            o.status = Some(Status::new(result.kind, redact(&result.status), now_unix()));
-            if let Some(report) = &result.report {
-                o.report = Some(redact(report));
-            }
-            if result.usage.is_some() {
-                o.last_usage.clone_from(&result.usage);
-            }
-            if result.month_usd.is_some() {
-                o.month_usd = result.month_usd;
-            }
-            for line in [paused, budget_line].into_iter().flatten() {
-                o.report = Some(crate::memory::report::join(o.report.as_deref(), Some(&line)));
-            }
-        })?;
+        sessions.update(id, |s| record(&sessions, id, s, &job, &result))?;
         sessions.mark_claim(id, false);
         // After the save is recorded: a slow remote delays nothing the
         // status line shows.
         crate::sync::after_save(roots);
+    }
+}
+
+/// The worker's next step, taken under the session lock: a job claimed for
+/// a save, or what else the protocol says (the worker lock is given up
+/// there when nothing is left, see the module comment).
+fn next_step(
+    sessions: &SessionStore,
+    id: &SessionId,
+    idle: i64,
+    worker_lock: &mut Option<Lock>,
+) -> Result<(Next, Option<Box<Job>>)> {
+    sessions.update(id, |s| {
+        let now = now_unix();
+        let transcript = std::path::Path::new(&s.input.transcript_path);
+        let next = s.protocol.worker_next(now, idle, || crate::claude::transcript::last_activity_at(transcript));
+        let remove_copy = |copy: &Option<String>| {
+            if let Some(path) = copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)) {
+                let _ = std::fs::remove_file(path);
+            }
+        };
+        match &next {
+            Next::Idle => {
+                worker_lock.take();
+            }
+            Next::GaveUp { copy } => {
+                let lost = "error: a save was lost (its worker was stopped twice)";
+                s.outcome.status = Some(Status::new(StatusKind::Error, lost, now));
+                s.outcome.report = Some(LOST_REPORT.into());
+                remove_copy(copy);
+            }
+            Next::Dropped { copy } => remove_copy(copy),
+            Next::Wait(_) => {}
+            Next::Save { last_chance } => {
+                let job = job_of(sessions, id, s, now, *last_chance);
+                return (next.clone(), Some(Box::new(job)));
+            }
+        }
+        (next, None)
+    })
+}
+
+/// The job a save claimed at `now` runs.
+fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, last_chance: bool) -> Job {
+    let p = &s.protocol;
+    Job {
+        session_id: id.clone(),
+        cwd: s.input.project_folder().to_string(),
+        prompt_id: s.input.prompt_id.clone(),
+        transcript_path: s.input.transcript_path.clone(),
+        // Kept in the state until the save is done, so a job taken over
+        // from a dead worker resumes from the same copy.
+        resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)),
+        resume_at: p.snapshot.resume_at.clone(),
+        effort: s.input.effort.clone(),
+        cache_read_at: p.guard.cache_read_at,
+        last_chance,
+        saved_through: p.guard.saved_through,
+        claimed_at: now,
+        baseline: s.input.baseline.clone(),
+    }
+}
+
+/// The one place a save's result enters the session's state: the
+/// protocol's step, the cache guard, a budget pause, and what the status
+/// line and the next hook show.
+fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &Job, result: &SaveResult) {
+    let p = &mut s.protocol;
+    let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
+    let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
+    p.worker_done(same, result.read_through, result.wait_warm);
+    if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
+        p.guard.cache_read_at = Some(now_unix());
+    }
+    let paused = super::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
+    let budget = result.pause.clone().filter(|_| p.guard.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
+    let budget_line = budget
+        .as_ref()
+        .map(|p| format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text));
+    if let Some(pause) = budget {
+        p.guard.paused = Some(pause);
+    }
+    let o = &mut s.outcome;
+    o.saves += 1;
+    // What a save kept or was told can quote a reply: nothing of it is
+    // kept, or shown again, before the secret scanner passes it.
+    let redact = crate::memory::secrets::redact;
+    o.status = Some(Status::new(result.kind, redact(&result.status), now_unix()));
+    if let Some(report) = &result.report {
+        o.report = Some(redact(report));
+    }
+    if result.usage.is_some() {
+        o.last_usage.clone_from(&result.usage);
+    }
+    if result.month_usd.is_some() {
+        o.month_usd = result.month_usd;
+    }
+    for line in [paused, budget_line].into_iter().flatten() {
+        o.report = Some(crate::memory::report::join(o.report.as_deref(), Some(&line)));
     }
 }
 
