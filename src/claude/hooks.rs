@@ -33,7 +33,7 @@ pub const BINARY_NAME: &str = "memory-save";
 
 /// What install or uninstall did, for the summary line.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Change {
+pub struct InstallChange {
     removed_commands: usize,
     added_commands: usize,
     /// What happened to the status line: `(verb, object)`, e.g. `("wrap", "your status line")`.
@@ -50,7 +50,7 @@ pub struct Change {
 pub const REFRESH_SECONDS: u64 = 2;
 const REFRESH_KEY: &str = "refreshInterval";
 
-impl Change {
+impl InstallChange {
     /// "installed 11 hook commands …", or with `dry_run` "would install …".
     pub fn describe(&self, dry_run: bool) -> String {
         let verb = |base: &str| match (dry_run, base) {
@@ -145,9 +145,10 @@ fn our_hooks(program: &Program) -> Map<String, Value> {
 
 /// Registers our hooks in a settings object (its other settings and hooks
 /// are kept; running it again changes nothing).
-pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<Change> {
+pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<InstallChange> {
     let ours = our_hooks(program);
-    let mut change = Change { added_commands: ours.values().map(count_commands).sum(), ..Change::default() };
+    let mut change =
+        InstallChange { added_commands: ours.values().map(count_commands).sum(), ..InstallChange::default() };
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
@@ -168,8 +169,8 @@ pub fn install_into(settings: &mut Map<String, Value>, program: &Program, status
     Ok(change)
 }
 
-pub fn uninstall_from(settings: &mut Map<String, Value>) -> Result<Change> {
-    let mut change = Change::default();
+pub fn uninstall_from(settings: &mut Map<String, Value>) -> Result<InstallChange> {
+    let mut change = InstallChange::default();
     if let Some(Value::Object(hooks)) = settings.get_mut("hooks") {
         change.removed_commands = replace_our_hooks(hooks, &Map::new())?;
         if change.removed_commands > 0 && hooks.is_empty() {
@@ -741,7 +742,7 @@ mod tests {
 
     #[test]
     fn summary_reads_in_both_tenses() {
-        let change = Change {
+        let change = InstallChange {
             removed_commands: 10,
             added_commands: 10,
             statusline: Some(("wrap", "your status line")),
@@ -755,14 +756,14 @@ mod tests {
             change.describe(true),
             "would install 10 hook commands (replacing 10 of ours), would wrap your status line"
         );
-        let change = Change {
+        let change = InstallChange {
             removed_commands: 10,
             added_commands: 0,
             statusline: Some(("restore", "your status line")),
             refresh_added: false,
         };
         assert_eq!(change.describe(false), "removed 10 hook commands, restored your status line");
-        let change = Change {
+        let change = InstallChange {
             removed_commands: 0,
             added_commands: 0,
             statusline: Some(("set", "the status line")),

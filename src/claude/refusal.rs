@@ -6,7 +6,7 @@
 
 /// What kind of refusal a fork met.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
+pub enum ApiRefusal {
     /// A used-up allowance (the plan's limits, the Agent SDK credit, usage
     /// credits, a prepaid balance): no fork on this machine until `reset`,
     /// or, when the refusal names none, one try an hour.
@@ -21,14 +21,14 @@ pub enum Refusal {
 /// Reads a failed fork's status and text; `None` for any other failure.
 /// `now` and `local_offset` (seconds east of UTC) place a reset time the
 /// CLI printed in the machine's local time.
-pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_offset: i64) -> Option<Refusal> {
+pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_offset: i64) -> Option<ApiRefusal> {
     let text = result.trim().chars().take(300).collect::<String>();
     let lower = text.to_lowercase();
     // "Usage credits required for 1M context", "… are required for long
     // context requests": the plan refuses the model, not the account.
     let model = ["long context", "1m context"];
     if lower.contains("usage credits") && model.iter().any(|m| lower.contains(m)) {
-        return Some(Refusal::Model { text });
+        return Some(ApiRefusal::Model { text });
     }
     // What 2.1.328 and 2.1.332 print from a used-up allowance's headers or
     // body (tests/e2e/billing.rs): the plan's limits, usage credits, an
@@ -45,13 +45,13 @@ pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_off
         "spend limit",
     ];
     if allowance.iter().any(|a| lower.contains(a)) {
-        return Some(Refusal::Allowance { reset: reset_time(&text, now, local_offset), text });
+        return Some(ApiRefusal::Allowance { reset: reset_time(&text, now, local_offset), text });
     }
     // "Server is temporarily limiting requests (not your usage limit)":
     // overloaded (529) and server errors are failures, not the account's.
     let brief =
         api_error_status == Some(429) || lower.contains("temporarily limiting") || lower.contains("rate_limit_error");
-    brief.then_some(Refusal::Brief { text })
+    brief.then_some(ApiRefusal::Brief { text })
 }
 
 /// The reset the CLI names: `resets 5:05pm (UTC)`, `resets 5pm`, `resets
@@ -187,9 +187,9 @@ mod tests {
         ];
         for (status, text, want) in cases {
             let got = match classify(*status, text, NOW, 0) {
-                Some(Refusal::Allowance { .. }) => "allowance",
-                Some(Refusal::Model { .. }) => "model",
-                Some(Refusal::Brief { .. }) => "brief",
+                Some(ApiRefusal::Allowance { .. }) => "allowance",
+                Some(ApiRefusal::Model { .. }) => "model",
+                Some(ApiRefusal::Brief { .. }) => "brief",
                 None => "none",
             };
             assert_eq!(got, *want, "{text}");

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Job, ledger};
+use super::{SaveJob, ledger};
 use crate::claude::{fork, settings, transcript};
 use crate::config::Config;
 use crate::store::paths::Roots;
@@ -19,11 +19,11 @@ use crate::store::state::StatusKind;
 /// that tells the user what to do.
 pub(super) fn refused(
     roots: &Roots,
-    refusal: &crate::claude::refusal::Refusal,
+    refusal: &crate::claude::refusal::ApiRefusal,
     model: Option<&str>,
     now: i64,
 ) -> Result<(StatusKind, String, Option<String>)> {
-    use crate::claude::refusal::Refusal;
+    use crate::claude::refusal::ApiRefusal;
     let hold = |text: &str, until: Option<i64>| ledger::Hold {
         text: text.to_string(),
         at: now,
@@ -31,10 +31,10 @@ pub(super) fn refused(
         next_try: now + ledger::RETRY_UNNAMED_SECONDS,
     };
     match refusal {
-        Refusal::Brief { .. } => {
+        ApiRefusal::Brief { .. } => {
             Ok((StatusKind::Waiting, "waiting: rate limited; the next save tries again".to_string(), None))
         }
-        Refusal::Allowance { text, reset } => {
+        ApiRefusal::Allowance { text, reset } => {
             let hold = hold(text, *reset);
             let status = hold.status();
             let first = ledger::update(roots, |l| {
@@ -52,7 +52,7 @@ pub(super) fn refused(
             );
             Ok((StatusKind::Paused, status, first.then_some(line)))
         }
-        Refusal::Model { text } => {
+        ApiRefusal::Model { text } => {
             let model = model.unwrap_or("this model").to_string();
             let status = format!("paused: {model} needs usage credits");
             let first = ledger::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
@@ -69,13 +69,13 @@ pub(super) fn refused(
 /// configuration names others.
 pub(super) fn ask_fork(
     roots: &Roots,
-    job: &Job,
+    job: &SaveJob,
     config: &Config,
     message: &str,
     facts: &transcript::TranscriptFacts,
     fresh: bool,
 ) -> Result<fork::ForkReply, fork::ForkError> {
-    let cwd = Path::new(&job.cwd);
+    let cwd = Path::new(&job.project_dir);
     fork::run(&fork::ForkRequest {
         claude: fork::find_claude()?,
         session_id: &job.session_id,

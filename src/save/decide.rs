@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::gather::Gathered;
-use super::{Job, SaveResult, budget, guard, ledger};
+use super::{SaveJob, SaveResult, budget, guard, ledger};
 use crate::claude::transcript::{self, TranscriptFacts};
 use crate::config::Config;
 use crate::store::paths::Roots;
@@ -67,15 +67,15 @@ impl Priced {
 
 /// A used-up allowance holds every fork on the machine: checked before the
 /// save reads anything.
-pub(super) fn allowance_held(roots: &Roots, job: &Job) -> Option<SaveResult> {
+pub(super) fn allowance_held(roots: &Roots, job: &SaveJob) -> Option<SaveResult> {
     let hold = ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix()))?;
-    let route = crate::claude::route::of_session(Path::new(&job.cwd)).key();
+    let route = crate::claude::route::of_session(Path::new(&job.project_dir)).key();
     Some(SaveResult { status: hold.status(), kind: StatusKind::Paused, route: Some(route), ..SaveResult::default() })
 }
 
-pub(super) fn decide(roots: &Roots, job: &Job, config: &Config, gathered: &Gathered) -> Result<Decision> {
+pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &Gathered) -> Result<Decision> {
     let now = crate::env::now_unix();
-    let route = crate::claude::route::of_session(Path::new(&job.cwd));
+    let route = crate::claude::route::of_session(Path::new(&job.project_dir));
     let route_key = route.key();
     let held = |kind, status: String| {
         Decision::Done(Box::new(SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() }))

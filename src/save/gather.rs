@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{Job, baseline, repair, truth};
+use super::{SaveJob, baseline, repair, truth};
 use crate::memory::{prompt, report};
 use crate::project::Project;
 use crate::store::folder::Folder;
@@ -18,7 +18,7 @@ use crate::store::paths::Roots;
 pub(super) struct Gathered {
     pub folder: Folder,
     /// MEMORY.md as read, `None` when there is none yet.
-    pub snapshot: Option<String>,
+    pub memory: Option<String>,
     /// The read repaired it into the template (its report line leads).
     pub repaired: bool,
     pub notes: Notes,
@@ -32,9 +32,14 @@ pub(super) struct Gathered {
     pub told: truth::ForFork,
 }
 
-pub(super) fn gather(roots: &Roots, job: &Job, located: &Project, config: &crate::config::Config) -> Result<Gathered> {
+pub(super) fn gather(
+    roots: &Roots,
+    job: &SaveJob,
+    located: &Project,
+    config: &crate::config::Config,
+) -> Result<Gathered> {
     let folder = located.folder(roots);
-    let (snapshot, repaired) = {
+    let (memory, repaired) = {
         let _lock = folder.lock()?;
         repair::read_repaired(&folder)?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
     };
@@ -48,7 +53,7 @@ pub(super) fn gather(roots: &Roots, job: &Job, located: &Project, config: &crate
     let loaded = plain.then(|| baseline::read(&sessions, &job.session_id, job.baseline.as_ref())).flatten();
     // A line the load withholds, or a team rule held for review, never
     // reaches the fork either.
-    let held_rules = match (&located.team_dir, &snapshot) {
+    let held_rules = match (&located.team_dir, &memory) {
         (Some(dir), Some(text)) if config.review_rules() => {
             crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
         }
@@ -57,14 +62,13 @@ pub(super) fn gather(roots: &Roots, job: &Job, located: &Project, config: &crate
         }
         _ => Vec::new(),
     };
-    let shown =
-        snapshot.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
-    let told = match (&snapshot, &shown) {
-        (Some(file), Some(shown)) => truth::for_fork(located, &folder, file, shown, Path::new(&job.cwd)),
+    let shown = memory.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));
+    let told = match (&memory, &shown) {
+        (Some(file), Some(shown)) => truth::for_fork(located, &folder, file, shown, Path::new(&job.project_dir)),
         _ => truth::ForFork::default(),
     };
     let topic_files = folder.topic_files();
-    Ok(Gathered { folder, snapshot, repaired, notes, loaded, shown, topic_files, told })
+    Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told })
 }
 
 impl Gathered {

@@ -21,7 +21,7 @@ pub const RETRY_UNNAMED_SECONDS: i64 = 3600;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Limits {
+pub struct LedgerRecord {
     /// Forks on this machine wait for this refusal.
     pub allowance: Option<Hold>,
     /// Sessions on these models wait (the plan needs usage credits for
@@ -154,12 +154,12 @@ fn path(roots: &Roots) -> std::path::PathBuf {
     roots.state.join("limits.json")
 }
 
-pub fn load(roots: &Roots) -> Limits {
+pub fn load(roots: &Roots) -> LedgerRecord {
     crate::store::record::read(&path(roots)).unwrap_or_default()
 }
 
 /// Changes `limits.json` under its lock.
-pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut Limits) -> R) -> anyhow::Result<R> {
+pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut LedgerRecord) -> R) -> anyhow::Result<R> {
     let mut ledger = Ledger::open(roots)?;
     let result = change(&mut ledger.limits);
     ledger.close()?;
@@ -171,8 +171,8 @@ pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut Limits) -> R) -> anyhow
 /// across a fork.
 pub struct Ledger<'a> {
     roots: &'a Roots,
-    limits: Limits,
-    before: Limits,
+    limits: LedgerRecord,
+    before: LedgerRecord,
     _lock: crate::store::fsutil::Lock,
 }
 
@@ -215,7 +215,7 @@ impl<'a> Ledger<'a> {
         if self.limits == self.before {
             return Ok(());
         }
-        if self.limits == Limits::default() {
+        if self.limits == LedgerRecord::default() {
             return fs_err::remove_file(path(self.roots)).or_else(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Ok(()),
                 _ => Err(e.into()),
@@ -243,12 +243,12 @@ pub fn settle(roots: &Roots, record: &crate::store::saves::SaveRecord) {
 }
 
 /// One record per save in `saves.jsonl`.
-pub(super) fn record(roots: &Roots, job: &super::Job, project: Option<&str>, result: &super::SaveResult) {
+pub(super) fn record(roots: &Roots, job: &super::SaveJob, project: Option<&str>, result: &super::SaveResult) {
     let record = crate::store::saves::SaveRecord {
         at: crate::env::now_unix(),
         session_id: job.session_id.to_string(),
         project: project.map(str::to_string),
-        cwd: job.cwd.clone(),
+        cwd: job.project_dir.clone(),
         status: crate::memory::secrets::redact(&result.status),
         report: result.report.as_deref().map(crate::memory::secrets::redact),
         usage: result.usage.clone(),

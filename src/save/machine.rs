@@ -16,7 +16,7 @@
 //! - pauses hold: a paused session's requests are dropped, but for the one
 //!   save at its end a cache-miss pause allows; a budget stops them all.
 
-use crate::config::SaveLimits as Limits;
+use crate::config::SaveLimits;
 use crate::store::state::{Job, PauseKind, Protocol, Queued};
 
 /// What a hook knows besides the protocol's own state.
@@ -97,7 +97,7 @@ impl Protocol {
     /// after the last request. A turn held back stays flagged, so a later
     /// Stop or the session's end saves it. `limits` is asked only when it
     /// matters: the common hook call never reads the configuration file.
-    pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> Limits) -> bool {
+    pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
         if !self.worth_saving() || facts.off {
             return false;
         }
@@ -133,7 +133,7 @@ impl Protocol {
     /// have gathered or the session has been quiet for the idle flush;
     /// else, or when a request not yet taken would read it anyway, it is
     /// asked for at once.
-    fn saved_or_held(&mut self, now: i64, limits: &Limits) {
+    fn saved_or_held(&mut self, now: i64, limits: &SaveLimits) {
         self.turn.unsaved += 1;
         let covered = self.job.is_pending();
         if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.guard.save_when_warm || covered {
@@ -150,7 +150,7 @@ impl Protocol {
     /// UserPromptSubmit. An open previous turn (Esc sends no Stop) is
     /// saved now. Returns whether a worker must run: an idle flush alone
     /// has its worker already, started by the Stop that held it.
-    pub fn prompt(&mut self, facts: Facts, limits: impl FnOnce() -> Limits, generated: bool) -> bool {
+    pub fn prompt(&mut self, facts: Facts, limits: impl FnOnce() -> SaveLimits, generated: bool) -> bool {
         if self.turn.open && self.save_due(facts, limits) {
             self.request(facts.now);
         }
@@ -168,7 +168,7 @@ impl Protocol {
     }
 
     /// Stop. Returns whether a worker must run (an idle flush included).
-    pub fn stop(&mut self, facts: Facts, limits: impl Fn() -> Limits) -> bool {
+    pub fn stop(&mut self, facts: Facts, limits: impl Fn() -> SaveLimits) -> bool {
         self.turn.open = false;
         let read = std::cell::OnceCell::new();
         let limits = || *read.get_or_init(&limits);
@@ -180,7 +180,7 @@ impl Protocol {
 
     /// SessionEnd: an interrupted or held turn is saved now; a cache-miss
     /// pause allows this one save. Returns whether a worker must run.
-    pub fn end(&mut self, facts: Facts, limits: impl FnOnce() -> Limits) -> bool {
+    pub fn end(&mut self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
         self.turn.ended = true;
         if self.save_due(facts, limits) {
             self.request(facts.now);
@@ -199,7 +199,7 @@ impl Protocol {
     pub fn pre_compact(
         &mut self,
         facts: Facts,
-        limits: impl FnOnce() -> Limits,
+        limits: impl FnOnce() -> SaveLimits,
         last: Option<String>,
         copy: Option<String>,
     ) -> Compacted {
@@ -313,8 +313,8 @@ mod tests {
 
     const IDLE: i64 = 100;
 
-    fn limits(every: u64) -> impl Fn() -> Limits + Copy {
-        move || Limits { interval: None, every_turns: every, idle_flush: Duration::from_secs(IDLE as u64) }
+    fn limits(every: u64) -> impl Fn() -> SaveLimits + Copy {
+        move || SaveLimits { interval: None, every_turns: every, idle_flush: Duration::from_secs(IDLE as u64) }
     }
 
     fn facts(now: i64) -> Facts {

@@ -38,10 +38,11 @@ use repair::REPAIR_REPORT;
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
 
-pub struct Job {
+pub struct SaveJob {
     pub session_id: SessionId,
-    /// The session's project folder (see `SessionState::project_dir`).
-    pub cwd: String,
+    /// The session's project folder (`SessionInput::project_dir`): the
+    /// memory's project is found from it, and the fork runs in it.
+    pub project_dir: String,
     /// The turn the save follows, for the history; never the prompt's text.
     pub prompt_id: Option<String>,
     /// Resume the session at this message (a save asked for at PreCompact).
@@ -115,11 +116,12 @@ impl SaveResult {
     }
 }
 
-pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
-    let located = crate::project::locate(Path::new(&job.cwd), roots, &crate::config::of(roots)).and_then(|mut p| {
-        crate::project::settle(roots, &mut p)?;
-        Ok(p)
-    });
+pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
+    let located =
+        crate::project::locate(Path::new(&job.project_dir), roots, &crate::config::of(roots)).and_then(|mut p| {
+            crate::project::settle(roots, &mut p)?;
+            Ok(p)
+        });
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located)) {
         Ok(result) => result,
@@ -134,7 +136,7 @@ pub fn run_save(roots: &Roots, job: &Job) -> SaveResult {
 
 /// The save as a pipeline: gather what it reads, decide (priced, one
 /// verdict), ask the fork, apply its reply.
-fn save(roots: &Roots, job: &Job, located: &crate::project::Project) -> Result<SaveResult> {
+fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Result<SaveResult> {
     let config = crate::config::of(roots);
     if let Some(off) = located.off_reason(&config) {
         return Ok(SaveResult { status: off, kind: StatusKind::Off, ..SaveResult::default() });
@@ -204,7 +206,7 @@ fn failed(
 /// The fork's reply, read and applied to the file as it is now.
 fn applied(
     roots: &Roots,
-    job: &Job,
+    job: &SaveJob,
     config: &crate::config::Config,
     located: &crate::project::Project,
     gathered: &gather::Gathered,
@@ -250,7 +252,7 @@ fn applied(
         by: None,
     };
     let options = apply::Options { hold_rules: config.review_rules() };
-    let outcome = write_reply(roots, folder, gathered.snapshot.as_deref(), &parsed, options, &origin)?;
+    let outcome = write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
     let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
     notes::write(roots, &located.name, &next)?;
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);

@@ -27,7 +27,7 @@ use crate::store::paths::Roots;
 use crate::store::state::{PauseKind, SessionId, SessionState, SessionStore, Status, StatusKind};
 
 use super::machine::Next;
-use super::{Job, SaveResult, run_save};
+use super::{SaveJob, SaveResult, run_save};
 
 /// Runs `change` on the session's state under its lock (a transition of
 /// `save::machine`, which also says whether the job needs a worker), then
@@ -133,7 +133,7 @@ fn next_step(
     id: &SessionId,
     idle: i64,
     worker_lock: &mut Option<Lock>,
-) -> Result<(Next, Option<Box<Job>>)> {
+) -> Result<(Next, Option<Box<SaveJob>>)> {
     sessions.update(id, |s| {
         let now = now_unix();
         let transcript = std::path::Path::new(&s.input.transcript_path);
@@ -165,11 +165,11 @@ fn next_step(
 }
 
 /// The job a save claimed at `now` runs.
-fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, last_chance: bool) -> Job {
+fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, last_chance: bool) -> SaveJob {
     let p = &s.protocol;
-    Job {
+    SaveJob {
         session_id: id.clone(),
-        cwd: s.input.project_folder().to_string(),
+        project_dir: s.input.project_folder().to_string(),
         prompt_id: s.input.prompt_id.clone(),
         transcript_path: s.input.transcript_path.clone(),
         // Kept in the state until the save is done, so a job taken over
@@ -188,7 +188,7 @@ fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, l
 /// The one place a save's result enters the session's state: the
 /// protocol's step, the cache guard, a budget pause, and what the status
 /// line and the next hook show.
-fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &Job, result: &SaveResult) {
+fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &SaveJob, result: &SaveResult) {
     let p = &mut s.protocol;
     let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
     let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;

@@ -92,7 +92,7 @@ pub struct ForkError {
     pub usage: Usage,
     /// The API refused the fork for an allowance or a rate limit (what the
     /// CLI printed, read by `refusal::classify`).
-    pub refusal: Option<super::refusal::Refusal>,
+    pub refusal: Option<super::refusal::ApiRefusal>,
     /// What went wrong, where the caller acts on it.
     pub kind: ForkFailure,
 }

@@ -95,7 +95,7 @@ impl From<SessionFile> for SessionState {
                 },
                 snapshot: Snapshot { resume_at: f.resume_at, copy: f.snapshot },
             },
-            outcome: Outcome {
+            outcome: LastSave {
                 status: f.status,
                 report: f.report,
                 saves: f.saves,

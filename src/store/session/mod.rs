@@ -20,7 +20,7 @@ use file::SessionFile;
 pub struct SessionState {
     pub input: SessionInput,
     pub protocol: Protocol,
-    pub outcome: Outcome,
+    pub outcome: LastSave,
 }
 
 /// What the session's hooks reported, kept for the worker and the commands.
@@ -142,7 +142,7 @@ pub struct Snapshot {
 
 /// What the last save gave, for the status line and the user.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Outcome {
+pub struct LastSave {
     /// The last finished save's short result.
     pub status: Option<Status>,
     /// The last save's report line, shown to the user once.
