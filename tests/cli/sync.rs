@@ -447,6 +447,16 @@ fn start_in(env: &Env, dir: &Path, session: &str) -> serde_json::Value {
     env.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir).run().ok().json()
 }
 
+/// Machine A holds foreign rules for review; B, which can push to their
+/// shared remote, writes its rules at once.
+fn reviewing_and_planting() -> (Env, Env, std::path::PathBuf) {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    a.config("review = \"rules\"\n");
+    let remote = a.bare_remote("memories.git");
+    (a, b, remote)
+}
+
 fn rule(env: &Env, n: usize, dir: &Path, session: &str, text: &str) {
     env.script_reply(n, &reply(json!([add("CRITICAL RULES", text)]), json!([])));
     env.saved_turn_in(session, dir, 1);
@@ -457,11 +467,7 @@ fn rule(env: &Env, n: usize, dir: &Path, session: &str, text: &str) {
 /// approved by the machine's one-time upgrade.
 #[test]
 fn a_folder_that_first_arrives_by_sync_is_reviewed_before_its_rules_load() {
-    let a = machine("https://example.com/me/app.git");
-    let b = machine("https://example.com/me/app.git");
-    // Only A holds foreign rules for review; B writes its rule at once.
-    a.config("review = \"rules\"\n");
-    let remote = a.bare_remote("memories.git");
+    let (a, b, remote) = reviewing_and_planting();
     let url = remote.to_str().unwrap();
     // A has loaded its own project: its machine is upgraded.
     save(&a, 1, "- From machine A.");
@@ -488,11 +494,7 @@ fn a_folder_that_first_arrives_by_sync_is_reviewed_before_its_rules_load() {
 /// first load here, is foreign too: the upgrade happened before the pull.
 #[test]
 fn a_rule_pulled_before_a_folders_first_load_is_reviewed() {
-    let a = machine("https://example.com/me/app.git");
-    let b = machine("https://example.com/me/app.git");
-    // Only A holds foreign rules for review; B writes its rule at once.
-    a.config("review = \"rules\"\n");
-    let remote = a.bare_remote("memories.git");
+    let (a, b, remote) = reviewing_and_planting();
     let url = remote.to_str().unwrap();
     save(&a, 1, "- From machine A.");
     sync(&a, &["--init", url]).ok();
