@@ -131,7 +131,11 @@ const SEALED: &[&str] = &[
 
 /// What a local command also turns off: the programs git runs to reach a
 /// remote (a lazy fetch of a partial clone's missing object is one).
-const SEALED_LOCAL: &[&str] = &["core.askPass=", "credential.helper=", "core.sshCommand=false", "core.gitProxy="];
+/// `protocol.allow=never` also stops a lazy fetch where git is older than
+/// 2.44 (which ignores `GIT_NO_LAZY_FETCH`): a local-path promisor would
+/// run the repository's `remote.<name>.uploadpack`.
+const SEALED_LOCAL: &[&str] =
+    &["core.askPass=", "credential.helper=", "core.sshCommand=false", "core.gitProxy=", "protocol.allow=never"];
 
 /// Whether a command may reach a remote: only a sync's fetch, push,
 /// ls-remote and clone, in the memory root we made, with the user's own
