@@ -22,7 +22,7 @@ const KEYWORD_MIN_ENTROPY: f64 = 3.5;
 /// Hexadecimal counts only with a keyword, no hash word, and this length.
 const HEX_MIN_CHARS: usize = 32;
 /// How far before a token a keyword or hash word counts.
-const CONTEXT_BYTES: usize = 48;
+const CONTEXT_BYTES: usize = 32;
 
 const KIND: &str = "a high-entropy token (a generated secret)";
 
@@ -31,65 +31,147 @@ pub(super) fn high_entropy(text: &str) -> Option<&'static str> {
     text.lines().any(line_has_secret).then_some(KIND)
 }
 
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "+/_-".contains(c)
+/// Token characters; `joined` also lets `.`, `~`, `!` and `:` stand inside
+/// one, as in a key written in dotted groups, judged only after a keyword.
+fn is_token_char(c: char, joined: bool) -> bool {
+    c.is_ascii_alphanumeric() || "+/_-".contains(c) || (joined && ".~!:".contains(c))
 }
 
 fn line_has_secret(line: &str) -> bool {
-    let mut start = None;
-    for (i, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
-        match (is_token_char(c), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                if candidate(line, s, i) {
-                    return true;
+    [false, true].into_iter().any(|joined| {
+        let mut start = None;
+        for (i, c) in line.char_indices().chain(std::iter::once((line.len(), ' '))) {
+            match (is_token_char(c, joined), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if run(line, s, i, joined) {
+                        return true;
+                    }
+                    start = None;
                 }
-                start = None;
+                _ => {}
             }
-            _ => {}
         }
+        false
+    })
+}
+
+/// A run of token characters, `line[start..end]`: a path (one with a
+/// lower-case word between its slashes) is judged a segment at a time.
+fn run(line: &str, start: usize, end: usize, joined: bool) -> bool {
+    let text = &line[start..end];
+    let path = text.split('/').any(|s| s.len() >= 3 && s.bytes().all(|b| b.is_ascii_lowercase()));
+    if !path || !text.contains('/') {
+        return candidate(line, start, end, joined);
     }
-    false
+    let mut at = start;
+    text.split('/').any(|segment| {
+        let from = at;
+        at += segment.len() + 1;
+        candidate(line, from, from + segment.len(), joined)
+    })
+}
+
+/// The words that decide how a token reads: any keyword in the stretch
+/// before it, and the one word right before it (a hash word there, an id
+/// word or a public name clears it: `commit <hex>`, `playlist id …`,
+/// `NEXT_PUBLIC_…_KEY=`).
+struct Context {
+    keyword: bool,
+    hex_keyword: bool,
+    cleared: bool,
+}
+
+#[rustfmt::skip]
+const FILLERS: &[&str] = &["is", "are", "was", "be", "the", "a", "an", "of", "for", "to", "at", "in", "as", "like", "e", "g", "eg", "now", "here"];
+
+fn context(before: &str) -> Context {
+    let words: Vec<&str> = before.split(|c: char| !c.is_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+    let parts = |word: &str| -> Vec<String> {
+        word.split('_').flat_map(split_camel).map(str::to_lowercase).filter(|p| !p.is_empty()).collect()
+    };
+    let all: Vec<String> = words.iter().flat_map(|w| parts(w)).collect();
+    let has = |list: &[&str]| all.iter().any(|p| list.contains(&p.as_str()));
+    let adjacent = words.iter().rev().find(|w| !FILLERS.contains(&w.to_lowercase().as_str())).map(|w| parts(w));
+    let cleared = adjacent.is_some_and(|parts| {
+        parts.iter().any(|p| HASH_WORDS.contains(&p.as_str()) || PUBLIC_WORDS.contains(&p.as_str()))
+    });
+    Context { keyword: has(KEYWORDS), hex_keyword: has(KEYWORDS) || has(HEX_KEYWORDS), cleared }
 }
 
 /// The run `line[start..end]`, in its context.
-fn candidate(line: &str, start: usize, end: usize) -> bool {
-    let token = line[start..end].trim_matches(|c| "-_/".contains(c));
+fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
+    let token = line[start..end].trim_matches(|c| "-_/.~!:".contains(c));
     let chars = token.len(); // ASCII only
     if chars < KEYWORD_MIN_CHARS {
         return false;
     }
-    // A URL's word: its path and query are the URL's.
+    // A URL's word: its path and query are the URL's (a token in a query
+    // has rules of its own).
     let word_start = line[..start].rfind(char::is_whitespace).map_or(0, |i| i + 1);
     let word_end = line[end..].find(char::is_whitespace).map_or(line.len(), |i| end + i);
-    if line[word_start..word_end].contains("://") {
+    let word = &line[word_start..word_end];
+    if word.contains("://") || word.contains("base64,") || public_shape(token) {
         return false;
     }
-    let before = &line[floor_char(line, start.saturating_sub(CONTEXT_BYTES))..start];
-    if has_word(before, PUBLIC_WORDS) || public_shape(token) || line[word_start..word_end].contains("base64,") {
+    let context = context(&line[floor_char(line, start.saturating_sub(CONTEXT_BYTES))..start]);
+    if context.cleared || (joined && !context.keyword) {
         return false;
     }
-    let keyword = has_word(before, KEYWORDS);
+    let keyword = context.keyword;
     let hex = token.strip_prefix("0x").unwrap_or(token).bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
     if hex {
-        return has_word(before, HEX_KEYWORDS) && !has_word(before, HASH_WORDS) && !uuid(token) && hex_secret(token);
+        return context.hex_keyword && !uuid(token) && hex_secret(token);
     }
     let min_entropy = if keyword { KEYWORD_MIN_ENTROPY } else { PLAIN_ENTROPY_SHARE * (chars as f64).log2().min(6.0) };
     chars >= if keyword { KEYWORD_MIN_CHARS } else { PLAIN_MIN_CHARS }
         && entropy(token) >= min_entropy
         && generated(token, keyword)
+        && !name_like(token)
         && (!keyword || super::value::looks_random(token))
         && !super::value::stand_in_run(token)
         && !decodes_to_text(token)
 }
 
+/// A name, not a key: made of words (`TokenCounterV2Impl32Bit`,
+/// `node-modules-Linux-X64-20-…`): half its `-`/`_` parts plain words, or
+/// half its letters in word-like runs (a capital and three lower-case
+/// letters, or four lower-case) with a word's share of vowels, a quarter
+/// or more (a random body has about a fifth).
+fn name_like(token: &str) -> bool {
+    let chunks: Vec<&str> = token.split(['-', '_', '.']).filter(|c| !c.is_empty()).collect();
+    let words = chunks.iter().filter(|c| c.len() >= 3 && c.bytes().all(|b| b.is_ascii_alphabetic())).count();
+    if chunks.len() >= 3 && words * 2 >= chunks.len() {
+        return true;
+    }
+    let b = token.as_bytes();
+    let (mut wordy, mut i) = (0, 0);
+    while i < b.len() {
+        let capital = usize::from(b[i].is_ascii_uppercase());
+        let lower = b[i + capital..].iter().take_while(|c| c.is_ascii_lowercase()).count();
+        if lower >= 4 - capital {
+            wordy += capital + lower;
+            i += capital + lower;
+        } else {
+            i += 1;
+        }
+    }
+    let letters: Vec<u8> = b.iter().copied().filter(u8::is_ascii_alphabetic).collect();
+    let vowels = letters.iter().filter(|c| b"aeiouAEIOU".contains(c)).count();
+    wordy * 2 >= letters.len().max(1) && vowels * 4 >= letters.len()
+}
+
 /// Material that is public by design: an SRI hash (`sha512-…`), an ssh
-/// public key's blob, DER that starts a certificate or public key (a
-/// private key's DER has a rule of its own before this stage).
+/// host key's fingerprint (`SHA256:…`) or public key's blob, DER that
+/// starts a certificate or public key (a private key's DER has a rule of
+/// its own before this stage).
 fn public_shape(token: &str) -> bool {
-    ["sha1-", "sha256-", "sha384-", "sha512-", "AAAAB3Nza", "AAAAC3Nza", "AAAAE2VjZHNh", "MII", "MF"]
-        .iter()
-        .any(|p| token.starts_with(p))
+    #[rustfmt::skip]
+    const PUBLIC: &[&str] = &[
+        "sha1-", "sha256-", "sha384-", "sha512-", "SHA256:", "SHA1:", "MD5:", "AAAAB3Nza", "AAAAC3Nza",
+        "AAAAE2VjZHNh", "MII", "MF",
+    ];
+    PUBLIC.iter().any(|p| token.starts_with(p))
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -102,14 +184,14 @@ fn floor_char(s: &str, mut i: usize) -> usize {
 #[rustfmt::skip]
 const KEYWORDS: &[&str] = &[
     "key", "token", "secret", "password", "passwd", "pwd", "pass", "auth", "credential", "credentials",
-    "creds", "api", "apikey", "bearer", "private", "signature", "session", "cookie", "access",
+    "creds", "api", "apikey", "bearer", "private", "signature", "session", "cookie", "access", "passwort", "kennwort",
+    "contraseña", "contrasena", "clave", "şifre", "sifre", "parola", "senha", "wachtwoord", "lösenord", "hasło",
+    "пароль", "ключ", "токен", "schlüssel", "otp", "totp",
 ];
-/// Hexadecimal is a secret only after one of these (a "key" is as often a
-/// cache, idempotency or GPG key id).
+/// Hexadecimal is a secret after a keyword above or one of these, unless
+/// a hash word stands right before it.
 #[rustfmt::skip]
-const HEX_KEYWORDS: &[&str] = &[
-    "token", "secret", "password", "passwd", "private", "signing", "credential", "credentials", "auth",
-];
+const HEX_KEYWORDS: &[&str] = &["signing", "admin", "app"];
 /// Keys and ids that are public by design.
 #[rustfmt::skip]
 const PUBLIC_WORDS: &[&str] = &[
@@ -118,16 +200,9 @@ const PUBLIC_WORDS: &[&str] = &[
 #[rustfmt::skip]
 const HASH_WORDS: &[&str] = &[
     "commit", "sha", "sha1", "sha256", "sha512", "md5", "digest", "hash", "checksum", "fingerprint",
-    "revision", "rev", "object", "blob", "tree", "merge", "build", "id", "etag", "nonce", "salt",
+    "revision", "rev", "object", "blob", "tree", "merge", "build", "id", "ids", "etag", "nonce", "salt", "hex",
+    "uuid", "ulid", "ulids", "playlist", "video", "idempotency", "gpg", "sha256:",
 ];
-
-/// Whether `text` holds one of `words` as a word or a part of a name
-/// (`API_KEY`, `apiToken`, `x-api-key`), case folded.
-fn has_word(text: &str, words: &[&str]) -> bool {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .flat_map(split_camel)
-        .any(|part| words.iter().any(|w| part.eq_ignore_ascii_case(w)))
-}
 
 /// `apiToken` → `api`, `Token`; `APIKey` → `API`, `Key`.
 fn split_camel(word: &str) -> Vec<&str> {
@@ -160,8 +235,9 @@ fn hex_secret(token: &str) -> bool {
 
 /// Generated, not a name: two classes of character or more (digits,
 /// upper, lower), changing often (a random base62 body changes class at
-/// about 60% of its characters); without a keyword, also a digit (long
-/// camelCase names have none).
+/// about 60% of its characters); without a keyword, all three (a random
+/// body of 24 or more has them; a ULID, a Nix hash or a long camelCase
+/// name lacks one).
 fn generated(token: &str, keyword: bool) -> bool {
     let b: Vec<u8> = token.bytes().filter(u8::is_ascii_alphanumeric).collect();
     let class = |c: u8| {
@@ -178,7 +254,7 @@ fn generated(token: &str, keyword: bool) -> bool {
     let classes = [0, 1, 2].iter().filter(|&&k| b.iter().any(|&c| class(c) == k)).count();
     let changes = b.windows(2).filter(|w| class(w[0]) != class(w[1])).count();
     let change_rate = changes as f64 / b.len().max(2) as f64;
-    let enough = if keyword { digits >= 1 || change_rate >= 0.3 } else { digits >= 1 && change_rate >= 0.3 };
+    let enough = if keyword { digits >= 1 || change_rate >= 0.3 } else { classes == 3 && change_rate >= 0.3 };
     letters >= 4 && classes >= 2 && enough
 }
 
@@ -234,6 +310,19 @@ mod tests {
             k(&["- `", &u64s(22, 43), "` unlocks the admin panel"]),
             k(&["- the signing secret is ", &hx(23, 64)]),
             k(&["- key: ", &u64s(24, 20), "-", &u64s(25, 20)]),
+            // Found by the attacker's review.
+            k(&["- The Datadog API key is ", &hx(40, 32)]),
+            k(&["- Algolia admin key: ", &hx(41, 32)]),
+            k(&["- DD_APP_KEY for the build bot is ", &hx(42, 40)]),
+            k(&["- the api token (build 42) is ", &hx(43, 40)]),
+            k(&["- the api key (not the public one) is ", &an(44, 32)]),
+            k(&["- site secret ", &an(45, 40)]),
+            k(&["- Passwort für staging: ", &an(46, 18)]),
+            k(&["- contraseña ", &an(47, 20)]),
+            k(&["- şifre: ", &an(48, 20)]),
+            k(&["- the key is ", &an(49, 8), ".", &an(50, 8), ".", &an(51, 8), ".", &an(52, 8)]),
+            k(&["- token ", &an(53, 12), "~", &an(54, 12), "~", &an(55, 12)]),
+            k(&["- https://api.vendor.io/v1/send?key=", &an(56, 32)]),
         ];
         let owned = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let mut passes = owned(&[
@@ -265,6 +354,19 @@ mod tests {
             "- The JWT library is jsonwebtoken 9; tokens expire after 15 minutes.",
             "- The session id is kept in `~/.cli-tweaks/state/memory-save/sessions/<id>.json`.",
             "- Tag v1.2.3-rc.4+build.20261202 is the release candidate.",
+            // Found by the attacker's review.
+            "- The GitHub host key is SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s",
+            "- Nix store path /nix/store/0c0pqcyjsd5qsvbvkn3rq0ywxl7j7b5v-rustc-1.95.0 is pinned.",
+            "- Order ids are ULIDs like 01ARZ3NDEKTSV4RRFFQ69G5FAV.",
+            "- The intro video is in the YouTube playlist id PLFgquLnL59alCl_2TQvOiD5Vgm1hCaGSI.",
+            "- Cache key: node-modules-Linux-X64-20-9f3b2c1d4e5f6a7b",
+            "- The API key lives in the vault at kv/data/prod/payments/Stripe2024LiveKeyV3.",
+            "- Access the dashboard at grafana.internal:3000/d/Xk9f2LqP7Rt3mZ8w/overview",
+            "- The token counter is TokenCounterV2Impl32Bit.",
+            "- Private repos live in acme/Infra2024MonorepoV3BackendServices.",
+            "- The API route /api/v2/Projects2024Q4Report/ExportCsv exports the report.",
+            "- Key takeaway: TestSuite2024RegressionV3Big is flaky.",
+            "- idempotency_key values are hex: b4eb997733794ed4a8c5151149dba3ab",
         ]);
         passes.push(k(&["- Run id ", &a_uuid(30), " failed"]));
         passes.push(k(&["- The tree object ", &hx(31, 40), " holds the docs"]));

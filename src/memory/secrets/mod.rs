@@ -400,7 +400,7 @@ const TOKEN_RULES: &[Rule] = &[
     rule("a session cookie", Custom(last_value_random),
         r"(?i-u:cookie)[ \t]*:[^\r\n]*?(?i-u:sess|sid|token|auth)[A-Za-z0-9_.-]*=[A-Za-z0-9%._~+/=-]{16,}"),
     rule("a token in a URL", Custom(last_value_random),
-        r"[?&](?:auth|token)=[A-Za-z0-9%._~+/-]{16,}"),
+        r"[?&](?:auth|token|key|api_?key|apikey|secret|client_secret|access_key|password)=[A-Za-z0-9%._~+/-]{16,}"),
     rule("a JSON Web Token", Tail(10),
         r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
     rule(BEARER, Custom(bearer),
