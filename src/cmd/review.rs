@@ -105,7 +105,7 @@ fn run(args: &[String]) -> Result<()> {
             crate::store::approvals::approve(&folder, std::slice::from_ref(&rule))?;
             commit_approvals(&folder);
             super::println(&visible(&format!(
-                "memory-save: approved {id}: {rule} loads from now on, on every machine you sync"
+                "memory-save: approved {id}: {rule} loads from now on here; another machine you sync approves it with its own review"
             )))
         }
         [flag, id] if flag == "--reject" && foreign_rule(id).is_some() => {

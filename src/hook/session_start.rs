@@ -131,17 +131,6 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if let Some(line) = &stopped {
         report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));
     }
-    if part == 1 && label == project {
-        let arrived = crate::store::approvals::arrived_approvals(&folder);
-        if !arrived.is_empty() {
-            let line = format!(
-                "memory-save: rules approved elsewhere (another of your machines, or anyone who can push to your sync remote) now load: {}",
-                crate::team::quote_rules(&arrived)
-            );
-            report =
-                crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(&line));
-        }
-    }
     if part == 1 && label == project && !foreign.is_empty() {
         let said = if config.review_rules() {
             Some(crate::team::held_report_for("CRITICAL RULES that did not come from this machine's saves", &foreign))

@@ -4,8 +4,10 @@
 //! are quoted once, and with `review = "rules"` held until approved.
 //!
 //! - `memory/<folder>/.approved`: the rules approved with `review`, one a
-//!   line. It travels with sync (git merges it as a union), so approving on
-//!   one of your machines approves on all of them.
+//!   line. It travels with sync (git merges it as a union), but anyone who
+//!   can push to the remote can write it, so on another machine an approval
+//!   is a suggestion: a rule approves there only once that machine's own
+//!   `review` approved it too (`approvals-seen`).
 //! - `state/…/projects/<folder>.own.json`: the rules this machine's saves,
 //!   edits, imports and approvals wrote. It never travels: a rule written
 //!   by a save on a machine whose gate was off is not approved on another.
@@ -41,8 +43,7 @@ pub fn approved(folder: &Folder) -> Option<Vec<String>> {
 }
 
 /// Adds `rules` to the approved list (in the memory folder, so sync carries
-/// it), and to the approvals this machine has seen, so they are not
-/// announced as arriving from elsewhere.
+/// it), and to the approvals made on this machine, the ones that count here.
 pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     let existing = approved(folder);
     if rules.is_empty() && existing.is_none() {
@@ -56,24 +57,21 @@ pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     }
     let text: String = list.iter().map(|r| format!("{r}\n")).collect();
     super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
-    super::record::write(&state_path(folder, "approvals-seen"), &list)
+    let mut here = approved_here(folder);
+    here.extend(rules.iter().filter(|r| !here.contains(r)).cloned().collect::<Vec<_>>());
+    super::record::write(&state_path(folder, "approvals-seen"), &here)
 }
 
-/// Approvals that arrived from elsewhere since this machine last looked (a
-/// sync: another of your machines, or anyone who can push to the remote):
-/// announced once, so no approval takes effect unseen.
-pub fn arrived_approvals(folder: &Folder) -> Vec<String> {
-    let Some(now) = approved(folder) else { return Vec::new() };
-    let path = state_path(folder, "approvals-seen");
-    let seen = read_list(&path);
-    let own = own(folder);
-    let arrived: Vec<String> = now.iter().filter(|r| !seen.contains(r) && !own.contains(r)).cloned().collect();
-    if !arrived.is_empty()
-        && let Err(e) = super::record::write(&path, &now)
-    {
-        crate::store::log::error(&format!("cannot record the approvals seen: {e:#}"));
-    }
-    arrived
+/// The approvals this machine made (an installed version also recorded
+/// there the ones it announced as arriving).
+fn approved_here(folder: &Folder) -> Vec<String> {
+    read_list(&state_path(folder, "approvals-seen"))
+}
+
+/// The approvals of `.approved` that count here: this machine's own.
+fn counted(folder: &Folder) -> Vec<String> {
+    let here = approved_here(folder);
+    approved(folder).unwrap_or_default().into_iter().filter(|r| here.contains(r)).collect()
 }
 
 fn read_list(path: &std::path::Path) -> Vec<String> {
@@ -152,7 +150,7 @@ pub fn foreign_as_recorded(roots: &Roots, folder: &Folder, memory: &str) -> Vec<
 /// The rules of `memory` neither approved nor this machine's own, the
 /// upgrade aside: what a write must not launder as its own.
 pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
-    let approved = approved(folder).unwrap_or_default();
+    let approved = counted(folder);
     let own = own(folder);
     instruction_lines(folder, memory).into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
 }
@@ -164,7 +162,7 @@ pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
 pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
     upgrade_once(roots);
     let rules = instruction_lines(folder, memory);
-    let approved = approved(folder).unwrap_or_default();
+    let approved = counted(folder);
     let own = own(folder);
     rules.into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
 }

@@ -277,16 +277,19 @@ fn orders_approvals_and_their_file_cannot_be_slipped_past_the_gate() {
     let out = start("s3");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- Mine.") && !context.contains("push straight to main"), "{out}");
-    // An approval that arrives (a remote writes one): announced, once.
+    // An approval that arrives (anyone who can push to the remote can write
+    // one) approves nothing here: the rule waits for this machine's review.
     env.write_memory(&memory.replace("- Mine.", "- Mine.\n- Theirs."));
     fs::write(env.memory_dir("proj").join(".approved"), "- Mine.\n- Theirs.\n").unwrap();
     let out = start("s4");
-    let message = out["systemMessage"].as_str().unwrap_or_default();
-    assert!(message.contains("rules approved elsewhere") && message.contains("- Theirs."), "{out}");
-    assert!(!message.contains("- Mine."), "seen here before, not news: {out}");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(context.contains("- Mine.\n- Theirs."), "{context}");
-    assert!(!start("s5")["systemMessage"].as_str().unwrap_or_default().contains("approved elsewhere"));
+    assert!(context.contains("- Mine.") && !context.contains("- Theirs."), "{context}");
+    assert!(out["systemMessage"].as_str().unwrap_or_default().contains("wait for your review"), "{out}");
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(listed.contains("- Theirs."), "{listed}");
+    env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
+    let context = start("s5")["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+    assert!(context.contains("- Mine.\n- Theirs."), "approved here, it loads: {context}");
 }
 
 /// The load skips its scan for a memory marked clean; the mark must not be
