@@ -125,7 +125,7 @@ fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
     }
     let min_entropy = if keyword { KEYWORD_MIN_ENTROPY } else { PLAIN_ENTROPY_SHARE * (chars as f64).log2().min(6.0) };
     chars >= if keyword { KEYWORD_MIN_CHARS } else { PLAIN_MIN_CHARS }
-        && entropy(token) >= min_entropy
+        && super::value::entropy(token) >= min_entropy
         && generated(token, keyword)
         && !name_like(token)
         && (!keyword || super::value::looks_random(token))
@@ -230,7 +230,7 @@ fn uuid(token: &str) -> bool {
 
 fn hex_secret(token: &str) -> bool {
     let digits: String = token.chars().filter(|&c| c != '-').collect();
-    digits.len() >= HEX_MIN_CHARS && entropy(&digits) >= 3.0
+    digits.len() >= HEX_MIN_CHARS && super::value::entropy(&digits) >= 3.0
 }
 
 /// Generated, not a name: two classes of character or more (digits,
@@ -265,16 +265,6 @@ fn decodes_to_text(token: &str) -> bool {
     bytes.len() >= 8
         && bytes.iter().all(|&b| (0x20..0x7f).contains(&b) || b == b'\n')
         && bytes.iter().filter(|&&b| b == b' ').count() * 12 >= bytes.len()
-}
-
-/// Shannon entropy in bits a character, of ASCII text.
-fn entropy(v: &str) -> f64 {
-    let mut counts = [0u32; 128];
-    for b in v.bytes() {
-        counts[usize::from(b & 0x7f)] += 1;
-    }
-    let n = f64::from(u32::try_from(v.len()).unwrap_or(u32::MAX));
-    counts.iter().filter(|&&k| k > 0).map(|&k| f64::from(k) / n).map(|p| -p * p.log2()).sum()
 }
 
 #[cfg(test)]

@@ -476,14 +476,7 @@ fn generated_head(body: &str) -> bool {
     if head.chars().count() < 16 {
         return false;
     }
-    let mut seen = [false; 128];
-    let mut distinct = 0;
-    for c in head.bytes().filter(u8::is_ascii_alphanumeric) {
-        if !seen[c as usize] {
-            seen[c as usize] = true;
-            distinct += 1;
-        }
-    }
+    let distinct = distinct_alphanumeric(head.as_bytes());
     let digit = head.bytes().any(|b| b.is_ascii_digit());
     let cases = head.bytes().any(|b| b.is_ascii_lowercase()) && head.bytes().any(|b| b.is_ascii_uppercase());
     distinct >= 8 && (digit || cases) && !value::stand_in_run(&head)
@@ -525,15 +518,13 @@ const SHAPE_RULES: &[Rule] = &[
 /// the runs that mark a stand-in (`xxxx`, `EXAMPLE`, `abcdef`, `000000`).
 fn random_tail(found: &str, n: usize) -> bool {
     let t = &found.as_bytes()[found.len().saturating_sub(n)..];
+    distinct_alphanumeric(t) >= (n / 2).clamp(4, 10) && !value::stand_in_run(&String::from_utf8_lossy(t))
+}
+
+/// How many different letters and digits `t` holds.
+fn distinct_alphanumeric(t: &[u8]) -> usize {
     let mut seen = [false; 128];
-    let mut distinct = 0;
-    for &c in t.iter().filter(|c| c.is_ascii_alphanumeric()) {
-        if !seen[c as usize] {
-            seen[c as usize] = true;
-            distinct += 1;
-        }
-    }
-    distinct >= (n / 2).clamp(4, 10) && !value::stand_in_run(&String::from_utf8_lossy(t))
+    t.iter().filter(|c| c.is_ascii_alphanumeric()).filter(|&&c| !std::mem::replace(&mut seen[c as usize], true)).count()
 }
 
 /// A crypt(3) hash: a stand-in (`$2b$10$xxxx…`) is not one.

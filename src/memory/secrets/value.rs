@@ -249,7 +249,7 @@ fn segments(c: &str) -> (usize, bool) {
 }
 
 /// Shannon entropy in bits a character.
-fn entropy(v: &str) -> f64 {
+pub(super) fn entropy(v: &str) -> f64 {
     let mut ascii = [0u32; 128];
     let mut other: Vec<(char, u32)> = Vec::new();
     let mut n = 0u32;
