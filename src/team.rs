@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::memory::template;
 use crate::project::{TEAM_DIR, TEAM_MARKER};
+use crate::store::folder::Folder;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
 
@@ -38,18 +39,13 @@ pub fn rules(memory: &str) -> Vec<String> {
     crate::memory::gate::instruction_lines(memory)
 }
 
-fn seen_path(roots: &Roots, project: &str, dir: &Path) -> PathBuf {
-    let tag = crate::memory::stable_id(&dir.display().to_string());
-    roots.projects_state_dir().join(format!("{project}.team-{tag}.rules.json"))
-}
-
 fn read_seen(roots: &Roots, project: &str, dir: &Path) -> Option<Vec<String>> {
-    crate::store::record::read(&seen_path(roots, project, dir))
+    crate::store::folder_record::read(&Folder::team(roots, project, dir)).team_rules
 }
 
 fn write_seen(roots: &Roots, project: &str, dir: &Path, seen: &[String]) {
-    let path = seen_path(roots, project, dir);
-    if let Err(e) = crate::store::record::write(&path, &seen) {
+    let folder = Folder::team(roots, project, dir);
+    if let Err(e) = crate::store::folder_record::update(&folder, false, |r| r.team_rules = Some(seen.to_vec())) {
         crate::store::log::error(&format!("cannot record the team's rules: {e:#}"));
     }
 }

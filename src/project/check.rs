@@ -117,9 +117,9 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
     } else {
         String::new()
     };
-    let cache_path = folder.state_file("check.json");
     let memory_hash = crate::memory::stable_hash(memory);
-    if let Some(cached) = crate::store::record::read::<Cached>(&cache_path)
+    if let Some(cached) =
+        crate::store::folder_record::read(folder).check.and_then(|v| serde_json::from_value::<Cached>(v).ok())
         && cached.head == head
         && cached.memory == memory_hash
         && (cached.walked || !walk)
@@ -162,7 +162,10 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
         })
         .collect();
     let record = Cached { head, memory: memory_hash, walked: walk, stale: stale.clone() };
-    if let Err(e) = crate::store::record::write(&cache_path, &record) {
+    let cached = serde_json::to_value(&record)
+        .map_err(anyhow::Error::from)
+        .and_then(|value| crate::store::folder_record::update(folder, false, |r| r.check = Some(value)));
+    if let Err(e) = cached {
         crate::store::log::error(&format!("cannot cache the memory check: {e:#}"));
     }
     stale

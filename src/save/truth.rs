@@ -6,18 +6,9 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::memory::prompt::StaleNote;
 use crate::project::Project;
 use crate::store::folder::Folder;
-
-/// The findings noted to earlier forks, by the lines they quote.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Noted {
-    stale: Vec<(String, String)>,
-    duplicates: Vec<(String, String)>,
-}
 
 /// What this save's fork is told.
 #[derive(Debug, Default)]
@@ -26,15 +17,11 @@ pub struct ForFork {
     pub duplicates: Vec<(String, String)>,
 }
 
-fn noted_path(folder: &Folder) -> std::path::PathBuf {
-    folder.state_file("noted.json")
-}
-
 /// The notes for a fork shown `shown` (the gated memory) of the file
 /// `file`, from the session's folder `cwd`.
 pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd: &Path) -> ForFork {
     let visible: std::collections::HashSet<&str> = shown.lines().collect();
-    let noted: Noted = crate::store::record::read(&noted_path(folder)).unwrap_or_default();
+    let noted = crate::store::folder_record::read(folder).noted;
     let stale = crate::project::check::stale(project, folder, file, cwd, true)
         .into_iter()
         .filter(|s| visible.contains(s.text.as_str()))
@@ -54,18 +41,18 @@ pub fn mark_noted(folder: &Folder, told: &ForFork) {
     if told.stale.is_empty() && told.duplicates.is_empty() {
         return;
     }
-    let path = noted_path(folder);
-    let mut noted: Noted = crate::store::record::read(&path).unwrap_or_default();
-    noted.stale.extend(told.stale.iter().map(|s| (s.line.clone(), s.path.clone())));
-    noted.duplicates.extend(told.duplicates.iter().cloned());
     // A record of what was said, not an archive: the newest few hundred.
     let keep = |v: &mut Vec<(String, String)>| {
         let excess = v.len().saturating_sub(400);
         v.drain(..excess);
     };
-    keep(&mut noted.stale);
-    keep(&mut noted.duplicates);
-    if let Err(e) = crate::store::record::write(&path, &noted) {
+    let noted = crate::store::folder_record::update(folder, false, |r| {
+        r.noted.stale.extend(told.stale.iter().map(|s| (s.line.clone(), s.path.clone())));
+        r.noted.duplicates.extend(told.duplicates.iter().cloned());
+        keep(&mut r.noted.stale);
+        keep(&mut r.noted.duplicates);
+    });
+    if let Err(e) = noted {
         crate::store::log::error(&format!("cannot record the notes told: {e:#}"));
     }
 }

@@ -8,32 +8,29 @@
 //!   can push to the remote can write it, so on another machine an approval
 //!   is a suggestion: a rule approves there only once that machine's own
 //!   `review` approved it too (`approvals-seen`).
-//! - `state/…/projects/<folder>.own.json`: the rules this machine's saves,
-//!   edits, imports and approvals wrote. It never travels: a rule written
-//!   by a save on a machine whose gate was off is not approved on another.
-//! - `state/…/projects/<folder>.quoted.json`: foreign rules already quoted
-//!   (the gate off), so each is said once.
+//! - the folder's record (`folder_record`), `own`: the rules this machine's
+//!   saves, edits, imports and approvals wrote. It never travels: a rule
+//!   written by a save on a machine whose gate was off is not approved on
+//!   another. `quoted`: foreign rules already quoted (the gate off), so
+//!   each is said once.
 //! - `state/…/rules-upgraded.json`: the mark that this machine approved,
 //!   once, the rules its folders held when it first ran a version with
 //!   approvals. Once per machine, not per folder: a folder that first
 //!   arrives by sync, or a rule pulled into a folder before its first load,
 //!   is foreign like any other.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use super::folder::Folder;
+use super::folder_record::{Orders, read, update};
 use super::paths::Roots;
 
 pub const APPROVED_FILE: &str = ".approved";
 
 fn approved_path(folder: &Folder) -> PathBuf {
     folder.dir.join(APPROVED_FILE)
-}
-
-fn state_path(folder: &Folder, kind: &str) -> PathBuf {
-    folder.state_file(&format!("{kind}.json"))
 }
 
 /// The approved rules; `None` when this folder has no approvals file.
@@ -57,56 +54,58 @@ pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     }
     let text: String = list.iter().map(|r| format!("{r}\n")).collect();
     super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
-    let mut here = approved_here(folder);
-    here.extend(rules.iter().filter(|r| !here.contains(r)).cloned().collect::<Vec<_>>());
-    super::record::write(&state_path(folder, "approvals-seen"), &here)
+    update(folder, true, |r| add_new(&mut r.approved_here, rules))
 }
 
-/// The approvals this machine made (an installed version also recorded
-/// there the ones it announced as arriving).
-fn approved_here(folder: &Folder) -> Vec<String> {
-    read_list(&state_path(folder, "approvals-seen"))
+fn add_new(list: &mut Vec<String>, rules: &[String]) {
+    for rule in rules {
+        if !list.contains(rule) {
+            list.push(rule.clone());
+        }
+    }
 }
 
 /// The approvals of `.approved` that count here: this machine's own.
 fn counted(folder: &Folder) -> Vec<String> {
-    let here = approved_here(folder);
+    let here = read(folder).approved_here;
     approved(folder).unwrap_or_default().into_iter().filter(|r| here.contains(r)).collect()
-}
-
-fn read_list(path: &std::path::Path) -> Vec<String> {
-    super::record::read(path).unwrap_or_default()
 }
 
 /// The rules this machine wrote.
 pub fn own(folder: &Folder) -> Vec<String> {
-    read_list(&state_path(folder, "own"))
+    read(folder).own
 }
 
 pub fn add_own(folder: &Folder, rules: &[String]) -> Result<()> {
     if rules.is_empty() {
         return Ok(());
     }
-    let path = state_path(folder, "own");
-    let mut list = read_list(&path);
-    list.extend(rules.iter().filter(|r| !list.contains(r)).cloned().collect::<Vec<_>>());
-    super::record::write(&path, &list)
+    update(folder, false, |r| add_new(&mut r.own, rules))
 }
 
 pub fn quoted(folder: &Folder) -> Vec<String> {
-    read_list(&state_path(folder, "quoted"))
+    read(folder).quoted
 }
 
 pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
-    super::record::write(&state_path(folder, "quoted"), &rules)
+    update(folder, false, |r| r.quoted = rules.to_vec())
 }
 
-fn upgrade_mark(roots: &Roots) -> PathBuf {
-    roots.state.join("rules-upgraded.json")
+fn upgrade_mark(state: &Path) -> PathBuf {
+    state.join("rules-upgraded.json")
 }
 
 fn upgraded(roots: &Roots) -> bool {
-    super::fsutil::read_regular(&upgrade_mark(roots), 64).ok().flatten().is_some()
+    super::fsutil::read_regular(&upgrade_mark(&roots.state), 64).ok().flatten().is_some()
+}
+
+/// Records that this machine had its one-time upgrade.
+pub fn mark_upgraded(state: &Path) {
+    let recorded =
+        super::fsutil::create_private_dir(state).and_then(|()| super::record::write(&upgrade_mark(state), &true));
+    if let Err(e) = recorded {
+        crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
+    }
 }
 
 /// The one-time approval of the rules already on this machine: at the
@@ -131,11 +130,7 @@ pub fn upgrade_once(roots: &Roots) {
             }
         }
     }
-    let recorded = super::fsutil::create_private_dir(&roots.state)
-        .and_then(|()| super::record::write(&upgrade_mark(roots), &true));
-    if let Err(e) = recorded {
-        crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
-    }
+    mark_upgraded(&roots.state);
 }
 
 /// `foreign`, without recording anything: before this machine's upgrade,
@@ -172,21 +167,15 @@ pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
 /// orders cost the load more than the rest of the hook (measured with
 /// callgrind: 5.8M of 9.2M instructions for a 49 KB file).
 fn instruction_lines(folder: &Folder, memory: &str) -> Vec<String> {
-    #[derive(serde::Serialize, serde::Deserialize)]
-    struct Remembered {
-        mark: String,
-        lines: Vec<String>,
-    }
-    let path = state_path(folder, "orders");
     let mark = super::folder::checked_mark(memory);
-    if let Some(remembered) = super::record::read::<Remembered>(&path)
+    if let Some(remembered) = read(folder).orders
         && mark.as_deref() == Some(remembered.mark.as_str())
     {
         return remembered.lines;
     }
     let lines = crate::memory::gate::instruction_lines(memory);
     if let Some(mark) = mark
-        && let Err(e) = super::record::write(&path, &Remembered { mark, lines: lines.clone() })
+        && let Err(e) = update(folder, false, |r| r.orders = Some(Orders { mark, lines: lines.clone() }))
     {
         crate::store::log::error(&format!("cannot remember the memory's order lines: {e:#}"));
     }

@@ -112,15 +112,13 @@ impl Folder {
     /// compiles the secret rules, five times a hook's own cost (measured),
     /// so it runs only on a text nobody checked, a hand edit or a pull.
     pub fn is_checked(&self, text: &str) -> bool {
-        let mark = std::fs::read_to_string(self.lock_path.with_extension("checked")).unwrap_or_default();
-        checked_mark(text).is_some_and(|wanted| mark.trim() == wanted)
+        let mark = crate::store::folder_record::read(self).checked;
+        checked_mark(text).is_some_and(|wanted| mark.as_deref() == Some(wanted.as_str()))
     }
 
     pub fn mark_checked(&self, text: &str) {
         let Some(mark) = checked_mark(text) else { return };
-        let mark = format!("{mark}\n");
-        let path = self.lock_path.with_extension("checked");
-        if let Err(e) = fsutil::write_atomic(&path, mark.as_bytes(), false) {
+        if let Err(e) = crate::store::folder_record::update(self, false, |r| r.checked = Some(mark)) {
             crate::store::log::error(&format!("cannot mark {} checked: {e:#}", self.memory_path().display()));
         }
     }
@@ -128,6 +126,15 @@ impl Folder {
     /// A state file of this folder's, beside its lock (`<folder>.<ext>`).
     pub fn state_file(&self, ext: &str) -> PathBuf {
         self.lock_path.with_extension(ext)
+    }
+
+    pub fn lock_path(&self) -> &Path {
+        &self.lock_path
+    }
+
+    /// The state folder the folder's record is in.
+    pub fn state_root(&self) -> PathBuf {
+        self.lock_path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default()
     }
 
     pub fn memory_path(&self) -> PathBuf {

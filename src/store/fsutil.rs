@@ -3,7 +3,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -258,6 +258,35 @@ mod fault {
 /// Never lock the file that gets renamed over: the rename would orphan the lock.
 pub struct Lock {
     _file: File,
+    path: PathBuf,
+}
+
+/// The locks this process holds, by path: a lock taken again in the same
+/// process would wait for itself (`flock` is per open file).
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether this process holds the lock on `path`.
+pub fn held_here(path: &Path) -> bool {
+    HELD.lock().is_ok_and(|held| held.iter().any(|p| p == path))
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD.lock()
+            && let Some(at) = held.iter().position(|p| *p == self.path)
+        {
+            held.remove(at);
+        }
+    }
+}
+
+impl Lock {
+    fn held(file: File, path: &Path) -> Lock {
+        if let Ok(mut held) = HELD.lock() {
+            held.push(path.to_path_buf());
+        }
+        Lock { _file: file, path: path.to_path_buf() }
+    }
 }
 
 impl Lock {
@@ -272,7 +301,7 @@ impl Lock {
         let mut pause = Duration::from_micros(50);
         loop {
             match file.try_lock() {
-                Ok(()) if still_linked(&file, path) => return Ok(Lock { _file: file }),
+                Ok(()) if still_linked(&file, path) => return Ok(Lock::held(file, path)),
                 // A sweep unlinked the file we locked: lock the one there now.
                 Ok(()) if Instant::now() < deadline => file = open_lock_file(path)?,
                 Ok(()) => anyhow::bail!("{} keeps being removed while it is locked; try again", path.display()),
@@ -296,7 +325,7 @@ impl Lock {
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
         let file = open_lock_file(path)?;
         match file.try_lock() {
-            Ok(()) if still_linked(&file, path) => Ok(Some(Lock { _file: file })),
+            Ok(()) if still_linked(&file, path) => Ok(Some(Lock::held(file, path))),
             // Unlinked between our open and our lock: as if another held it.
             Ok(()) => Ok(None),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),

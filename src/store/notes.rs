@@ -1,16 +1,15 @@
 //! What the last save of a project leaves for the next fork's notes (the
-//! lines it could not find, the entries it refused), bounded, one JSON
-//! file per project in the state folder.
-
-use std::path::PathBuf;
+//! lines it could not find, the entries it refused), bounded, in the
+//! project folder's record.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::apply::Refusal;
+use crate::store::folder::Folder;
 use crate::store::paths::Roots;
 
-#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Notes {
     pub skipped: Vec<String>,
@@ -37,15 +36,11 @@ impl Notes {
     }
 }
 
-fn path(roots: &Roots, project: &str) -> PathBuf {
-    roots.projects_state_dir().join(format!("{project}.json"))
-}
-
-/// The project's notes; none when absent or unreadable.
-pub fn read(roots: &Roots, project: &str) -> Result<Notes> {
-    Ok(super::record::load(&path(roots, project))?.unwrap_or_default())
+/// The project's notes, in its folder's record; none when absent.
+pub fn read(roots: &Roots, project: &str) -> Notes {
+    super::folder_record::read(&Folder::new(roots, project)).notes
 }
 
 pub fn write(roots: &Roots, project: &str, notes: &Notes) -> Result<()> {
-    super::record::write(&path(roots, project), notes)
+    super::folder_record::update(&Folder::new(roots, project), false, |r| r.notes = notes.clone())
 }

@@ -85,7 +85,7 @@ impl Record {
 /// from before identities, or no folder at all).
 pub fn read(roots: &Roots, name: &str) -> Option<Record> {
     let mut record = read_dir(&roots.project_dir(name))?;
-    record.here = crate::store::record::read(&here_path(roots, name)).unwrap_or_default();
+    record.here = crate::store::folder_record::read(&crate::store::folder::Folder::new(roots, name)).paths;
     Some(record)
 }
 
@@ -112,24 +112,15 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
 }
 
-fn here_path(roots: &Roots, name: &str) -> PathBuf {
-    roots.projects_state_dir().join(format!("{name}.paths.json"))
-}
-
 /// Adds path identities to this machine's part of folder `name`'s record.
 pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
-    let path = here_path(roots, name);
-    let mut here: Vec<String> = crate::store::record::read(&path).unwrap_or_default();
-    let before = here.len();
-    for p in paths {
-        if !here.contains(p) {
-            here.push(p.clone());
+    crate::store::folder_record::update(&crate::store::folder::Folder::new(roots, name), false, |r| {
+        for p in paths {
+            if !r.paths.contains(p) {
+                r.paths.push(p.clone());
+            }
         }
-    }
-    if here.len() == before {
-        return Ok(());
-    }
-    crate::store::record::write(&path, &here)
+    })
 }
 
 /// An alias from an identity to the folder it adopted, for a folder whose

@@ -1,8 +1,6 @@
 //! The review gate's pending list: CRITICAL RULES edits held by a save
 //! (`review = "rules"`) until `memory-save review` approves or rejects
-//! them, one JSON list per project in the state folder.
-
-use std::path::PathBuf;
+//! them, in the project folder's record.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -25,10 +23,6 @@ pub struct Pending {
     pub origin: Origin,
 }
 
-fn path(roots: &Roots, project: &str) -> PathBuf {
-    roots.projects_state_dir().join(format!("{project}.review.json"))
-}
-
 /// The id of an op: a stable id of its JSON form.
 pub fn id_of(op: &Op) -> String {
     crate::memory::stable_id(&serde_json::to_string(op).unwrap_or_default())
@@ -36,24 +30,24 @@ pub fn id_of(op: &Op) -> String {
 
 /// The pending list of a project (empty when none or unreadable).
 pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
-    super::record::read(&path(roots, project)).unwrap_or_default()
+    super::folder_record::read(&Folder::new(roots, project)).review
 }
 
 pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
-    super::record::write_durable(&path(roots, project), &pending)
+    super::folder_record::update(&Folder::new(roots, project), true, |r| r.review = pending.to_vec())
 }
 
-/// Adds held ops to the project's list. Call with the project lock held.
+/// Adds held ops to the project's list.
 pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
-    let mut pending = load(roots, &folder.project);
-    for op in ops {
-        let id = id_of(op);
-        if !pending.iter().any(|p| p.id == id) {
-            pending.push(Pending { id, op: op.clone(), at: crate::env::now_unix(), origin: origin.clone() });
+    super::folder_record::update(&Folder::new(roots, &folder.project), true, |r| {
+        for op in ops {
+            let id = id_of(op);
+            if !r.review.iter().any(|p| p.id == id) {
+                r.review.push(Pending { id, op: op.clone(), at: crate::env::now_unix(), origin: origin.clone() });
+            }
         }
-    }
-    store(roots, &folder.project, &pending)
+    })
 }

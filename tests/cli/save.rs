@@ -147,3 +147,35 @@ fn a_secret_in_an_unreadable_reply_is_not_kept() {
     assert!(!kept.contains(&key), "{kept}");
     assert!(kept.contains("I would add:") && kept.contains("[not shown: it looks like it holds"), "{kept}");
 }
+
+/// Everything a project keeps on this machine is one record beside its
+/// lock: a held rule, the notes of a skipped op, the check's cache, the
+/// load's marks, this machine's rules.
+#[test]
+fn a_project_keeps_one_record_and_its_lock_in_the_state_folder() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    env.write_memory(&template_with("proj", &["- Build with `scripts/gone.sh`."]));
+    env.script_reply(
+        1,
+        &reply(
+            json!([
+                add("CRITICAL RULES", "- Never push to main."),
+                add(ARCH, "- Tests run with `cargo test`."),
+                {"op": "remove", "line": "- A line it does not have."},
+            ]),
+            json!([]),
+        ),
+    );
+    env.saved_turn(SID, 1);
+    env.cmd(&["show", "--check"]).in_dir(&env.proj).run();
+    env.hook("session-start").fixture("SessionStart-startup.json").session("s2").run().ok();
+    let review = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(review.contains("Never push to main"), "the held rule is kept: {review}");
+    let mut files: Vec<String> = std::fs::read_dir(env.mem.join("state/memory-save/projects"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["proj.json", "proj.lock"]);
+}

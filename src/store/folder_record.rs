@@ -1,0 +1,254 @@
+//! One record per memory folder in the state folder, beside its lock
+//! (`projects/<folder>.json`): what this machine keeps about the folder
+//! and never syncs. Versioned: a record of another version is never read
+//! as this one, and one of a newer version is never overwritten.
+//!
+//! Every change is a read-modify-write under the folder's lock (`update`),
+//! so two processes changing different parts lose neither change.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::folder::Folder;
+use super::notes::Notes;
+use super::review::Pending;
+
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FolderRecord {
+    pub version: u32,
+    /// What the last save could not apply, for the next fork.
+    pub notes: Notes,
+    /// CRITICAL RULES edits a save held for `memory-save review`.
+    pub review: Vec<Pending>,
+    /// The rules this machine's saves, edits, imports and approvals wrote.
+    pub own: Vec<String>,
+    /// The approvals of `.approved` this machine's own review gave (the
+    /// only ones that count here).
+    pub approved_here: Vec<String>,
+    /// Foreign rules already quoted to the user (the gate off).
+    pub quoted: Vec<String>,
+    /// The paths this machine knew the folder's repository at.
+    pub paths: Vec<String>,
+    /// A team memory's rules as this machine last loaded them.
+    pub team_rules: Option<Vec<String>>,
+    /// The STALE and DUPLICATES findings already told to a fork.
+    pub noted: Noted,
+    /// The mark of the MEMORY.md last found clean (`folder::checked_mark`).
+    pub checked: Option<String>,
+    /// The order lines of the MEMORY.md of `mark`.
+    pub orders: Option<Orders>,
+    /// The memory check's last result (`project::check`'s own shape).
+    pub check: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noted {
+    pub stale: Vec<(String, String)>,
+    pub duplicates: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Orders {
+    pub mark: String,
+    pub lines: Vec<String>,
+}
+
+fn path(folder: &Folder) -> PathBuf {
+    folder.state_file("json")
+}
+
+/// The folder's record; a fresh one when there is none or it cannot be
+/// read. Records an installed version wrote are folded in first.
+pub fn read(folder: &Folder) -> FolderRecord {
+    match super::record::read::<FolderRecord>(&path(folder)) {
+        Some(record) if record.version == VERSION => record,
+        Some(record) if record.version > VERSION => FolderRecord::default(),
+        _ if EARLIER.iter().chain(["json"].iter()).any(|ext| folder.state_file(ext).exists()) => fold_once(folder),
+        _ => FolderRecord { version: VERSION, ..FolderRecord::default() },
+    }
+}
+
+/// Changes the record under the folder's lock (taken here unless this
+/// process holds it), and writes it only when it changed. `durable`: a
+/// change a person made (an approval, a held edit) that a crash must not
+/// take back.
+pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
+    let _lock = if super::fsutil::held_here(&folder.lock_path()) { None } else { Some(folder.lock()?) };
+    let found = super::record::load::<FolderRecord>(&path(folder))?;
+    if let Some(newer) = found.as_ref().filter(|r| r.version > VERSION) {
+        bail!(
+            "{} was written by a newer memory-save (record version {}); upgrade memory-save to change it",
+            path(folder).display(),
+            newer.version
+        );
+    }
+    let mut record = match found {
+        Some(record) if record.version == VERSION => record,
+        _ => fold(folder),
+    };
+    let before = record.clone();
+    let result = change(&mut record);
+    if record != before || !path(folder).exists() {
+        write(folder, &record, durable)?;
+    }
+    Ok(result)
+}
+
+fn write(folder: &Folder, record: &FolderRecord, durable: bool) -> Result<()> {
+    if durable {
+        super::record::write_durable(&path(folder), record)
+    } else {
+        super::record::write(&path(folder), record)
+    }
+}
+
+/// The files an installed version kept for a folder, one per feature, by
+/// their name beside the lock. The notes were `<folder>.json`, where the
+/// record is now.
+const EARLIER: &[&str] = &[
+    "review.json",
+    "own.json",
+    "approvals-seen.json",
+    "quoted.json",
+    "paths.json",
+    "rules.json",
+    "noted.json",
+    "checked",
+    "orders.json",
+    "check.json",
+    "upgraded.json",
+];
+
+/// Folds the earlier files into one record, writes it and removes them,
+/// under the folder's lock: once, since the record then has its version.
+fn fold_once(folder: &Folder) -> FolderRecord {
+    let folded = update(folder, true, |record| record.clone());
+    folded.unwrap_or_else(|e| {
+        crate::store::log::error(&format!("cannot fold the state of {}: {e:#}", folder.dir.display()));
+        fold(folder)
+    })
+}
+
+/// The record the earlier files make, removing them once it is written.
+/// Call under the folder's lock.
+fn fold(folder: &Folder) -> FolderRecord {
+    fn list<T: serde::de::DeserializeOwned + Default>(folder: &Folder, ext: &str) -> T {
+        super::record::read(&folder.state_file(ext)).unwrap_or_default()
+    }
+    let upgraded = folder.state_file("upgraded.json").exists();
+    let checked = super::fsutil::read_regular(&folder.state_file("checked"), 256).ok().flatten();
+    let record = FolderRecord {
+        version: VERSION,
+        notes: list(folder, "json"),
+        review: list(folder, "review.json"),
+        own: list(folder, "own.json"),
+        approved_here: list(folder, "approvals-seen.json"),
+        quoted: list(folder, "quoted.json"),
+        paths: list(folder, "paths.json"),
+        team_rules: super::record::read(&folder.state_file("rules.json")),
+        noted: list(folder, "noted.json"),
+        checked: checked.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()),
+        orders: super::record::read(&folder.state_file("orders.json")),
+        check: super::record::read(&folder.state_file("check.json")),
+    };
+    // Written before anything goes: a crash in between leaves the earlier
+    // files, folded again the same way.
+    if write(folder, &record, true).is_ok() {
+        if upgraded {
+            // An earlier version's per-folder mark: this machine had its
+            // one-time approval already.
+            super::approvals::mark_upgraded(&folder.state_root());
+        }
+        for ext in EARLIER {
+            let _ = std::fs::remove_file(folder.state_file(ext));
+        }
+    }
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::paths::Roots;
+
+    fn folder(dir: &std::path::Path) -> (Roots, Folder) {
+        let roots = Roots::at(dir.to_path_buf());
+        let folder = Folder::new(&roots, "proj");
+        (roots, folder)
+    }
+
+    #[test]
+    fn the_files_an_installed_version_wrote_are_folded_into_one_record_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (roots, folder) = folder(dir.path());
+        let projects = roots.projects_state_dir();
+        std::fs::create_dir_all(&projects).unwrap();
+        let put = |name: &str, text: &str| std::fs::write(projects.join(name), text).unwrap();
+        put("proj.json", r#"{"skipped": ["- gone"], "refused": [], "more_skipped": 2, "more_refused": 0}"#);
+        let op = r#"{"op": "add", "section": "CRITICAL RULES", "text": "- Never push."}"#;
+        put("proj.review.json", &format!(r#"[{{"id": "ab12", "op": {op}, "at": 7}}]"#));
+        put("proj.own.json", r#"["- Always test."]"#);
+        put("proj.approvals-seen.json", r#"["- Approved here."]"#);
+        put("proj.quoted.json", r#"["- Quoted once."]"#);
+        put("proj.paths.json", r#"["path:/home/me/app"]"#);
+        put("proj.noted.json", r#"{"stale": [["- a line", "src/a.rs"]], "duplicates": []}"#);
+        put("proj.checked", "3:abc\n");
+        put("proj.orders.json", r#"{"mark": "3:abc", "lines": ["- Always test."]}"#);
+        put("proj.check.json", r#"{"head": "h"}"#);
+        put("proj.upgraded.json", "true");
+        put("proj.lock", "");
+        put("other.own.json", r#"["- Another folder's."]"#);
+
+        let record = read(&folder);
+        assert_eq!(record.version, VERSION);
+        assert_eq!(record.notes.skipped, vec!["- gone".to_string()]);
+        assert_eq!(record.notes.more_skipped, 2);
+        assert_eq!(record.review.len(), 1);
+        assert_eq!(record.review[0].id, "ab12");
+        assert_eq!(record.own, vec!["- Always test.".to_string()]);
+        assert_eq!(record.approved_here, vec!["- Approved here.".to_string()]);
+        assert_eq!(record.quoted, vec!["- Quoted once.".to_string()]);
+        assert_eq!(record.paths, vec!["path:/home/me/app".to_string()]);
+        assert_eq!(record.noted.stale, vec![("- a line".to_string(), "src/a.rs".to_string())]);
+        assert_eq!(record.checked.as_deref(), Some("3:abc"));
+        assert_eq!(record.orders.as_ref().map(|o| o.lines.clone()), Some(vec!["- Always test.".to_string()]));
+        assert_eq!(record.check, Some(serde_json::json!({"head": "h"})));
+        let mut left: Vec<String> =
+            std::fs::read_dir(&projects).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, ["other.own.json", "proj.json", "proj.lock"], "the folder's state is its record and its lock");
+        assert!(roots.state.join("rules-upgraded.json").exists(), "an earlier per-folder upgrade mark is kept");
+        // Once: the record is read as it is from now on.
+        update(&folder, false, |r| r.own.push("- New.".to_string())).unwrap();
+        assert_eq!(read(&folder).own.len(), 2);
+    }
+
+    #[test]
+    fn a_record_of_a_newer_version_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let (roots, folder) = folder(dir.path());
+        std::fs::create_dir_all(roots.projects_state_dir()).unwrap();
+        let newer = r#"{"version": 99, "own": ["- kept"]}"#;
+        std::fs::write(path(&folder), newer).unwrap();
+        assert_eq!(read(&folder), FolderRecord::default());
+        let err = update(&folder, false, |r| r.own.clear()).unwrap_err();
+        assert!(format!("{err:#}").contains("newer memory-save"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(path(&folder)).unwrap(), newer);
+    }
+
+    #[test]
+    fn an_update_inside_the_folder_lock_does_not_wait_for_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_roots, folder) = folder(dir.path());
+        let _lock = folder.lock().unwrap();
+        let started = std::time::Instant::now();
+        update(&folder, false, |r| r.quoted.push("- q".to_string())).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert_eq!(read(&folder).quoted, vec!["- q".to_string()]);
+    }
+}
