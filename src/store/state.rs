@@ -178,7 +178,11 @@ impl SessionStore {
         self.ensure_dir()?;
         let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
         let path = self.path(id, "json");
-        let before = read_state(&path);
+        let bytes = read_state_bytes(&path);
+        if let Some(version) = bytes.as_deref().and_then(newer_version) {
+            bail!("{} was written by a newer memory-save (version {version}); upgrade memory-save", path.display());
+        }
+        let before = bytes.and_then(|bytes| parse_state(&bytes)).unwrap_or_default();
         let mut state = before.clone();
         let result = change(&mut state);
         if state != before {
@@ -247,6 +251,16 @@ pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
 }
 
+/// The version of a session file newer than this release reads, if it is one.
+fn newer_version(bytes: &[u8]) -> Option<u32> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: u32,
+    }
+    let found = serde_json::Deserializer::from_slice(bytes).into_iter::<Versioned>().next()?.ok()?;
+    (found.version > VERSION).then_some(found.version)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,61 +287,41 @@ mod tests {
         assert_eq!(store.peek(id), SessionState::default(), "a corrupt file is a fresh session");
     }
 
-    /// Files as earlier releases wrote them (tests/fixtures/session-state):
-    /// each loads into the typed parts, and one written in full comes back
-    /// field for field, so a worker from before an upgrade reads the new
-    /// hooks' files and the other way round.
+    /// The file is the types under a version: every part round-trips, a
+    /// file of an earlier format (no version) reads as a fresh session,
+    /// and one of a newer version is left as it is.
     #[test]
-    fn session_files_of_every_earlier_shape_load() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-state");
-        let load = |name: &str| {
-            let bytes = std::fs::read(dir.join(name)).unwrap();
-            (parse_state(&bytes).unwrap(), serde_json::from_slice::<serde_json::Value>(&bytes).unwrap())
-        };
-        let (state, raw) = load("saving-with-one-more.json");
-        assert_eq!(state.protocol.job, Job::Claimed { since: 1_796_140_800, takeovers: 1, queued: Queued::Save });
-        assert_eq!(state.input.project_folder(), "/home/dev/app");
-        assert_eq!((state.outcome.saves, state.protocol.guard.saved_through), (3, Some(1_796_140_700)));
-        // A full file round-trips; its status gains the kind its words had.
-        assert_eq!(state.outcome.status.as_ref().unwrap().kind, StatusKind::Saved);
-        let mut written = serde_json::to_value(&state).unwrap();
-        assert_eq!(written["status"]["kind"], "saved");
-        written["status"].as_object_mut().unwrap().remove("kind");
-        assert_eq!(written, raw, "a full file round-trips");
-        for (text, kind) in [
-            ("error: fork timed out after 300s", StatusKind::Error),
-            ("paused: claude-opus-4-1[1m] needs usage credits", StatusKind::PausedModel),
-            ("paused: max_cost_per_month_usd reached ($9.96 of $10.00)", StatusKind::Paused),
-            ("waiting: rate limited; the next save tries again", StatusKind::Waiting),
-            ("skipped: cache expired, about $0.94", StatusKind::Skipped),
-            ("+1 -1", StatusKind::Saved),
-        ] {
-            let status: Status = serde_json::from_value(serde_json::json!({"text": text, "at": 1})).unwrap();
-            assert_eq!(status.kind, kind, "{text}");
-        }
-
-        let (state, raw) = load("saving-with-turns-held.json");
+    fn session_files_are_versioned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        let id = &SessionId::parse("abc").unwrap();
+        let mut full = SessionState::default();
+        full.input.project_dir = "/home/dev/app".into();
+        full.protocol.job = Job::Claimed { since: 10, takeovers: 1, queued: Queued::Held { until: 20 } };
+        full.protocol.guard.paused =
+            Some(Pause { kind: PauseKind::CacheMiss, text: "paused: x".into(), at: 5, end_save_used: true });
+        full.outcome.status = Some(Status::new(StatusKind::Waiting, "waiting: x", 9));
+        full.outcome.saves = 3;
+        store.update(id, |s| *s = full.clone()).unwrap();
+        assert_eq!(store.peek(id), full);
+        let path = dir.path().join("sessions/abc.json");
+        let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(written["version"], VERSION);
         assert_eq!(
-            state.protocol.job,
-            Job::Claimed { since: 1_796_140_800, takeovers: 0, queued: Queued::Held { until: 1_796_144_400 } }
+            written["protocol"]["job"],
+            serde_json::json!({"claimed": {"since": 10, "takeovers": 1, "queued": {"held": {"until": 20}}}})
         );
-        assert_eq!(state.protocol.turn.unsaved, 2);
-        assert_eq!(serde_json::to_value(&state).unwrap(), raw);
 
-        let (state, _) = load("held-for-the-idle-flush.json");
-        assert_eq!(state.protocol.job, Job::Held { until: 1_796_144_400 });
-        assert!(state.protocol.turn.person_spoke && !state.protocol.turn.open);
+        std::fs::write(&path, br#"{"saves": 3, "save_pending": true, "cwd": "/x"}"#).unwrap();
+        assert_eq!(store.peek(id), SessionState::default(), "an earlier format is a fresh session");
+        store.update(id, |s| s.outcome.saves = 1).unwrap();
+        assert_eq!(store.peek(id).outcome.saves, 1);
 
-        let (state, _) = load("ended-paused-with-a-copy.json");
-        assert_eq!(state.protocol.job, Job::Pending);
-        assert!(state.protocol.turn.ended && state.protocol.guard.paused.as_ref().unwrap().end_save_used);
-        assert_eq!(state.protocol.guard.cache_misses, 2);
-        assert_eq!(state.protocol.snapshot.copy.as_deref(), Some("c79.1796140000000000000.transcript.jsonl"));
-
-        let (state, _) = load("before-batching.json");
-        assert_eq!(state.protocol.job, Job::Idle);
-        assert_eq!(state.outcome.report.as_deref(), Some("memory-save: MEMORY.md: +1"));
-        assert!(state.protocol.turn.open && state.input.route.is_none());
+        let newer = br#"{"version": 99, "outcome": {"saves": 8}}"#;
+        std::fs::write(&path, newer).unwrap();
+        let err = store.update(id, |s| s.outcome.saves = 1).unwrap_err();
+        assert!(format!("{err:#}").contains("newer memory-save"), "{err:#}");
+        assert_eq!(std::fs::read(&path).unwrap(), newer);
     }
 
     #[test]

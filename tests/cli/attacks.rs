@@ -61,14 +61,14 @@ fn a_head_fifo_in_a_subfolder_does_not_hang_the_worker() {
     eprintln!("Stop with a FIFO as packages/web/HEAD: {:?}", stop.elapsed);
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut state = env.state(SID);
-    while Instant::now() < deadline && state["saves"].as_u64().unwrap_or(0) == 0 && state["status"].is_null() {
+    while Instant::now() < deadline && state.saves() == 0 && !state.has_status() {
         std::thread::sleep(Duration::from_millis(200));
         state = env.state(SID);
     }
     // Unblock the worker so it does not outlive the test.
     let _ = fs::OpenOptions::new().write(true).custom_flags_nonblock().open(sub.join("HEAD"));
     assert!(
-        state["saves"].as_u64().unwrap_or(0) > 0 || !state["status"].is_null(),
+        state.saves() > 0 || state.has_status(),
         "after 15 s the worker has neither saved nor reported: {state:#}\nlog: {}",
         env.log()
     );
@@ -168,7 +168,7 @@ fn a_skipped_line_cannot_add_a_line_to_the_system_message() {
     env.saved_turn(SID, 1);
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     let message = out.json()["systemMessage"].as_str().unwrap_or("").to_string();
-    eprintln!("systemMessage: {message:?}\nreport: {:?}", env.state(SID)["report"]);
+    eprintln!("systemMessage: {message:?}\nreport: {:?}", env.state(SID).report());
     assert!(!message.lines().any(|l| l.starts_with(fake)), "systemMessage carries a forged line:\n{message}");
 }
 

@@ -54,11 +54,11 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
     miss(&env, 4);
     for n in 1..=4 {
         env.saved_turn(SID, n);
-        let paused = env.state(SID)["paused"].clone();
+        let paused = env.state(SID).paused().clone();
         assert_eq!(paused.is_null(), n < 4, "after save {n}: {paused}");
     }
     let state = env.state(SID);
-    assert_eq!(state["paused"]["text"], "paused: 2 saves missed the prompt cache ($0.40)");
+    assert_eq!(state.paused()["text"], "paused: 2 saves missed the prompt cache ($0.40)");
     // Told once, at the next prompt, and on the status line.
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     assert!(
@@ -99,7 +99,7 @@ fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
         resumed.stdout.starts_with(&format!("memory-save: resumed {SID} (was paused: 2 saves missed")),
         "{resumed:#?}"
     );
-    assert!(env.state(SID)["paused"].is_null());
+    assert!(env.state(SID).paused().is_null());
     let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
     assert!(line.starts_with("memory-save: resumed: saves at the next turn · "), "{line}");
     hit(&env, 6);
@@ -116,8 +116,8 @@ fn a_miss_after_the_cache_expired_does_not_count() {
         miss(&env, n);
         env.saved_turn(SID, n as u64);
     }
-    assert!(env.state(SID)["paused"].is_null(), "{}", env.state(SID));
-    assert_eq!(env.state(SID)["cache_misses"], 0);
+    assert!(env.state(SID).paused().is_null(), "{}", env.state(SID));
+    assert_eq!(env.state(SID).cache_misses(), 0);
 }
 
 #[test]
@@ -127,10 +127,10 @@ fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
     hit(&env, 1);
     env.script_output(2, &answer(&no_change(), 3, 40_000, 300, 0.07));
     env.saved_turn(SID, 1);
-    assert!(env.state(SID)["paused"].is_null(), "the first save was under budget");
+    assert!(env.state(SID).paused().is_null(), "the first save was under budget");
     env.saved_turn(SID, 2);
-    assert_eq!(env.state(SID)["paused"]["text"], "paused: a save cost $0.070, over max_cost_per_save_usd ($0.050)");
-    assert_eq!(env.state(SID)["paused"]["kind"], "budget");
+    assert_eq!(env.state(SID).paused()["text"], "paused: a save cost $0.070, over max_cost_per_save_usd ($0.050)");
+    assert_eq!(env.state(SID).paused()["kind"], "budget");
     env.turn(SID);
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.assert_idle_with(SID, 2);
@@ -241,7 +241,9 @@ fn no_more_than_two_forks_run_on_the_machine_at_once_the_rest_wait() {
     wait_until("two forks to start", || env.call_count() == 2);
     // The third worker has claimed its save, so it runs, and waits for a
     // slot: its fork has not started.
-    wait_until("every session's save to be claimed", || sessions.iter().all(|s| env.state(s)["saving_since"].is_i64()));
+    wait_until("every session's save to be claimed", || {
+        sessions.iter().all(|s| env.state(s).claimed_since().is_some())
+    });
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(sessions.iter().all(|s| env.worker_running(s)), "a worker is gone");
     assert_eq!(env.call_count(), 2, "a third fork ran beside two others");
@@ -285,14 +287,14 @@ fn save_every_turns_gathers_turns_and_an_idle_session_is_flushed() {
     env.turn(SID);
     env.turn(SID);
     assert_eq!(env.call_count(), 0, "a save ran before three turns gathered");
-    assert_eq!(env.state(SID)["turns_unsaved"], 2);
+    assert_eq!(env.state(SID).unsaved(), 2);
     env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 1);
     // One more turn, then quiet: the worker started at Stop waits out the
     // idle time itself and saves it.
     env.turn(SID);
     env.call(2);
-    assert!(env.state(SID)["flush_at"].is_null() && env.state(SID)["turns_unsaved"] == 0, "{}", env.state(SID));
+    assert!(env.state(SID).held_until().is_none() && env.state(SID).unsaved() == 0, "{}", env.state(SID));
     env.release(2);
     env.wait_saves(SID, 2);
     // A gathered turn is saved when the session ends, not lost.
@@ -331,12 +333,12 @@ fn pre_compact_saves_the_held_turns_from_a_copy_taken_before_the_summary() {
     env.release(1);
     env.wait_saves(SID, 1);
     assert!(!Path::new(&copy).exists(), "the copy is removed after its save");
-    assert!(env.state(SID)["snapshot"].is_null(), "{}", env.state(SID));
+    assert!(env.state(SID).snapshot().is_none(), "{}", env.state(SID));
     // Nothing held back: compaction asks for no save, and takes no copy.
     env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok();
     env.assert_idle_with(SID, 1);
     assert_eq!(env.call_count(), 1);
-    assert!(env.state(SID)["snapshot"].is_null());
+    assert!(env.state(SID).snapshot().is_none());
 }
 
 #[test]
@@ -371,7 +373,7 @@ fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
     miss(&env, 2);
     env.saved_turn(SID, 1);
     env.saved_turn(SID, 2);
-    assert!(env.state(SID)["paused"].is_object());
+    assert!(env.state(SID).paused().is_object());
     // `claude -p --resume` ends its session every run: the first end after
     // the pause saves, the next ones do not.
     for run in 0..3 {
@@ -411,7 +413,7 @@ fn a_long_turn_is_not_flushed_in_its_middle() {
     };
     fs::write(env.transcript_path(), entry(start)).unwrap();
     env.turn(SID);
-    assert_eq!(env.state(SID)["flush_at"], start + 100);
+    assert_eq!(env.state(SID).held_until(), Some(start + 100));
     // The next turn runs long: its tool results keep coming past the flush.
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     for at in (start + 30..=start + 150).step_by(30) {
@@ -425,7 +427,7 @@ fn a_long_turn_is_not_flushed_in_its_middle() {
     // result was at +150, so the flush moves to +250.
     set(start + 230);
     let started = std::time::Instant::now();
-    while env.state(SID)["flush_at"] != json!(start + 250) {
+    while env.state(SID).held_until() != Some(start + 250) {
         assert!(started.elapsed().as_secs() < 20, "{}", env.state(SID));
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -110,7 +110,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
         assert!(history_new || now_history == history, "kill {k}: history.md is neither old nor new");
         assert!(!memory_new || history_new, "kill {k}: MEMORY.md was written before its topic file");
         let state = env.state(SID);
-        let finished = state["saves"].as_u64().unwrap() > saves;
+        let finished = state.saves() > saves;
         let temp_left = files(&env).iter().any(|f| f.ends_with(".tmp"));
         let outcome = match (memory_new, history_new, finished) {
             (_, _, true) => "save finished",
@@ -121,7 +121,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
             (false, false, false) => "before the write",
         };
         *outcomes.entry(outcome).or_default() += 1;
-        saves = state["saves"].as_u64().unwrap();
+        saves = state.saves();
         // A killed save is not "saving…" forever, and holds no lock.
         assert!(!statusline(&env).contains("saving"), "kill {k}: {}", statusline(&env));
         for lock in [
@@ -142,7 +142,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
         // own request folds into it or runs after it (then with the
         // default, empty reply).
         let state = env.wait_idle(SID, saves + 1);
-        let ran = state["saves"].as_u64().unwrap() - saves;
+        let ran = state.saves() - saves;
         assert!(ran == 1 || ran == 2, "kill {k}: {ran} saves after the kill: {state:#}");
         saves += ran;
         call = env.call_count();
@@ -195,11 +195,10 @@ fn a_save_left_by_a_dead_worker_is_not_shown_as_running_and_runs_again() {
     let env = Env::new();
     fs::create_dir_all(env.sessions_dir()).unwrap();
     let state = json!({
-        "cwd": env.proj.to_str().unwrap(),
-        "transcript_path": env.transcript_path().to_str().unwrap(),
-        "save_pending": true,
-        "saving_since": 1_000_000,
-        "status": {"text": "+1", "at": 1_000_000},
+        "version": 2,
+        "input": {"cwd": env.proj.to_str().unwrap(), "transcript_path": env.transcript_path().to_str().unwrap()},
+        "protocol": {"job": {"claimed": {"since": 1_000_000, "takeovers": 0, "queued": "save"}}},
+        "outcome": {"status": {"text": "+1", "at": 1_000_000, "kind": "saved"}},
     });
     fs::write(env.sessions_dir().join(format!("{SID}.json")), state.to_string()).unwrap();
     let line = statusline(&env);
@@ -457,7 +456,7 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
         // The killed job is taken over by the next turn's hooks, and that
         // turn's own request may fold into it or follow it.
         let state = env.wait_idle(SID, 1);
-        assert!(state["saves"].as_u64().unwrap() <= 2, "{point}: {state:#}");
+        assert!(state.saves() <= 2, "{point}: {state:#}");
         assert!(env.memory().unwrap().contains("- Saved after the kill."), "{point}");
         let temps: Vec<String> = files(&env).into_iter().filter(|f| f.ends_with(".tmp")).collect();
         assert!(temps.is_empty(), "{point}: temp files stay: {temps:?}");

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::support::*;
 
 fn report(env: &Env) -> String {
-    env.state(SID)["report"].as_str().unwrap_or_default().to_string()
+    env.state(SID).report().unwrap_or_default().to_string()
 }
 
 #[test]

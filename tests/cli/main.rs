@@ -3,6 +3,8 @@
 //! `claude`. See support.rs for the bench.
 
 mod helpers;
+#[path = "../common/session.rs"]
+mod session;
 mod support;
 
 mod attacks;

@@ -140,10 +140,7 @@ fn month(config: &str) -> Run {
         env.hook("session-end").fixture("SessionEnd-other.json").session(&sid).run().ok();
         settle(&env, &sid);
         let state = env.state(&sid);
-        if state["turns_unsaved"].as_u64().unwrap_or(0) > 0
-            || state["person_spoke"] == true
-            || state["tool_ran"] == true
-        {
+        if state.unsaved() > 0 || state.person_spoke() || state.tool_ran() {
             unsaved_at_end += 1;
         }
         // The next session starts some hours later.
@@ -204,7 +201,7 @@ fn tool_result(env: &Env, at: i64) {
 /// own when its idle flush comes first, and the clock stops there until it
 /// has.
 fn quiet(env: &Env, sid: &str, clock: &Path, end: i64) -> i64 {
-    if let Some(flush) = env.state(sid)["flush_at"].as_i64().filter(|&at| at <= end) {
+    if let Some(flush) = env.state(sid).held_until().filter(|&at| at <= end) {
         set_clock(clock, flush + 1);
         wait_flushed(env, sid);
     }
@@ -216,14 +213,14 @@ fn quiet(env: &Env, sid: &str, clock: &Path, end: i64) -> i64 {
 fn settle(env: &Env, sid: &str) {
     wait_until("the session's save to finish", || {
         let s = env.state(sid);
-        s["save_pending"] != true && s["saving_since"].is_null()
+        !s.pending() && s.claimed_since().is_none()
     });
 }
 
 fn wait_flushed(env: &Env, sid: &str) {
     wait_until("the idle flush", || {
         let s = env.state(sid);
-        s["flush_at"].is_null() && s["save_pending"] != true && s["saving_since"].is_null()
+        s.held_until().is_none() && !s.pending() && s.claimed_since().is_none()
     });
 }
 

@@ -43,6 +43,6 @@ fn overlapping_saves_of_two_sessions_keep_both_bullets() {
         ["- Already there.", "- From session B.", "- From session A."]
     );
     assert_eq!(env.status(SID), "+1");
-    let report = env.state(SID)["report"].as_str().unwrap_or_default().to_string();
+    let report = env.state(SID).report().unwrap_or_default().to_string();
     assert!(report.contains("another writer"), "report: {report:?}");
 }

@@ -64,7 +64,7 @@ fn assert_failed(env: &Env, before: &str, status_has: &str) {
     let status = env.status(SID);
     assert!(status.starts_with("error: "), "status: {status:?}");
     assert!(status.contains(status_has), "status {status:?} lacks {status_has:?}");
-    let report = env.state(SID)["report"].as_str().unwrap_or_default().to_string();
+    let report = env.state(SID).report().unwrap_or_default().to_string();
     assert!(report.starts_with("memory-save: MEMORY.md: "), "report: {report:?}");
 }
 
@@ -89,7 +89,7 @@ fn fork_reports_is_error() {
     env.script_is_error(1, "API Error: 529 overloaded");
     env.saved_turn(SID, 1);
     assert_failed(&env, &before, "API Error: 529 overloaded");
-    assert_eq!(env.state(SID)["last_usage"]["output_tokens"], 3, "usage of a failed fork is kept");
+    assert_eq!(env.state(SID).last_usage()["output_tokens"], 3, "usage of a failed fork is kept");
 }
 
 #[test]

@@ -122,7 +122,7 @@ fn a_fork_dies_with_its_killed_worker_and_the_job_is_taken_over() {
     env.script_reply(2, &adds("- Saved by the worker that took over."));
     env.turn(SID);
     let fork = env.call(1);
-    assert!(env.state(SID)["saving_since"].is_i64());
+    assert!(env.state(SID).claimed_since().is_some());
     assert!(!scratch_files(&env).is_empty(), "the fork's scratch files exist while it runs");
     kill(fork.ppid);
     wait_until("the fork to end with its worker", || !process_alive(fork.pid));
@@ -155,11 +155,11 @@ fn a_job_whose_worker_dies_twice_is_reported_not_retried_forever() {
         // takes the job over.
         env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     }
-    wait_until("the lost job to be reported", || env.state(SID)["report"].is_string());
+    wait_until("the lost job to be reported", || env.state(SID).report().is_some());
     let state = env.wait_idle(SID, 0);
     assert_eq!(
-        state["report"],
-        json!(
+        state.report(),
+        Some(
             "memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)"
         )
     );
@@ -249,7 +249,7 @@ fn a_hook_whose_stdin_never_closes_returns_once_the_object_is_whole_or_at_its_de
     let whole = env.hook("post-tool-use").fixture("PostToolUse-main.json").hold_stdin().run().ok();
     assert!(whole.elapsed < Duration::from_secs(1), "{whole:#?}");
     eprintln!("stdin never closed after a whole object: PostToolUse {:.1} ms", ms(whole.elapsed));
-    assert_eq!(env.state(SID_OTHER)["tool_ran"], json!(true));
+    assert_eq!(env.state(SID_OTHER).tool_ran(), true);
 
     // Every event at a debug build's 400 ms deadline, but one at its own:
     // the 5 s a hook has, and SessionEnd's 1 s (the worst cases).

@@ -45,9 +45,9 @@ fn a_saved_turn_is_not_saved_again() {
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok().assert_silent();
     // A worker would flip one of these under the lock; none moved.
     let state = env.state(SID);
-    assert_eq!(state["saves"], 1, "{state:#}");
-    assert_ne!(state["save_pending"], true, "{state:#}");
-    assert!(state["saving_since"].is_null(), "{state:#}");
+    assert_eq!(state.saves(), 1, "{state:#}");
+    assert!(!state.pending(), "{state:#}");
+    assert!(state.claimed_since().is_none(), "{state:#}");
     assert_eq!(env.call_count(), 1);
 }
 

@@ -76,7 +76,7 @@ fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not(
             run = run.var(k, v);
         }
         run.run().ok();
-        let route = &env.state(SID)["route"];
+        let route = env.state(SID).route().clone();
         assert_eq!((route["payer"].as_str(), route["header"].as_str()), (Some(*payer), Some(*header)), "{vars:?}");
         // status and doctor run in a shell without the session's variables.
         let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
@@ -89,7 +89,7 @@ fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not(
     fs::create_dir_all(env.home.join(".claude")).unwrap();
     fs::write(env.home.join(".claude/settings.json"), r#"{"apiKeyHelper": "/bin/echo key"}"#).unwrap();
     start(&env, SID);
-    assert_eq!(env.state(SID)["route"]["payer"], "api_key_helper");
+    assert_eq!(env.state(SID).route()["payer"], "api_key_helper");
 }
 
 #[test]
@@ -118,7 +118,7 @@ fn a_save_over_the_per_save_budget_never_starts_its_fork() {
     env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "a fork ran over the per-save budget");
     assert!(env.status(SID).starts_with("skipped: about $0.0"), "{}", env.status(SID));
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("over max_cost_per_save_usd ($0.050)"), "{report}");
 }
 
@@ -130,7 +130,7 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
     env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "a cold save over cold_save_max_usd ran");
     assert!(env.status(SID).starts_with("waiting: cache expired (about $0.9"), "{}", env.status(SID));
-    assert_eq!(env.state(SID)["save_when_warm"], true);
+    assert_eq!(env.state(SID).save_when_warm(), true);
     // The next turn warms the cache; with five turns a save, it still asks at once.
     env.config("save_every_turns = 5\n");
     transcript(&env, "claude-opus-4-5", 5, 150_000);
@@ -179,7 +179,7 @@ fn a_session_quiet_for_an_hour_is_saved_from_its_turns() {
     set_clock(&clock, start);
     transcript(&env, "claude-opus-4-5", 0, 150_000);
     env.turn(SID);
-    assert_eq!(env.state(SID)["flush_at"], start + 3600, "{}", env.state(SID));
+    assert_eq!(env.state(SID).held_until(), Some(start + 3600), "{}", env.state(SID));
     set_clock(&clock, start + 1800);
     std::thread::sleep(std::time::Duration::from_millis(300));
     // Its worker is there, waiting for the hour: not gone, not saving.
@@ -203,7 +203,7 @@ fn the_monthly_budget_stops_at_the_save_that_would_pass_it() {
     let limit = 2.4 * estimate;
     env.config(&format!("max_cost_per_month_usd = {limit}\n"));
     env.saved_turn(SID, 2);
-    let report = env.state(SID)["report"].as_str().unwrap_or_default().to_string();
+    let report = env.state(SID).report().unwrap_or_default().to_string();
     assert!(report.contains("83% of this billing month's save budget is spent"), "told at 80%: {report}");
     env.saved_turn(SID, 3);
     assert_eq!(env.call_count(), 2, "the third save would pass the month's budget");
@@ -212,7 +212,7 @@ fn the_monthly_budget_stops_at_the_save_that_would_pass_it() {
     assert_eq!(env.status(SID), reached);
     // Told once: the next turn says nothing new.
     env.saved_turn(SID, 4);
-    assert!(env.state(SID)["report"].is_null(), "{}", env.state(SID));
+    assert!(env.state(SID).report().is_none(), "{}", env.state(SID));
     // Every session's start says so, to the user, not the model.
     let out = start(&env, SID_OTHER).json();
     let message = out["systemMessage"].as_str().unwrap();
@@ -261,14 +261,14 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     env.script_output(1, &refusal(429, "You've hit your 5-hour limit · resets 11:59pm (UTC)"));
     env.saved_turn(SID, 1);
     assert!(env.status(SID).starts_with("paused: allowance used up until "), "{}", env.status(SID));
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("You've hit your 5-hour limit") && report.contains("memory-save resume"), "{report}");
     // This session and another: no fork until the reset, and not told again.
     env.saved_turn(SID, 2);
     let other = env.git_init("other");
     env.saved_turn_in(SID_OTHER, &other, 1);
     assert_eq!(env.call_count(), 1, "a fork ran past a used-up allowance");
-    assert!(env.state(SID_OTHER)["report"].is_null(), "told once: {}", env.state(SID_OTHER));
+    assert!(env.state(SID_OTHER).report().is_none(), "told once: {}", env.state(SID_OTHER));
     let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID_OTHER).run().ok().stdout;
     assert!(line.starts_with("memory-save: paused: allowance used up until "), "{line}");
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
@@ -455,7 +455,7 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     let env = Env::new();
     env.script_output(1, &refusal(401, "Not logged in · Please run /login"));
     env.saved_turn(SID, 1);
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook"), "{report}");
     assert!(env.status(SID).starts_with("error: fork failed: Not logged in"));
 }
@@ -509,7 +509,7 @@ fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 0);
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("its prompt cache had expired") && report.contains("over $0.0050"), "{report}");
 }
 
@@ -566,10 +566,7 @@ fn at_once_within(budget: &str) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(env.call_count(), 2, "one fork besides the first save");
-    let report = sessions
-        .iter()
-        .map(|s| env.state(s)["report"].as_str().unwrap_or_default().to_string())
-        .find(|r| !r.is_empty());
+    let report = sessions.iter().map(|s| env.state(s).report().unwrap_or_default().to_string()).find(|r| !r.is_empty());
     let report = report.unwrap_or_default();
     assert!(
         report.contains(&format!("saves of other sessions running at this moment hold the rest of {budget}")),

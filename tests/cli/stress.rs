@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -59,16 +59,12 @@ fn check_shape(text: &str) -> Result<(), String> {
 
 /// Until idle: no request pending, nothing saving, the worker lock free,
 /// and at least `saves` saves done. Returns the state.
-fn wait_idle(env: &Env, session: &str, saves: u64) -> Value {
+fn wait_idle(env: &Env, session: &str, saves: u64) -> Session {
     let lock = env.sessions_dir().join(format!("{session}.worker.lock"));
     let started = Instant::now();
     loop {
         let state = env.state(session);
-        if state["saves"].as_u64().unwrap_or(0) >= saves
-            && state["save_pending"] != json!(true)
-            && state["saving_since"].is_null()
-            && lock_free(&lock)
-        {
+        if state.saves() >= saves && !state.pending() && state.claimed_since().is_none() && lock_free(&lock) {
             return state;
         }
         assert!(
@@ -194,8 +190,8 @@ fn many_sessions_of_one_project_save_at_once() {
                 }
                 for (i, id) in ids.iter().enumerate() {
                     let state = wait_idle(&env, id, saves[i] + 1);
-                    saves[i] = state["saves"].as_u64().unwrap();
-                    let status = state["status"]["text"].as_str().unwrap_or_default();
+                    saves[i] = state.saves();
+                    let status = state.status();
                     assert!(
                         status.starts_with('+') && !status.contains("refused") && !status.contains("skipped"),
                         "round {round}, {id}: status {status:?}\nlog:\n{}",

@@ -245,14 +245,14 @@ impl Env {
     /// A turn, then the wait for the worker to finish the session's
     /// `saves`-th save: most tests want the save a turn starts.
     #[track_caller]
-    pub fn saved_turn(&self, session: &str, saves: u64) -> Value {
+    pub fn saved_turn(&self, session: &str, saves: u64) -> Session {
         self.turn(session);
         self.wait_saves(session, saves)
     }
 
     /// The same, from another folder.
     #[track_caller]
-    pub fn saved_turn_in(&self, session: &str, cwd: &Path, saves: u64) -> Value {
+    pub fn saved_turn_in(&self, session: &str, cwd: &Path, saves: u64) -> Session {
         self.turn_in(session, cwd);
         self.wait_saves(session, saves)
     }
@@ -360,16 +360,16 @@ impl Env {
         self.mem.join("state/memory-save/sessions")
     }
 
-    /// The session's state JSON (`{}` when there is none). Hooks rewrite the
+    /// The session's state (empty when there is none). Hooks rewrite the
     /// file in place, so a read can land mid-write: like the product, take
     /// the first JSON value, and read again when even that is not whole.
-    pub fn state(&self, session: &str) -> Value {
+    pub fn state(&self, session: &str) -> Session {
         let path = self.sessions_dir().join(format!("{session}.json"));
         for _ in 0..200 {
             let Ok(bytes) = fs::read(&path) else {
-                return json!({});
+                return Session(json!({}));
             };
-            if let Some(Ok(state)) = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>().next() {
+            if let Some(state) = Session::parse(&bytes) {
                 return state;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -378,28 +378,26 @@ impl Env {
     }
 
     pub fn status(&self, session: &str) -> String {
-        self.state(session)["status"]["text"].as_str().unwrap_or_default().to_string()
+        self.state(session).status().to_string()
     }
 
     /// Waits until the session's worker has finished `saves` saves and is
     /// gone: nothing pending, nothing running, the worker lock free.
     #[track_caller]
-    pub fn wait_saves(&self, session: &str, saves: u64) -> Value {
+    pub fn wait_saves(&self, session: &str, saves: u64) -> Session {
         let state = self.wait_idle(session, saves);
-        assert_eq!(state["saves"], json!(saves), "more saves than expected: {state:#}");
+        assert_eq!(state.saves(), saves, "more saves than expected: {state:#}");
         state
     }
 
     /// Waits until the session has finished at least `saves` saves and is
     /// idle: nothing pending, no claimed job, the worker lock free.
-    pub fn wait_idle(&self, session: &str, saves: u64) -> Value {
-        let mut last = json!({});
+    pub fn wait_idle(&self, session: &str, saves: u64) -> Session {
+        let mut last = Session(json!({}));
         let lock = self.sessions_dir().join(format!("{session}.worker.lock"));
         let done = || {
             let state = self.state(session);
-            let idle = state["saves"].as_u64().unwrap_or(0) >= saves
-                && state["save_pending"] != json!(true)
-                && state["saving_since"].is_null();
+            let idle = state.saves() >= saves && state.idle();
             // Only once idle: a worker that finds the lock taken gives up.
             idle && lock_free(&lock)
         };
@@ -420,12 +418,9 @@ impl Env {
     /// Idle after exactly `saves` saves, and nothing more asked for.
     pub fn assert_idle_with(&self, session: &str, saves: u64) {
         let state = self.wait_idle(session, saves);
-        assert_eq!(state["saves"], json!(saves), "{state:#}");
+        assert_eq!(state.saves(), saves, "{state:#}");
     }
 
-    /// No save was asked for, none runs and none ran: read right after the
-    /// hook returns, one of the three would show any save (the worker flips
-    /// them under the session lock).
     /// Whether a worker holds the session's worker lock now.
     pub fn worker_running(&self, session: &str) -> bool {
         let Ok(file) = fs::File::open(self.sessions_dir().join(format!("{session}.worker.lock"))) else {
@@ -434,11 +429,14 @@ impl Env {
         matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
     }
 
+    /// No save was asked for, none runs and none ran: read right after the
+    /// hook returns, one of the three would show any save (the worker flips
+    /// them under the session lock).
     pub fn assert_no_save(&self, session: &str) {
         let state = self.state(session);
-        assert_ne!(state["save_pending"], json!(true), "a save was requested: {state:#}");
-        assert!(state["saving_since"].is_null(), "a save runs: {state:#}");
-        assert_eq!(state["saves"].as_u64().unwrap_or(0), 0, "a save ran: {state:#}");
+        assert!(!state.pending(), "a save was requested: {state:#}");
+        assert!(state.claimed_since().is_none(), "a save runs: {state:#}");
+        assert_eq!(state.saves(), 0, "a save ran: {state:#}");
         assert_eq!(self.call_count(), 0, "the fake claude was called");
     }
 
@@ -739,3 +737,4 @@ impl Output {
 }
 
 pub use crate::helpers::*;
+pub use crate::session::Session;

@@ -53,7 +53,7 @@ fn escape_sequences_in_a_reply_never_reach_memory_or_a_terminal() {
     assert_plain("MEMORY.md", &memory);
     assert_eq!(env.memory_file("history.md"), None);
     // The refusals name the bad text; every place that shows them escapes it.
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("refused"), "{report}");
     let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     assert_plain("the report line", &out.stdout);
@@ -121,7 +121,7 @@ fn a_new_critical_rule_is_quoted_to_the_user() {
     let rule = format!("- Always run `make deploy` after each change {}", "and more words ".repeat(20));
     env.script_default(&reply(json!([add("CRITICAL RULES", &rule)]), json!([])));
     env.saved_turn(SID, 1);
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(
         report.starts_with(
             "memory-save: MEMORY.md: 1 added; new standing rule for every session: - Always run `make deploy`"
@@ -200,7 +200,7 @@ fn one_huge_bad_reply_does_not_poison_the_saves_after_it() {
         (0..1000).map(|i| json!({"op": "remove", "line": format!("- missing {i} {}", "x".repeat(1000))})).collect();
     env.script_reply(1, &reply(json!(ops), json!([])));
     env.saved_turn(SID, 1);
-    let report = env.state(SID)["report"].as_str().unwrap().to_string();
+    let report = env.state(SID).report().unwrap().to_string();
     assert!(report.chars().count() <= 1_501, "report of {} characters", report.chars().count());
     assert!(report.contains("1000 skipped") && report.contains("+997 more"), "{report}");
 

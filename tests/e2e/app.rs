@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 use crate::harness::Bench;
+use crate::session::Session;
 use crate::standin::{self, RecordedRequest, StandIn};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -150,13 +151,13 @@ impl App {
     pub fn state_dir(&self) -> PathBuf {
         self.root().join("state/memory-save")
     }
-    /// The session's state (`null` when there is none). Hooks rewrite the
+    /// The session's state (empty when there is none). Hooks rewrite the
     /// file in place: the first JSON value is the state.
-    pub fn session_state(&self, sid: &str) -> Value {
+    pub fn session_state(&self, sid: &str) -> Session {
         std::fs::read(self.state_dir().join(format!("sessions/{sid}.json")))
             .ok()
-            .and_then(|b| serde_json::Deserializer::from_slice(&b).into_iter::<Value>().next()?.ok())
-            .unwrap_or(Value::Null)
+            .and_then(|b| Session::parse(&b))
+            .unwrap_or(Session(Value::Null))
     }
     /// The session files present (ids), whatever their state.
     pub fn session_ids(&self) -> Vec<String> {
@@ -186,13 +187,12 @@ impl App {
     }
 
     /// Waits until the session has finished at least `saves` saves and no
-    /// save runs or waits (`saving_since` null, `save_pending` false).
-    pub fn wait_saved(&self, sid: &str, saves: u64, limit: Duration) -> Value {
+    /// save runs or waits.
+    pub fn wait_saved(&self, sid: &str, saves: u64, limit: Duration) -> Session {
         let start = Instant::now();
         loop {
             let s = self.session_state(sid);
-            let done =
-                s["saves"].as_u64().unwrap_or(0) >= saves && s["saving_since"].is_null() && s["save_pending"] != true;
+            let done = s.saves() >= saves && s.idle();
             if done {
                 return s;
             }

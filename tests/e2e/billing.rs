@@ -521,8 +521,8 @@ fn recorded_route(bench: &Bench, helper: Option<std::path::PathBuf>) -> Value {
     child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
     let state = bench.home().join(format!(".cli-tweaks/state/memory-save/sessions/{sid}.json"));
-    let state: Value = serde_json::from_str(&std::fs::read_to_string(state).unwrap_or_default()).unwrap_or_default();
-    state["route"].clone()
+    let state = crate::session::Session::parse(&std::fs::read(state).unwrap_or_default());
+    state.map_or(Value::Null, |s| s.route().clone())
 }
 
 fn yn(b: bool) -> &'static str {

@@ -38,8 +38,8 @@ fn s12_save_every_five_turns_against_every_turn() {
         tmux.send_line("/exit");
         wait_for(SAVE_LIMIT, "the session's end and its last save", || {
             let s = app.session_state(&sid);
-            let idle = s["save_pending"] != true && s["saving_since"].is_null() && s["flush_at"].is_null();
-            (s["ended"] == true && idle).then_some(())
+            let idle = !s.pending() && s.claimed_since().is_none() && s.held_until().is_none();
+            (s.ended() && idle).then_some(())
         });
         let f = forks(&standin);
         if every == 1 {
@@ -125,7 +125,7 @@ fn s13_pre_compact_saves_the_held_turns() {
         });
         drop(held);
         let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-        assert_eq!(state["status"]["text"], "no change", "the fork failed: {state}");
+        assert_eq!(state.status(), "no change", "the fork failed: {state}");
         let f = forks(&standin);
         assert_eq!(f.len(), 1, "PreCompact asked for one save");
         let text = f[0].all_message_text();
@@ -163,7 +163,7 @@ fn s14_an_over_window_fork_fails_at_once_and_never_compacts() {
     let sid = tool_turn(&app, "TOOL parent turn");
     let parent_requests = standin.message_requests().len();
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-    let status = state["status"]["text"].as_str().unwrap_or_default().to_string();
+    let status = state.status().to_string();
     assert!(
         status.starts_with("error: fork failed") && status.to_lowercase().contains("prompt is too long"),
         "{state}"
@@ -255,9 +255,9 @@ fn s16_the_forks_weight() {
         let sid = app::session_of(&run);
         let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
         let to_written = stopped.elapsed();
-        assert_eq!(state["status"]["text"], "no change", "{mb} MB: {state}");
+        assert_eq!(state.status(), "no change", "{mb} MB: {state}");
         let transcript_mb = std::fs::metadata(app.transcript(&sid).unwrap()).unwrap().len() as f64 / 1048576.0;
-        let fork_ms = state["last_usage"]["duration_ms"].as_u64().unwrap_or(0);
+        let fork_ms = state.last_usage()["duration_ms"].as_u64().unwrap_or(0);
         let rss = rss_mb().into_iter().fold(0.0, f64::max);
         report(
             "16 fork weight",
@@ -312,7 +312,7 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
         app.wait_saved(&sid, n.min(2), SAVE_LIMIT);
     }
     let state = app.session_state(&sid);
-    let paused = state["paused"]["text"].as_str().unwrap_or_default().to_string();
+    let paused = state.paused()["text"].as_str().unwrap_or_default().to_string();
     assert!(paused.starts_with("paused: 2 saves missed the prompt cache ($"), "{state}");
     assert_eq!(forks(&standin).len(), 2, "the third turn ran a fork although paused");
     tmux.send_line("/exit");
@@ -321,7 +321,7 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
     report(
         "17 cost guard",
         "after two missed saves",
-        format!("{paused}; one more save at the end ({})", state["status"]["text"]),
+        format!("{paused}; one more save at the end ({})", state.status()),
     );
 }
 
@@ -354,7 +354,7 @@ fn s18_a_project_local_install_saves_into_the_team_memory() {
     let app = App { bench };
     let sid = tool_turn(&app, "TOOL team session");
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-    assert_eq!(state["status"]["text"], "+1", "{state}");
+    assert_eq!(state.status(), "+1", "{state}");
     let team = std::fs::read_to_string(app.bench.project.join(".claude/memory/MEMORY.md")).unwrap();
     assert!(team.contains(BULLET), "{team}");
     assert!(app.memory().is_none(), "the personal memory stays unwritten");

@@ -8,6 +8,8 @@ mod harness;
 mod restore;
 mod scenarios;
 mod screen;
+#[path = "../common/session.rs"]
+mod session;
 mod spend;
 mod standin;
 

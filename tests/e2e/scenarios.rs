@@ -92,7 +92,7 @@ pub(crate) fn interactive_turn(tmux: &app::Tmux, standin: &StandIn, app: &App, s
     wait_for(LIMIT, &format!("a request with {text}"), || {
         standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(text))
     });
-    wait_for(LIMIT, "the turn's Stop", || (app.session_state(sid)["turn_open"] == false).then_some(()));
+    wait_for(LIMIT, "the turn's Stop", || (!app.session_state(sid).turn_open()).then_some(()));
 }
 
 /// Sends `prompt` (its reply is slow), presses Escape while the request is
@@ -134,13 +134,13 @@ fn s1_first_session_saves_after_cli_exit() {
         "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n{BULLET}\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n"
     );
     assert_eq!(memory, want, "MEMORY.md not in the template with the bullet");
-    assert_eq!(state["status"]["text"], "+1", "{state}");
+    assert_eq!(state.status(), "+1", "{state}");
     let saves = app.saves();
     assert_eq!(saves.len(), 1, "{saves:?}");
     let fork = forks(&standin);
     assert_eq!(fork.len(), 1);
     report_fork_tokens("1 first session", &fork[0]);
-    report("1 first session", "saved status", state["status"]["text"].as_str().unwrap_or("?"));
+    report("1 first session", "saved status", state.status());
 }
 
 /// Scenario 2: the next session's first request carries the memory block;
@@ -330,7 +330,7 @@ fn s4_no_hook_inside_the_fork() {
     }
     assert_eq!(app.session_ids(), vec![sid.clone()], "our hooks ran for another session");
     let state = app.session_state(&sid);
-    assert_eq!(state["saves"], 1, "{state}");
+    assert_eq!(state.saves(), 1, "{state}");
     assert_eq!(app.saves().len(), 1, "a second save followed the fork");
     report("4 fork hooks", "hook runs in parent / in fork", format!("{} / 0", log.len()));
 }
@@ -368,7 +368,7 @@ fn s5_fork_is_tool_less() {
     std::thread::sleep(Duration::from_secs(1));
     assert!(!fork_file.exists(), "the fork ran a tool");
     assert_eq!(app.memory().as_deref(), Some(memory.as_str()), "MEMORY.md changed");
-    let status = state["status"]["text"].as_str().unwrap_or("").to_string();
+    let status = state.status().to_string();
     assert!(status.contains("fork called a tool"), "status: {status:?}");
     let fork = forks(&standin);
     assert_eq!(fork.len(), 1, "the fork sent a follow-up after its tool call");
@@ -421,7 +421,7 @@ fn s6_task_notification_turn_is_not_saved() {
     app.wait_saved(&sid, 1, SAVE_LIMIT);
     std::thread::sleep(Duration::from_secs(3));
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-    assert_eq!(state["saves"], 1, "an extra save ran for the notification turn: {state}");
+    assert_eq!(state.saves(), 1, "an extra save ran for the notification turn: {state}");
     assert_eq!(app.saves().len(), 1);
     report("6 task notification", "saves for 2 turns", 1);
 }
@@ -484,7 +484,7 @@ fn s7_interrupted_turn_is_saved() {
     });
     std::thread::sleep(Duration::from_secs(1));
     let state = app.wait_saved(&sid, 2, SAVE_LIMIT);
-    assert_eq!(state["saves"], 2, "interrupted turn + second turn: {state}");
+    assert_eq!(state.saves(), 2, "interrupted turn + second turn: {state}");
     drop(tmux);
 
     // (b) Esc, then /exit at once.
@@ -511,8 +511,8 @@ fn s7_interrupted_turn_is_saved() {
     let fork = forks(&standin);
     assert_eq!(fork.len(), forks_before + 1, "one save at session end");
     assert!(fork.last().unwrap().all_message_text().contains("SLOW-TWO"));
-    assert_eq!(state["saves"], 1, "{state}");
-    report("7 interrupted turn", "saved at session end", state["status"]["text"].as_str().unwrap_or("?"));
+    assert_eq!(state.saves(), 1, "{state}");
+    report("7 interrupted turn", "saved at session end", state.status());
 }
 
 /// Scenario 8: after /clear and /compact the memory block arrives again in
@@ -611,7 +611,7 @@ fn s9_concurrent_saves_keep_both_bullets() {
         );
     }
     report("9 concurrent saves", "fork start gap (s)", format!("{:.2}", gap.as_secs_f64()));
-    report("9 concurrent saves", "statuses", format!("{} / {}", sa["status"]["text"], sb["status"]["text"]));
+    report("9 concurrent saves", "statuses", format!("{} / {}", sa.status(), sb.status()));
 }
 
 /// Scenario 10: what the hooks cost as Claude Code measures it
@@ -671,7 +671,7 @@ fn s11_plugin_install_runs_our_hooks() {
 
     let sid = tool_turn(&app, "TOOL plugin session");
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
-    assert_eq!(state["status"]["text"], "+1", "{state}");
+    assert_eq!(state.status(), "+1", "{state}");
     assert!(app.memory().expect("MEMORY.md written").contains(BULLET));
 
     let before = standin.message_requests().len();

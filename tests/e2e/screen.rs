@@ -37,7 +37,7 @@ fn s22_the_status_line_leaves_saving_when_the_save_ends() {
     std::thread::sleep(Duration::from_secs(2));
     interactive_turn(&tmux, &standin, &app, &sid, "a turn whose save is slow");
     wait_for(LIMIT, "saving… on the screen", || tmux.screen().contains("memory-save: saving…").then_some(()));
-    wait_for(SAVE_LIMIT, "the save's end", || app.session_state(&sid)["saving_since"].is_null().then_some(()));
+    wait_for(SAVE_LIMIT, "the save's end", || app.session_state(&sid).claimed_since().is_none().then_some(()));
     let ended = Instant::now();
     let shown = wait_for(Duration::from_secs(10), "the save's result on the screen, nothing typed", || {
         let screen = tmux.screen();

@@ -154,10 +154,10 @@ fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
     let hook_env = std::fs::read_to_string(&envlog).unwrap();
     assert!(hook_env.contains("CLAUDE_PROJECT_DIR=") && !hook_env.contains("CLAUDE_CODE_OAUTH_TOKEN"), "{hook_env}");
-    let status = state["status"]["text"].as_str().unwrap_or_default().to_string();
+    let status = state.status().to_string();
     assert!(status.starts_with("paused: allowance used up until "), "{state:#}");
-    assert!(state["report"].as_str().unwrap_or_default().contains("You've hit your 5-hour limit"), "{state:#}");
-    assert_eq!(state["route"]["header"], "bearer", "{state:#}");
+    assert!(state.report().unwrap_or_default().contains("You've hit your 5-hour limit"), "{state:#}");
+    assert_eq!(state.route()["header"], "bearer", "{state:#}");
     let run = app.bench.print("second turn", &["--resume", &sid], LIMIT);
     assert!(run.success(), "{run:?}");
     app.wait_saved(&sid, 2, SAVE_LIMIT);

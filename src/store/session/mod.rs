@@ -1,30 +1,52 @@
 //! A session's state as types: what its hooks reported, where its saves
 //! stand (the save protocol's state, whose transitions are
-//! `save::machine`'s) and what the last save gave; and its flat shape on
-//! disk, which every release reads and writes.
+//! `save::machine`'s) and what the last save gave. On disk it is these
+//! types as JSON, under a version number.
 
 use serde::{Deserialize, Serialize};
 
-mod file;
-use file::SessionFile;
+/// The session file's format. A file of another version is not this
+/// session's state: an older one reads as a fresh session, and a newer one
+/// is never overwritten (`SessionStore::update`).
+pub const VERSION: u32 = 2;
 
 /// One session's state, in three parts: what its hooks were told
 /// (`input`), where its saves stand (`protocol`, whose transitions are
-/// `save::machine`'s), and what the last save gave (`outcome`).
-///
-/// On disk it is one flat JSON object (`SessionFile`), the shape every
-/// earlier release wrote: a worker started before an upgrade and the hooks
-/// after it read each other's files.
+/// `save::machine`'s), and what the last save gave (`outcome`). A field
+/// added to a part reads as its default from a file that lacks it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "SessionFile", into = "SessionFile")]
 pub struct SessionState {
+    pub version: Version,
+    #[serde(default)]
     pub input: SessionInput,
+    #[serde(default)]
     pub protocol: Protocol,
+    #[serde(default)]
     pub outcome: LastSave,
 }
 
+/// `VERSION`, the only one a session file is read at.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Version;
+
+impl Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Version, D::Error> {
+        match u32::deserialize(deserializer)? {
+            VERSION => Ok(Version),
+            other => Err(serde::de::Error::custom(format!("session state version {other}, not {VERSION}"))),
+        }
+    }
+}
+
 /// What the session's hooks reported, kept for the worker and the commands.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SessionInput {
     pub cwd: String,
     /// The session's project folder, where Claude Code reads the project's
@@ -58,7 +80,8 @@ impl SessionInput {
 }
 
 /// Where the session's saves stand: the save protocol's state.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Protocol {
     pub turn: Turn,
     pub job: Job,
@@ -67,7 +90,8 @@ pub struct Protocol {
 }
 
 /// The turns since the last save was asked for.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Turn {
     /// A person sent a prompt.
     pub person_spoke: bool,
@@ -85,7 +109,8 @@ pub struct Turn {
 
 /// The session's save job. A worker holds the session's worker lock while
 /// it runs; this says what it is to do.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Job {
     #[default]
     Idle,
@@ -100,7 +125,8 @@ pub enum Job {
 }
 
 /// What waits behind a claimed job.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Queued {
     #[default]
     Nothing,
@@ -111,7 +137,8 @@ pub enum Queued {
 }
 
 /// What the cost of saves decided for this session.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Guard {
     /// Why per-turn saves of this session stopped, if they did.
     pub paused: Option<Pause>,
@@ -131,7 +158,8 @@ pub struct Guard {
 }
 
 /// What the next save resumes, when PreCompact asked for it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Snapshot {
     /// The message the save resumes at.
     pub resume_at: Option<String>,
@@ -141,7 +169,8 @@ pub struct Snapshot {
 }
 
 /// What the last save gave, for the status line and the user.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LastSave {
     /// The last finished save's short result.
     pub status: Option<Status>,
@@ -198,7 +227,6 @@ pub enum PauseKind {
 /// The last save's result: its words, when, and its kind, which the
 /// status line and the commands act on (never the words).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "StatusFile")]
 pub struct Status {
     pub text: String,
     /// Unix time.
@@ -232,32 +260,6 @@ pub enum StatusKind {
     Skipped,
     /// memory-save is off for the project.
     Off,
-}
-
-/// A status as it is on disk; one an earlier release wrote has no kind.
-#[derive(Deserialize)]
-struct StatusFile {
-    text: String,
-    at: i64,
-    #[serde(default)]
-    kind: Option<StatusKind>,
-}
-
-impl From<StatusFile> for Status {
-    fn from(f: StatusFile) -> Status {
-        // The one place a status's words are read: an earlier release
-        // wrote no kind, only `error: …`, `paused: …` and the like.
-        let kind = f.kind.unwrap_or_else(|| match f.text.split(':').next().unwrap_or("") {
-            "error" => StatusKind::Error,
-            "paused" if f.text.ends_with("needs usage credits") => StatusKind::PausedModel,
-            "paused" => StatusKind::Paused,
-            "waiting" => StatusKind::Waiting,
-            "skipped" => StatusKind::Skipped,
-            "off" => StatusKind::Off,
-            _ => StatusKind::Saved,
-        });
-        Status { text: f.text, at: f.at, kind }
-    }
 }
 
 /// What one fork cost, as `claude --output-format json` reports it.
