@@ -105,6 +105,9 @@ pub struct Turn {
     pub last_request_at: Option<i64>,
     /// SessionEnd has come (a later prompt resumes the session).
     pub ended: bool,
+    /// A cache-miss pause dropped a request for these turns: the one save
+    /// the pause allows at the session's end covers them.
+    pub dropped: bool,
 }
 
 /// The session's save job. A worker holds the session's worker lock while
