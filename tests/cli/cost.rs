@@ -394,6 +394,7 @@ fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
 /// a long turn writes its transcript as it goes, and a flush in its middle
 /// would pay for a save its own Stop makes anyway (virtual clock).
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`)
 fn a_long_turn_is_not_flushed_in_its_middle() {
     let tmp = tempfile::tempdir().unwrap();
     let clock = tmp.path().join("clock");

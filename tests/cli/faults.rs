@@ -355,6 +355,7 @@ fn fork_failure_no_output_at_all() {
 /// The write of `file` fails halfway with ENOSPC (a test-only hook in debug
 /// builds): nothing partial stays, the user reads why, and the next save,
 /// with the disk back, works.
+#[cfg(debug_assertions)]
 fn disk_full(file: &str) {
     let env = Env::new().with_var("MEMORY_SAVE_FAULT_WRITE", file);
     let memory = template_with("proj", &["- Kept."]);
@@ -398,11 +399,13 @@ fn disk_full(file: &str) {
 }
 
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
 fn disk_full_writing_memory_md() {
     disk_full("MEMORY.md");
 }
 
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
 fn disk_full_writing_a_topic_file() {
     disk_full("history.md");
 }
@@ -412,6 +415,7 @@ fn disk_full_writing_a_topic_file() {
 /// temp copy, and right after each rename. Every file is still the old or
 /// the new version, and the next save works from there.
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
 fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
     for point in ["history.md:half", "history.md:renamed", "MEMORY.md:half", "MEMORY.md:renamed"] {
         let env = Env::new().with_var("MEMORY_SAVE_FAULT_KILL", point);
@@ -467,6 +471,7 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
 /// EROFS): nothing changes, the user reads why, and the next save works once
 /// the folder is writable again.
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
 fn a_read_only_memory_folder() {
     let env = Env::new().with_var("MEMORY_SAVE_FAULT_READ_ONLY", "MEMORY.md");
     let memory = template_with("proj", &["- Kept."]);

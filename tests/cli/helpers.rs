@@ -116,6 +116,7 @@ pub fn section_lines(memory: &str, section: &str) -> Vec<String> {
 /// Sets the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`) to
 /// `at`, atomically: a reader never finds the file half written (it would
 /// fall back to the real clock).
+#[cfg(debug_assertions)]
 pub fn set_clock(clock: &Path, at: i64) {
     let temp = clock.with_extension("tmp");
     fs::write(&temp, at.to_string()).unwrap();

@@ -244,6 +244,7 @@ fn a_fifo_as_a_worktrees_commondir_or_git_file_blocks_nothing() {
 }
 
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's short hook deadline
 fn a_hook_whose_stdin_never_closes_returns_once_the_object_is_whole_or_at_its_deadline() {
     let env = Env::new();
     let whole = env.hook("post-tool-use").fixture("PostToolUse-main.json").hold_stdin().run().ok();

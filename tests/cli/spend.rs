@@ -170,6 +170,7 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
 /// saved once it has been quiet for the idle flush, an hour by default,
 /// from its turns: its cache is long gone by then (virtual clock).
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`)
 fn a_session_quiet_for_an_hour_is_saved_from_its_turns() {
     let tmp = tempfile::tempdir().unwrap();
     let clock = tmp.path().join("clock");

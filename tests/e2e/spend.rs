@@ -174,6 +174,7 @@ fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
 /// transcript. Its request is our message and Claude Code's few hundred
 /// tokens besides.
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`)
 fn s21_a_session_ending_past_its_cache_is_saved_from_its_turns() {
     let Some(claude) = harness::claude() else {
         return;
