@@ -175,31 +175,25 @@ fn failed(
     if !gathered.notes.is_empty() {
         notes::write(roots, &located.name, &Notes::default())?;
     }
-    if let Some(refusal) = &e.refusal {
+    if let Some(refusal) = e.refusal() {
         let (kind, status, report) = refused(roots, refusal, priced.model.as_deref(), priced.now)?;
         return Ok(SaveResult {
             status,
             kind,
             report: report.map(|line| gathered.report_with(&line)),
-            usage: Some(e.usage),
+            usage: Some(e.usage()),
             counted_usd: Some(0.0),
             ..priced.result(kind, String::new())
         });
     }
-    // Claude Code gives its hooks no CLAUDE_CODE_OAUTH_TOKEN (measured,
-    // tests/e2e/spend.rs s20): a login that lives only in that variable
-    // never reaches the fork.
-    let advice = if e.kind == fork::ForkFailure::NotLoggedIn {
-        "; the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in with claude /login, or put the variable in the env of ~/.claude/settings.json"
-    } else {
-        ""
-    };
+    let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
+    let usage = e.usage();
     Ok(SaveResult {
-        report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({}){advice}", e.status))),
-        counted_usd: Some(e.usage.total_cost_usd.max(priced.estimate_usd)),
-        usage: Some(e.usage),
+        report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){advice}"))),
+        counted_usd: Some(usage.total_cost_usd.max(priced.estimate_usd)),
+        usage: Some(usage),
         parent_last_request_at: priced.facts.last_request_at,
-        ..priced.result(StatusKind::Error, format!("error: {}", e.status))
+        ..priced.result(StatusKind::Error, format!("error: {e}"))
     })
 }
 

@@ -14,7 +14,9 @@ use crate::store::fsutil::create_new_private;
 use crate::store::state::{SessionId, Usage};
 
 mod args;
+mod error;
 pub use args::arguments;
+pub use error::ForkError;
 
 /// Variables Claude Code sets for its hooks that tie a process to the
 /// running session or its IDE, not the user's setup (measured on 2.1.328):
@@ -85,41 +87,11 @@ pub struct ForkReply {
     pub usage: Usage,
 }
 
-/// Why a fork gave nothing to read, in status-line words.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ForkError {
-    pub status: String,
-    pub usage: Usage,
-    /// The API refused the fork for an allowance or a rate limit (what the
-    /// CLI printed, read by `refusal::classify`).
-    pub refusal: Option<super::refusal::ApiRefusal>,
-    /// What went wrong, where the caller acts on it.
-    pub kind: ForkFailure,
-}
-
-/// The failures a caller tells apart.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub enum ForkFailure {
-    #[default]
-    Other,
-    /// The CLI printed no JSON result (it crashed, or never started).
-    NoResult,
-    /// The CLI found no login (a login kept only in CLAUDE_CODE_OAUTH_TOKEN,
-    /// which hooks never get).
-    NotLoggedIn,
-}
-
-impl ForkError {
-    fn new(status: impl Into<String>) -> ForkError {
-        ForkError { status: status.into(), usage: Usage::default(), refusal: None, kind: ForkFailure::Other }
-    }
-}
-
 pub fn find_claude() -> Result<PathBuf, ForkError> {
     if let Some(path) = crate::env::claude_override() {
         return Ok(path);
     }
-    which::which("claude").map_err(|_| ForkError::new("claude not found on PATH (set MEMORY_SAVE_CLAUDE)"))
+    which::which("claude").map_err(|_| ForkError::NotFound(None))
 }
 
 /// The scratch file of `kind` for this worker's fork of a session.
@@ -128,7 +100,7 @@ pub fn scratch_path(scratch: &Path, session_id: &str, kind: &str) -> PathBuf {
 }
 
 pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
-    let io = |what: &str, e: std::io::Error| ForkError::new(format!("cannot {what}: {e}"));
+    let io = |what: &str, e: std::io::Error| ForkError::Io(format!("cannot {what}: {e}"));
     let [input_path, output_path, error_path, settings_path] =
         SCRATCH_KINDS.map(|kind| scratch_path(req.scratch, req.session_id, kind));
     // Worth nothing once this call returns: removed on every way out, so the
@@ -151,7 +123,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     // byte (measured with the stand-in): eight sessions saving at once took
     // 0.95 GB. At most FORK_SLOTS run on the machine; the rest wait their
     // turn within the same time bound.
-    let _slot = take_slot(&req.scratch.join("forks"), req.timeout).map_err(|e| ForkError::new(format!("{e:#}")))?;
+    let _slot = take_slot(&req.scratch.join("forks"), req.timeout).map_err(|e| ForkError::Io(format!("{e:#}")))?;
     let mut command = Command::new(&req.claude);
     for name in crate::env::variable_names() {
         if is_session_variable(&name) {
@@ -186,13 +158,13 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let scratch = [output_path.as_path(), error_path.as_path(), settings_path.as_path()];
     let child =
         crate::process::Bounded::spawn(&mut command, Some((req.timeout, &scratch))).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ForkError::new(format!("claude not found at {}", req.claude.display())),
-            _ => ForkError::new(format!("cannot run {}: {e}", req.claude.display())),
+            std::io::ErrorKind::NotFound => ForkError::NotFound(Some(req.claude.clone())),
+            _ => ForkError::Io(format!("cannot run {}: {e}", req.claude.display())),
         })?;
     let status = match child.wait(started, req.timeout).map_err(|e| io("wait for the fork", e))? {
         crate::process::Ended::Exited(status) => status,
         crate::process::Ended::TimedOut => {
-            return Err(ForkError::new(format!("fork timed out after {}s", req.timeout.as_secs())));
+            return Err(ForkError::TimedOut { secs: req.timeout.as_secs() });
         }
     };
     let duration_ms = started.elapsed().as_millis() as u64;
@@ -200,23 +172,18 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let errors = read_tail(&error_path, MAX_ERRORS_READ);
     let mut result = read_result(&output);
     let usage = match &mut result {
-        Ok(reply) => &mut reply.usage,
-        Err(e) => &mut e.usage,
+        Ok(reply) => Some(&mut reply.usage),
+        Err(e) => e.usage_mut(),
     };
-    usage.duration_ms = duration_ms;
-    usage.total_cost_usd = (usage.total_cost_usd - req.parent_cost_usd).max(0.0);
+    if let Some(usage) = usage {
+        usage.duration_ms = duration_ms;
+        usage.total_cost_usd = (usage.total_cost_usd - req.parent_cost_usd).max(0.0);
+    }
     match result {
-        Ok(reply) => Ok(reply),
-        Err(mut e) if !status.success() && e.kind == ForkFailure::NoResult => {
-            let code = status.code().map_or("a signal".to_string(), |c| format!("code {c}"));
-            let said = last_line(&errors);
-            if super::refusal::is_login_missing(&said) {
-                e.kind = ForkFailure::NotLoggedIn;
-            }
-            e.status = format!("fork exited with {code}: {said}");
-            Err(e)
+        Err(ForkError::NoResult { usage }) if !status.success() => {
+            Err(ForkError::Exited { code: status.code(), said: last_line(&errors), usage })
         }
-        Err(e) => Err(e),
+        other => other,
     }
 }
 
@@ -320,10 +287,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     // noise.
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let Ok(parsed) = serde_json::from_str::<Map<String, Value>>(line) else {
-        return Err(ForkError {
-            kind: ForkFailure::NoResult,
-            ..ForkError::new("fork output is not claude's JSON result")
-        });
+        return Err(ForkError::NoResult { usage: Usage::default() });
     };
     let cli: CliResult = serde_json::from_value(Value::Object(parsed)).unwrap_or_default();
     let mut usage = cli.usage.unwrap_or_default();
@@ -332,7 +296,7 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
     // A tool_use reply ends the one-turn run: 2.1.328 prints `is_error: true`,
     // `subtype: error_max_turns` and no `result` (measured, tests/e2e s5).
     if cli.subtype.as_deref() == Some("error_max_turns") && text.trim().is_empty() {
-        return Err(ForkError { usage, ..ForkError::new("fork called a tool instead of replying") });
+        return Err(ForkError::CalledTool { usage });
     }
     if cli.is_error {
         let refusal = super::refusal::classify(
@@ -342,15 +306,10 @@ pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
             crate::env::local_offset_seconds(),
         );
         let what = if text.trim().is_empty() { cli.subtype.unwrap_or_else(|| "unknown error".into()) } else { text };
-        return Err(ForkError {
-            status: format!("fork failed: {}", what.trim().chars().take(200).collect::<String>()),
-            usage,
-            refusal,
-            kind: if super::refusal::is_login_missing(&what) { ForkFailure::NotLoggedIn } else { ForkFailure::Other },
-        });
+        return Err(ForkError::Failed { what: what.trim().chars().take(200).collect(), refusal, usage });
     }
     if text.trim().is_empty() {
-        return Err(ForkError { usage, ..ForkError::new("fork gave no text") });
+        return Err(ForkError::NoText { usage });
     }
     Ok(ForkReply { text, usage })
 }
@@ -362,6 +321,27 @@ mod tests {
     /// A fresh save resumes nothing and offers no tool, MCP server or skill;
     /// a resumed one keeps the session's, and a hostile model name is no
     /// flag in either.
+    /// The status words come from the variant; the advice and the cost are
+    /// data beside them, never parsed back out of the words.
+    #[test]
+    fn a_fork_error_says_its_words_and_keeps_its_advice_and_cost_apart() {
+        let usage = Usage { output_tokens: 3, total_cost_usd: 0.01, ..Usage::default() };
+        let login =
+            ForkError::Failed {
+                what: "Not logged in · Please run /login".into(), refusal: None, usage: usage.clone()
+            };
+        assert_eq!(login.to_string(), "fork failed: Not logged in · Please run /login");
+        assert!(login.advice().is_some_and(|a| a.contains("claude /login")));
+        assert_eq!(login.usage(), usage);
+        let exited = ForkError::Exited { code: None, said: "Not logged in".into(), usage: Usage::default() };
+        assert_eq!(exited.to_string(), "fork exited with a signal: Not logged in");
+        assert!(exited.advice().is_some());
+        let timed_out = ForkError::TimedOut { secs: 300 };
+        assert_eq!(timed_out.to_string(), "fork timed out after 300s");
+        assert_eq!((timed_out.advice(), timed_out.usage()), (None, Usage::default()));
+        assert_eq!(ForkError::NotFound(None).to_string(), "claude not found on PATH (set MEMORY_SAVE_CLAUDE)");
+    }
+
     #[test]
     fn a_fresh_run_resumes_nothing_and_has_no_tools() {
         let request = |fresh| ForkRequest {
@@ -416,7 +396,7 @@ mod tests {
             ("", "fork output is not claude's JSON result"),
         ];
         for (output, want) in cases {
-            assert_eq!(read_result(output).unwrap_err().status, *want, "{output}");
+            assert_eq!(read_result(output).unwrap_err().to_string(), *want, "{output}");
         }
     }
 }

@@ -21,7 +21,7 @@ pub(super) fn check_claude(report: &mut Report) {
     let claude = match crate::claude::fork::find_claude() {
         Ok(path) => path,
         Err(e) => {
-            report.problem(&e.status, "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
+            report.problem(&e.to_string(), "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
             return;
         }
     };
