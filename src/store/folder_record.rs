@@ -78,7 +78,7 @@ pub fn read(folder: &Folder) -> FolderRecord {
 /// change a person made (an approval, a held edit) that a crash must not
 /// take back.
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
-    let _lock = if super::fsutil::held_here(&folder.lock_path()) { None } else { Some(folder.lock()?) };
+    let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
     let found = super::record::load::<FolderRecord>(&path(folder))?;
     if let Some(newer) = found.as_ref().filter(|r| r.version > VERSION) {
         bail!(

@@ -300,7 +300,7 @@ fn save_every_minutes_holds_back_turns_until_the_session_ends() {
     env.saved_turn(SID, 1);
     env.turn(SID);
     env.turn(SID);
-    assert_eq!(env.state(SID).pending(), false);
+    assert!(!env.state(SID).pending());
     assert_eq!(env.call_count(), 1, "turns within the interval wait");
     // Nothing is lost: the session's end saves the held-back turns.
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();

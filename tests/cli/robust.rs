@@ -177,7 +177,7 @@ fn the_worker_holds_none_of_the_hooks_descriptors() {
     assert!(child.wait().unwrap().success());
     drop(writer);
     // The worker waits for its idle flush: it must not hold the pipe open.
-    wait_until("the worker to start", || !env.state(SID).held_until().is_none());
+    wait_until("the worker to start", || env.state(SID).held_until().is_some());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut rest = Vec::new();

@@ -49,7 +49,7 @@ fn shows_saving_then_the_result() {
     env.script_reply(1, &adds("- A fact."));
     env.turn(SID);
     env.call(1);
-    wait_until("saving_since to be set", || !env.state(SID).claimed_since().is_none());
+    wait_until("the save to be claimed", || env.state(SID).claimed_since().is_some());
     let out = statusline(&env, &[]);
     assert_line(out.stdout.strip_suffix('\n').unwrap(), "saving…");
 
