@@ -28,10 +28,8 @@ fn every_command_answers_help_with_exit_0() {
     let env = Env::new();
     for command in COMMANDS {
         for flag in ["--help", "-h"] {
-            let out = env.cmd(&[command, flag]).run();
-            assert_eq!(out.code, Some(0), "{command} {flag}: {out:#?}");
+            let out = env.cmd(&[command, flag]).status(0).stderr("").run();
             assert!(out.stdout.contains(&format!("Usage: memory-save {command}")), "{command} {flag}: {out:#?}");
-            assert_eq!(out.stderr, "", "{command} {flag}");
         }
     }
     let top = env.cmd(&["--help"]).run().ok();
@@ -50,13 +48,11 @@ fn every_command_answers_help_with_exit_0() {
 fn usage_errors_exit_2_with_a_hint_but_a_hook_never_does() {
     let env = Env::new();
     for args in [&["frobnicate"][..], &["status", "--jsn"], &["review", "--approve"], &["completions", "tcsh"], &[]] {
-        let out = env.cmd(args).run();
-        assert_eq!(out.code, Some(2), "{args:?}: {out:#?}");
+        let out = env.cmd(args).status(2).stdout("").run();
         assert!(
             out.stderr.contains("Usage: memory-save") || out.stderr.contains("For more information"),
             "{args:?}: {out:#?}"
         );
-        assert_eq!(out.stdout, "", "{args:?}");
     }
     let suggestion = env.cmd(&["stauts"]).run();
     assert!(
@@ -66,9 +62,7 @@ fn usage_errors_exit_2_with_a_hint_but_a_hook_never_does() {
     // Under `hook`, an unknown event (a newer hooks.json), a bad flag or bad
     // input is logged and exits 0: exit 2 would block the prompt or stop.
     for args in [&["hook", "post-compact"][..], &["hook", "stop", "--bogus"], &["hook"]] {
-        let out = env.cmd(args).stdin("{}").run();
-        assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
-        assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("", ""), "{args:?}");
+        env.cmd(args).stdin("{}").status(0).stdout("").stderr("").run();
     }
     assert_eq!(env.log().lines().count(), 3, "one log line each:\n{}", env.log());
 }
@@ -97,8 +91,7 @@ fn completions_for_bash_zsh_and_fish() {
 fn a_mistyped_command_never_suggests_a_hidden_one() {
     let env = Env::new();
     for (typed, hidden) in [("hoo", "'hook'"), ("worke", "'worker'"), ("merge-drive", "'merge-driver'")] {
-        let out = env.cmd(&[typed]).run();
-        assert_eq!(out.code, Some(2));
+        let out = env.cmd(&[typed]).status(2).run();
         assert!(!out.stderr.contains(hidden), "{typed}: {}", out.stderr);
     }
     let help = env.cmd(&["hook", "--help"]).run().ok().stdout;
@@ -111,8 +104,7 @@ fn words_and_numbers_agree() {
     env.cmd(&["install"]).run().ok();
     // Warnings and no problem: doctor does not then say "all good".
     env.config("max_cost_per_day_usd = 0.001\nno_such_key = 1\n");
-    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
-    assert_eq!(doctor.code, Some(0), "{doctor:#?}");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).status(0).run();
     let warnings = doctor.stdout.matches("WARNING ").count();
     assert!(warnings >= 2, "{}", doctor.stdout);
     assert!(

@@ -58,8 +58,7 @@ fn status_names_the_last_failed_reply() {
 #[test]
 fn doctor_reports_problems_and_passes_once_installed() {
     let env = Env::new();
-    let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(3), "{out:#?}");
+    let out = env.cmd(&["doctor"]).status(3).run();
     assert!(out.stdout.contains("PROBLEM") && out.stdout.contains("run memory-save install"), "{out:#?}");
 
     // Installed from this very binary, with a claude that answers --version.
@@ -73,8 +72,7 @@ fn doctor_reports_problems_and_passes_once_installed() {
     );
     assert_eq!(out.code, Some(0), "{out:#?}");
 
-    let out = env.cmd(&["doctor"]).var("MEMORY_SAVE_CLAUDE", "/nonexistent/claude").run();
-    assert_eq!(out.code, Some(3));
+    let out = env.cmd(&["doctor"]).var("MEMORY_SAVE_CLAUDE", "/nonexistent/claude").status(3).run();
     assert!(out.stdout.contains("PROBLEM  claude not found") || out.stdout.contains("does not answer"), "{out:#?}");
 }
 
@@ -96,8 +94,7 @@ fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
 
     env.cmd(&["install"]).run().ok();
     assert!(hooks_line(&env).contains("registered more than once"), "{}", hooks_line(&env));
-    let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(3), "{out:#?}");
+    let out = env.cmd(&["doctor"]).status(3).run();
     assert!(
         out.stdout.contains("registered twice") && out.stdout.contains("memory-save uninstall --project"),
         "{out:#?}"
@@ -128,8 +125,7 @@ fn doctor_finds_a_hook_registered_under_the_wrong_event() {
     value["hooks"]["PostToolUse"].as_array_mut().unwrap().extend(stop.as_array().unwrap().iter().cloned());
     value["hooks"].as_object_mut().unwrap().remove("Stop");
     fs::write(&settings, value.to_string()).unwrap();
-    let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(3), "{out:#?}");
+    let out = env.cmd(&["doctor"]).status(3).run();
     assert!(out.stdout.contains("lacks: hook stop (under Stop)"), "{out:#?}");
 }
 
@@ -139,14 +135,12 @@ fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     env.cmd(&["install"]).run().ok();
     env.saved_turn(SID, 1);
     fs::write(env.sessions_dir().join("broken.json"), "{not json").unwrap();
-    let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(3));
+    let out = env.cmd(&["doctor"]).status(3).run();
     assert!(out.stdout.contains("unreadable session state") && out.stdout.contains("broken.json"), "{out:#?}");
     fs::remove_file(env.sessions_dir().join("broken.json")).unwrap();
     let state = env.mem.join("state/memory-save");
     fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = env.cmd(&["doctor"]).run();
-    assert_eq!(out.code, Some(3));
+    let out = env.cmd(&["doctor"]).status(3).run();
     assert!(out.stdout.contains("readable by others") && out.stdout.contains("chmod 700"), "{out:#?}");
 }
 
@@ -205,8 +199,7 @@ fn every_save_is_in_the_history_and_undo_restores_the_state_before_it() {
     assert_eq!(env.memory(), None, "there was no MEMORY.md before #1");
     env.cmd(&["undo"]).in_dir(&env.proj).run().ok();
     assert_eq!(env.memory().unwrap(), after_second);
-    let out = env.cmd(&["undo", "99"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1));
+    let out = env.cmd(&["undo", "99"]).in_dir(&env.proj).status(1).run();
     assert!(out.stderr.contains("no history entry #99"), "{out:#?}");
 }
 
@@ -217,8 +210,7 @@ fn undo_keeps_a_hand_edit_unless_forced() {
     env.saved_turn(SID, 1);
     let edited = env.memory().unwrap().replace("- First fact.", "- First fact, corrected by hand.");
     env.write_memory(&edited);
-    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1), "{out:#?}");
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).status(1).run();
     assert!(out.stderr.contains("MEMORY.md changed after the last recorded change (#1)"), "{}", out.stderr);
     assert!(out.stderr.contains("memory-save undo --force"), "{}", out.stderr);
     assert_eq!(env.memory().unwrap(), edited, "nothing changed");
@@ -239,8 +231,7 @@ fn undoing_the_first_save_removes_the_files_it_created() {
 #[test]
 fn undo_without_history_says_so() {
     let env = Env::new();
-    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1));
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).status(1).run();
     assert!(out.stderr.contains("nothing to undo"), "{out:#?}");
 }
 
@@ -399,8 +390,7 @@ fn undo_refuses_a_topic_file_cut_shorter_by_hand() {
     fs::write(env.memory_dir("proj").join("history.md"), "- one\n").unwrap();
     let memory = env.memory().unwrap();
     assert!(memory.contains("- Second fact."));
-    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1));
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).status(1).run();
     assert!(out.stderr.contains("was edited since; put it back by hand"), "{out:#?}");
     assert_eq!(env.memory_file("history.md").unwrap(), "- one\n", "nothing changed");
     assert_eq!(
@@ -451,8 +441,7 @@ fn colour_on_a_terminal_and_never_when_piped_or_refused() {
 #[test]
 fn doctor_speaks_json_for_scripts() {
     let env = Env::new();
-    let out = env.cmd(&["doctor", "--json"]).run();
-    assert_eq!(out.code, Some(3), "not installed yet: {out:#?}");
+    let out = env.cmd(&["doctor", "--json"]).status(3).run();
     let report: Value = serde_json::from_str(&out.stdout).expect("one JSON document");
     assert!(report["problems"].as_u64() >= Some(1), "{report}");
     let findings = report["findings"].as_array().unwrap();

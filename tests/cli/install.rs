@@ -562,8 +562,7 @@ fn the_everyday_commands_work_on_a_large_settings_file() {
     home.env.write_memory(&crate::support::template_with("proj", &["- A fact."]));
     for _ in 0..2 {
         for args in [&["install"][..], &["show"][..], &["status"][..], &["uninstall"][..]] {
-            let out = home.env.cmd(args).in_dir(&home.env.proj).run();
-            assert_eq!(out.code, Some(0), "{args:?}: {out:#?}");
+            home.env.cmd(args).in_dir(&home.env.proj).status(0).run();
         }
         assert_eq!(home.read_settings(), original, "uninstall gave the file back");
     }

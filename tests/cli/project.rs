@@ -71,8 +71,7 @@ fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
     );
     assert_eq!(env.memory_tree(), Vec::<String>::new());
     assert_eq!(env.call_count(), 0, "the fork ran for an unnamed project");
-    let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&bad).run();
-    assert_eq!(out.code, Some(0));
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&bad).status(0).run();
     out.assert_silent();
 }
 

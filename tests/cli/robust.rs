@@ -49,8 +49,7 @@ fn garbage_input_exits_zero_and_writes_nothing() {
         let event = event.as_str();
         for (what, stdin) in &inputs {
             let lines = log_lines(&env);
-            let out = env.hook(event).stdin_bytes(stdin).run();
-            assert_eq!(out.code, Some(0), "{event} with {what}: {out:#?}");
+            let out = env.hook(event).stdin_bytes(stdin).status(0).run();
             out.assert_silent();
             assert_eq!(out.stderr, "", "{event} with {what}: {out:#?}");
             assert_eq!(log_lines(&env), lines + 1, "{event} with {what}: not one log line:\n{}", env.log());
@@ -87,8 +86,7 @@ fn a_session_id_with_a_path_is_refused() {
         for id in ["../../escape", "../sessions/x", "a/b", ""] {
             let fixture = fixture_for(event);
             let lines = log_lines(&env);
-            let out = env.hook(event).fixture(fixture).set("session_id", json!(id)).run();
-            assert_eq!(out.code, Some(0), "{event} with {id:?}: {out:#?}");
+            let out = env.hook(event).fixture(fixture).set("session_id", json!(id)).status(0).run();
             out.assert_silent();
             assert_eq!(log_lines(&env), lines + 1, "{event} with {id:?}: not one log line:\n{}", env.log());
         }
@@ -108,8 +106,7 @@ fn an_unusable_state_folder_still_exits_zero() {
     let env = env.with_var("MEMORY_SAVE_HOME", blocker.to_str().unwrap());
     for event in hook_events() {
         let event = event.as_str();
-        let out = env.hook(event).fixture("UserPromptSubmit.json").run();
-        assert_eq!(out.code, Some(0), "{event}: {out:#?}");
+        env.hook(event).fixture("UserPromptSubmit.json").status(0).run();
     }
 }
 
@@ -123,12 +120,10 @@ fn a_hook_whose_stdout_is_closed_exits_zero_for_every_event() {
         let event = event.as_str();
         // A report waiting, so UserPromptSubmit and Stop have output too.
         env.script_reply(1, &adds("- Another fact."));
-        let out = env.hook(event).fixture(fixture_for(event)).session(SID).close_stdout().run();
-        assert_eq!(out.code, Some(0), "{event}: {out:#?}");
+        let out = env.hook(event).fixture(fixture_for(event)).session(SID).close_stdout().status(0).run();
         assert_eq!(out.stderr, "", "{event}");
     }
-    let out = env.hook("session-start").fixture("SessionStart-startup.json").close_stdout().run();
-    assert_eq!(out.code, Some(0), "{out:#?}");
+    env.hook("session-start").fixture("SessionStart-startup.json").close_stdout().status(0).run();
 }
 
 /// A worker started by a hook holds none of the hook's descriptors, even

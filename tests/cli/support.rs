@@ -576,6 +576,11 @@ pub struct Run<'a> {
     /// Keep stdin open after writing it, as a writer that never closes.
     hold_stdin: bool,
     close_stdout: bool,
+    /// What the run must give, declared before it and compared exactly
+    /// once it ends (just's `Test`): the exit code, stdout, stderr.
+    expect_status: Option<i32>,
+    expect_stdout: Option<String>,
+    expect_stderr: Option<String>,
 }
 
 impl<'a> Run<'a> {
@@ -590,7 +595,28 @@ impl<'a> Run<'a> {
             dir: None,
             hold_stdin: false,
             close_stdout: false,
+            expect_status: None,
+            expect_stdout: None,
+            expect_stderr: None,
         }
+    }
+
+    /// The exit code the run must end with.
+    pub fn status(mut self, code: i32) -> Run<'a> {
+        self.expect_status = Some(code);
+        self
+    }
+
+    /// What stdout must be, exactly.
+    pub fn stdout(mut self, text: &str) -> Run<'a> {
+        self.expect_stdout = Some(text.to_string());
+        self
+    }
+
+    /// What stderr must be, exactly.
+    pub fn stderr(mut self, text: &str) -> Run<'a> {
+        self.expect_stderr = Some(text.to_string());
+        self
     }
 
     /// The reading end of stdout is closed before the input is written:
@@ -660,6 +686,7 @@ impl<'a> Run<'a> {
         self
     }
 
+    #[track_caller]
     pub fn run(self) -> Output {
         let stdin = match (&self.raw, &self.input) {
             (Some(raw), _) => raw.clone(),
@@ -698,12 +725,22 @@ impl<'a> Run<'a> {
         let held = self.hold_stdin.then_some(pipe);
         let out = child.wait_with_output().unwrap();
         drop(held);
-        Output {
+        let out = Output {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             code: out.status.code(),
             elapsed: started.elapsed(),
+        };
+        if let Some(code) = self.expect_status {
+            assert_eq!(out.code, Some(code), "{:?} exited otherwise: {out:#?}", self.args);
         }
+        if let Some(stdout) = &self.expect_stdout {
+            assert_eq!(&out.stdout, stdout, "{:?}: stdout", self.args);
+        }
+        if let Some(stderr) = &self.expect_stderr {
+            assert_eq!(&out.stderr, stderr, "{:?}: stderr", self.args);
+        }
+        out
     }
 }
 

@@ -109,8 +109,7 @@ fn history_says_where_each_change_came_from_and_finds_the_change_of_a_line() {
     assert!(list.stdout.contains(&format!("session {}…", &SID[..8])) && list.stdout.contains("$0.0010"), "{list:#?}");
     let found = env.cmd(&["history", "--line", "First fact"]).in_dir(&env.proj).run().ok();
     assert!(found.stdout.starts_with("#1 ") && found.stdout.contains("added: - First fact."), "{found:#?}");
-    let missing = env.cmd(&["history", "--line", "never written"]).in_dir(&env.proj).run();
-    assert_eq!(missing.code, Some(1));
+    let missing = env.cmd(&["history", "--line", "never written"]).in_dir(&env.proj).status(1).run();
     assert!(missing.stderr.contains("no recorded change of project proj added a line like"), "{missing:#?}");
 }
 
@@ -186,8 +185,7 @@ fn the_review_gate_holds_rule_changes_until_approved_or_rejected() {
             && history.contains("by memory-save review --approve"),
         "{history}"
     );
-    let unknown = env.cmd(&["review", "--approve", "nope"]).in_dir(&env.proj).run();
-    assert_eq!(unknown.code, Some(1));
+    let unknown = env.cmd(&["review", "--approve", "nope"]).in_dir(&env.proj).status(1).run();
     assert!(unknown.stderr.contains("no pending change \"nope\""), "{unknown:#?}");
 }
 
