@@ -76,7 +76,8 @@ impl super::Run for AdoptArgs {
             crate::sync::commit_change(&folder.dir, &message, None, None)?;
         }
         owner::set_adopted(&roots, &project.identity, &self.folder)?;
-        let number = crate::sync::history::of(&folder).changes()?.first().map(|c| c.number).unwrap_or_default();
+        let number =
+            crate::store::changes::History { folder: &folder }.changes()?.first().map(|c| c.number).unwrap_or_default();
         super::println(&format!(
             "memory-save: this repository ({}) now uses memory folder {} (recorded for {was}; it used {} before). \
              Its approved rules came with it. Take it back with: memory-save undo {number}",

@@ -93,14 +93,13 @@ fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
                     files: entry.files.keys().cloned().collect(),
                     origin: entry.origin.clone(),
                     added: Vec::new(),
-                    commit: None,
                 };
                 super::println(&crate::memory::text::visible(&format!("{}\n       added: {line}", describe(&listed))))
             }
             None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
         };
     }
-    let changes = crate::sync::history::of(&folder).changes()?;
+    let changes = crate::store::changes::History { folder: &folder }.changes()?;
     if json {
         return super::print_json(&changes);
     }
@@ -133,17 +132,13 @@ fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, 
     })
 }
 
-/// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`,
-/// and `commit 1a2b3c4d` for a change git's log holds.
+/// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`.
 fn describe(change: &Listed) -> String {
     let mut line = format!("#{:<5} {}  {}", change.number, crate::env::timestamp(change.at), change.message);
     if !change.files.is_empty() {
         line.push_str(&format!("  [{}]", change.files.join(", ")));
     }
     let short = |id: &str| crate::memory::text::shorten(id, 8);
-    if let Some(commit) = &change.commit {
-        line.push_str(&format!("  commit {}", short(commit)));
-    }
     let o = &change.origin;
     if let Some(session) = &o.session_id {
         line.push_str(&format!("  session {}", short(session)));
@@ -163,7 +158,7 @@ fn describe(change: &Listed) -> String {
 /// `memory-save history show N`.
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
-    let (change, diffs) = crate::sync::history::of(&folder).show(number)?;
+    let (change, diffs) = crate::store::changes::History { folder: &folder }.show(number)?;
     if json {
         let mut value = serde_json::to_value(&change)?;
         value["diff"] = diffs
@@ -185,15 +180,16 @@ fn run_show(number: u64, json: bool) -> Result<()> {
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;
-    let undone = crate::sync::history::of(&folder).undo(number, force)?;
+    let undone = crate::store::changes::History { folder: &folder }.undo(number, force)?;
+    // With sync on, the undo is a commit too, as every change is.
+    crate::sync::commit_change(&folder.dir, &undone.label, None, None)?;
     let colour = super::colour::Colour::for_stdout();
     for (_, diff) in &undone.diffs {
         super::print_painted(&colour.diff(diff))?;
     }
     super::println(&format!(
-        "memory-save: {} in {}{}; run undo again to take this back",
+        "memory-save: {} in {}; run undo again to take this back",
         undone.label,
-        folder.dir.display(),
-        undone.recorded_as
+        folder.dir.display()
     ))
 }

@@ -1,7 +1,7 @@
-//! A memory folder's history behind one trait, whichever keeps it:
-//! memory-save's own `.history/` (`Local`, here), or, with sync on, git's
-//! log (`sync::history::Git`). `history`, `history show` and `undo` speak
-//! only to the trait.
+//! A memory folder's history as `history`, `history show` and `undo` see
+//! it: memory-save's own `.history/`, the one history. With sync on, git's
+//! log mirrors it (each change is also a commit, a pull is an entry), but
+//! is never read as the history.
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -19,12 +19,9 @@ pub struct Listed {
     /// The files it changed (git's log: those of the commit).
     pub files: Vec<String>,
     pub origin: Origin,
-    /// The lines it put into MEMORY.md (the local history only).
+    /// The lines it put into MEMORY.md.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<String>,
-    /// The commit that holds it (git's log only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
 }
 
 /// What an undo did.
@@ -32,33 +29,22 @@ pub struct Undone {
     /// Each file it changed, as a unified diff.
     pub diffs: Vec<(String, String)>,
     pub label: String,
-    /// Where it is recorded, for the closing line (`(a commit)`).
-    pub recorded_as: &'static str,
 }
 
-pub trait History {
-    /// Every change, newest first.
-    fn changes(&self) -> Result<Vec<Listed>>;
-    /// Change `number`, with each file it changed as a unified diff.
-    fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)>;
-    /// Puts the files back as they were before change `number` (the newest
-    /// when `None`), every later change with it, recorded so that a second
-    /// undo redoes. Refuses to throw away a hand edit made since the newest
-    /// change unless `force`. Call with the folder's lock held.
-    fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone>;
-}
-
-/// memory-save's own history: `.history/` in the folder.
-pub struct Local<'a> {
+/// A folder's history: `.history/` beside its MEMORY.md (a team memory's
+/// in our state folder).
+pub struct History<'a> {
     pub folder: &'a Folder,
 }
 
-impl History for Local<'_> {
-    fn changes(&self) -> Result<Vec<Listed>> {
+impl History<'_> {
+    /// Every change, newest first.
+    pub fn changes(&self) -> Result<Vec<Listed>> {
         Ok(list(self.folder)?.into_iter().map(|(number, entry)| listed(number, entry)).collect())
     }
 
-    fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)> {
+    /// Change `number`, with each file it changed as a unified diff.
+    pub fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)> {
         let entries = list(self.folder)?;
         let files = before_and_after(self.folder, number, &entries)?;
         let diffs = files.iter().map(|(name, old, new)| (name.clone(), unified_diff(name, old, new))).collect();
@@ -66,7 +52,11 @@ impl History for Local<'_> {
         Ok((listed(number, entry), diffs))
     }
 
-    fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone> {
+    /// Puts the files back as they were before change `number` (the newest
+    /// when `None`), every later change with it, recorded so that a second
+    /// undo redoes. Refuses to throw away a hand edit made since the newest
+    /// change unless `force`. Call with the folder's lock held.
+    pub fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone> {
         let plan = plan_undo(self.folder, number)?;
         if !plan.hand_edited.is_empty() && !force {
             bail!(
@@ -85,7 +75,7 @@ impl History for Local<'_> {
             })
             .collect();
         let label = apply_undo(self.folder, &plan)?;
-        Ok(Undone { diffs, label, recorded_as: "" })
+        Ok(Undone { diffs, label })
     }
 }
 
@@ -97,7 +87,6 @@ fn listed(number: u64, entry: Entry) -> Listed {
         files: entry.files.into_keys().collect(),
         origin: entry.origin,
         added: entry.added,
-        commit: None,
     }
 }
 

@@ -70,6 +70,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         // A fast-forward, or a file only the remote changed, runs no driver:
         // what came is checked here as a save's lines are.
         report.extend(check_arrived(root, &before)?);
+        record_pulled(roots, root, &before)?;
     }
     git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")], caller)?;
     report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
@@ -145,6 +146,26 @@ fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
         )?;
     }
     Ok(report)
+}
+
+/// Each folder the pull changed gets an entry in its history, with the
+/// files as they were before it, so `history` lists it and `undo` takes it
+/// back like any change. Call with the folders' locks held.
+fn record_pulled(roots: &Roots, root: &Path, before: &str) -> Result<()> {
+    let changed = git::run(root, &["diff", "--name-only", "-z", before, "HEAD"], git::LIMIT)?;
+    let mut by_folder: std::collections::BTreeMap<&str, std::collections::BTreeMap<String, Option<String>>> =
+        Default::default();
+    for path in changed.split('\0').filter(|p| p.ends_with(".md")) {
+        let Some((folder, file)) = path.split_once('/') else { continue };
+        let old = git::run(root, &["show", &format!("{before}:{path}")], git::LIMIT).ok();
+        by_folder.entry(folder).or_default().insert(file.to_string(), old);
+    }
+    let origin = crate::store::history::Origin { by: Some("memory-save sync".into()), ..Default::default() };
+    for (name, files) in by_folder {
+        let folder = crate::store::folder::Folder::new(roots, name);
+        crate::store::history::record_made(&folder, "pulled from the sync remote", &files, &origin)?;
+    }
+    Ok(())
 }
 
 fn folder_names(root: &Path) -> Vec<String> {

@@ -8,7 +8,6 @@
 //! `exchange` pulls and pushes, `history` reads git's log as the history.
 
 mod exchange;
-pub mod history;
 mod setup;
 
 pub use crate::git::Caller;
@@ -48,10 +47,6 @@ pub struct SyncState {
     /// The remote's own default branch, learned at `--init`: `main` when
     /// the remote did not name one (states of earlier versions).
     pub branch: Option<String>,
-    /// Each folder's newest entry of its own history when sync began:
-    /// those entries are still listed, before git's (`history::Git`).
-    /// Absent in states of earlier versions.
-    pub before_sync: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 impl SyncState {

@@ -29,12 +29,6 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     let root = &roots.memory;
     fsutil::create_private_dir(root)?;
     let mut report = Vec::new();
-    // Sync begins now; a repository kept from an earlier sync began with
-    // its first commit (its changes since are in git's log already).
-    let before_sync = match super::state(roots).and_then(|s| s.before_sync) {
-        Some(kept) => kept,
-        None => entries_before(roots, first_commit_time(root).unwrap_or(i64::MAX)),
-    };
     let fresh = !root.join(".git").exists();
     if fresh {
         git::run(root, &["init", "-q"], git::LIMIT)?;
@@ -73,10 +67,7 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
             git::LIMIT,
         )?;
     }
-    write_state(
-        roots,
-        &SyncState { remote: url.to_string(), branch, before_sync: Some(before_sync), ..SyncState::default() },
-    )?;
+    write_state(roots, &SyncState { remote: url.to_string(), branch, ..SyncState::default() })?;
     let first = sync_now(roots, caller).context(
         "sync is set up, but its first pull and push failed; it is tried again after each save \
          (memory-save sync tries now, memory-save sync --off turns it off)",
@@ -118,30 +109,6 @@ fn git_at_least(root: &Path, wanted: (u32, u32)) -> bool {
     let version = git::run(root, &["version"], git::LIMIT).unwrap_or_default();
     let mut parts = version.trim().trim_start_matches("git version ").split('.').map(|p| p.parse::<u32>().ok());
     matches!((parts.next().flatten(), parts.next().flatten()), (Some(major), Some(minor)) if (major, minor) >= wanted)
-}
-
-/// Each memory folder's newest entry of its own history older than
-/// `until`.
-fn entries_before(roots: &Roots, until: i64) -> std::collections::BTreeMap<String, u64> {
-    use crate::store::changes::History;
-    let Ok(dirs) = std::fs::read_dir(&roots.memory) else { return Default::default() };
-    dirs.flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| !name.starts_with('.'))
-        .filter_map(|name| {
-            let folder = crate::store::folder::Folder::new(roots, &name);
-            let changes = crate::store::changes::Local { folder: &folder }.changes().ok()?;
-            let newest = changes.iter().find(|c| c.at < until)?.number;
-            Some((name, newest))
-        })
-        .collect()
-}
-
-/// The time of the memory repository's first commit.
-fn first_commit_time(root: &Path) -> Option<i64> {
-    let listed = git::run(root, &["log", "--max-parents=0", "--format=%ct", "HEAD"], git::LIMIT).ok()?;
-    listed.lines().filter_map(|l| l.trim().parse().ok()).min()
 }
 
 /// Stops syncing: the repository stays (it is the history), the remote and

@@ -155,50 +155,84 @@ fn the_merge_driver_runs_inside_a_real_git_merge() {
     assert_eq!(fs::read_to_string(repo.join("app/notes.md")).unwrap(), "- first note\n- our note\n- their note\n");
 }
 
+/// With sync on, the history is still memory-save's own, numbered on from
+/// before sync; git's log mirrors it: each change, undo and redo a commit.
 #[test]
-fn with_sync_on_git_is_the_history() {
+fn with_sync_on_the_history_goes_on_and_git_mirrors_it() {
     let env = machine("https://example.com/me/app.git");
     let remote = env.bare_remote("memories.git");
     save(&env, 1, "- First.");
+    let before = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     sync(&env, &["--init", remote.to_str().unwrap()]).ok();
     save(&env, 2, "- Second.");
     let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     let first = list.lines().next().unwrap_or_default();
-    assert!(
-        first.contains("1 added") && first.contains("commit ") && first.contains(&format!("session {}…", &SID[..8])),
-        "{list}"
-    );
+    assert!(first.contains("1 added") && first.contains(&format!("session {}…", &SID[..8])), "{list}");
+    assert!(list.ends_with(&before), "the entries from before sync stay as they were:\n{list}");
     let number = first.trim_start_matches('#').split_whitespace().next().unwrap().to_string();
     let show = env.cmd(&["history", "show", &number]).in_dir(&env.proj).run().ok().stdout;
     assert!(show.contains("+- Second."), "{show}");
-    // The same shape as the local history's, for scripts: the diff by file.
     let json: serde_json::Value =
         serde_json::from_str(&env.cmd(&["history", "show", &number, "--json"]).in_dir(&env.proj).run().ok().stdout)
             .unwrap();
     assert!(json["diff"]["MEMORY.md"].as_str().unwrap().contains("+- Second."), "{json}");
-    assert!(json["commit"].is_string() && json["origin"]["session_id"] == SID, "{json}");
+    assert_eq!(json["origin"]["session_id"], SID, "{json}");
 
-    // A hand edit since the last commit is kept unless forced.
+    // A hand edit since the last change is kept unless forced.
     let saved = env.memory().unwrap();
     env.write_memory(&saved.replace("- First.", "- First, by hand."));
-    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(1), "{out:#?}");
+    let out = env.cmd(&["undo"]).in_dir(&env.proj).status(1).run();
     assert!(out.stderr.contains("changed after the last recorded change"), "{}", out.stderr);
     env.write_memory(&saved);
+    let repo = env.mem.join("memory");
     let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok().stdout;
     assert!(out.contains("-- Second.") && out.contains(&format!("undo of #{number}")), "{out}");
     assert!(!env.memory().unwrap().contains("- Second.") && env.memory().unwrap().contains("- First."));
+    assert!(git_out(&repo, &["log", "-1", "--format=%s"]).starts_with(&format!("undo of #{number}")));
     let out = env.cmd(&["undo"]).in_dir(&env.proj).run().ok().stdout;
     assert!(out.contains("redo of #"), "{out}");
     assert!(env.memory().unwrap().contains("- Second."));
+    assert!(git_out(&repo, &["log", "-1", "--format=%s"]).starts_with("redo of #"));
+    assert_eq!(git_out(&repo, &["status", "--porcelain"]), "", "every change is committed");
 
-    // The local history knows git's undos too: with sync off, it goes on.
+    // With sync off, the same history goes on.
     sync(&env, &["--off"]).ok();
     let local = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
     assert!(local.lines().next().unwrap_or_default().contains("redo of #"), "{local}");
-    let out = env.cmd(&["undo"]).in_dir(&env.proj).run();
-    assert_eq!(out.code, Some(0), "no hand edit to refuse: {out:#?}");
+    env.cmd(&["undo"]).in_dir(&env.proj).status(0).run();
     assert!(!env.memory().unwrap().contains("- Second."));
+}
+
+/// What a pull brings is a change like any other: an entry in the
+/// history, and an undo takes it back on this machine and, by the next
+/// sync, everywhere.
+#[test]
+fn a_pull_is_an_entry_of_the_history_and_undo_takes_it_back() {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    let remote = a.bare_remote("memories.git");
+    let url = remote.to_str().unwrap().to_string();
+    save(&a, 1, "- From A.");
+    sync(&a, &["--init", &url]).ok();
+    save(&b, 1, "- From B.");
+    sync(&b, &["--init", &url]).ok();
+    save(&a, 2, "- A again.");
+    sync(&a, &[]).ok();
+    sync(&b, &[]).ok();
+    assert!(b.memory().unwrap().contains("- A again."));
+    let list = b.cmd(&["history"]).in_dir(&b.proj).run().ok().stdout;
+    let newest = list.lines().next().unwrap_or_default();
+    assert!(newest.contains("pulled from the sync remote") && newest.contains("by memory-save sync"), "{list}");
+    let number = newest.trim_start_matches('#').split_whitespace().next().unwrap().to_string();
+    let show = b.cmd(&["history", "show", &number]).in_dir(&b.proj).run().ok().stdout;
+    assert!(show.contains("+- A again."), "{show}");
+    let out = b.cmd(&["undo"]).in_dir(&b.proj).run().ok().stdout;
+    assert!(out.contains(&format!("undo of #{number}")), "{out}");
+    let memory = b.memory().unwrap();
+    assert!(!memory.contains("- A again.") && memory.contains("- From A.") && memory.contains("- From B."), "{memory}");
+    sync(&b, &[]).ok();
+    sync(&a, &[]).ok();
+    assert!(!a.memory().unwrap().contains("- A again."), "the undo reached the other machine");
 }
 
 #[test]
@@ -376,46 +410,6 @@ fn status_has_a_sync_line() {
     let json: serde_json::Value =
         serde_json::from_str(&env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().stdout).unwrap();
     assert!(json["sync"]["synced_at"].is_i64() && json["sync"]["error"].is_null(), "{json}");
-}
-
-#[test]
-fn history_keeps_what_came_before_sync_and_undo_of_it_is_a_new_commit() {
-    let env = Env::new();
-    let remote = env.bare_remote("memories.git");
-    save(&env, 1, "- Before sync, one.");
-    save(&env, 2, "- Before sync, two.");
-    let before = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
-    let before_count = before.lines().filter(|l| l.starts_with('#')).count();
-    assert!(before_count >= 2, "{before}");
-    sync(&env, &["--init", remote.to_str().unwrap()]).ok();
-    save(&env, 3, "- After sync.");
-    let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok().stdout;
-    let entries: Vec<&str> = list.lines().filter(|l| l.starts_with('#')).collect();
-    assert!(entries.len() > before_count, "{list}");
-    assert!(entries[0].contains("commit "), "git's changes come first: {list}");
-    for old in before.lines().filter(|l| l.starts_with('#')) {
-        let number = old.split_whitespace().next().unwrap();
-        assert!(entries.iter().any(|e| e.starts_with(&format!("{number} "))), "{number} is gone: {list}");
-    }
-    let numbers: Vec<&str> = entries.iter().map(|e| e.split_whitespace().next().unwrap()).collect();
-    let mut unique = numbers.clone();
-    unique.dedup();
-    assert_eq!(numbers, unique, "{list}");
-
-    // The entry that added "two", from before sync: undone as a new commit.
-    let two = before.lines().find(|l| l.contains("1 added")).unwrap();
-    let number = two.split_whitespace().next().unwrap().trim_start_matches('#').to_string();
-    let shown = env.cmd(&["history", "show", &number]).in_dir(&env.proj).run().ok().stdout;
-    assert!(shown.contains("+- Before sync, two."), "{shown}");
-    let commits = git_out(&env.mem.join("memory"), &["rev-list", "--count", "HEAD"]);
-    let out = env.cmd(&["undo", &number]).in_dir(&env.proj).run().ok().stdout;
-    assert!(out.contains(&format!("undo of #{number}")) && out.contains("(a commit)"), "{out}");
-    let memory = env.memory().unwrap();
-    assert!(!memory.contains("- Before sync, two.") && !memory.contains("- After sync."), "{memory}");
-    assert!(memory.contains("- Before sync, one."), "{memory}");
-    let after: u32 = git_out(&env.mem.join("memory"), &["rev-list", "--count", "HEAD"]).trim().parse().unwrap();
-    assert_eq!(after, commits.trim().parse::<u32>().unwrap() + 1);
-    assert!(git_out(&env.mem.join("memory"), &["log", "-1", "--format=%s"]).starts_with(&format!("undo of #{number}")));
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::store::folder::{Folder, MEMORY_FILE, read_if_exists};
 use crate::store::fsutil;
 
 mod undo;
-pub use undo::{apply_undo, plan_undo, record_made, unlabelled};
+pub use undo::{apply_undo, plan_undo, record_made};
 
 pub const HISTORY_DIR: &str = ".history";
 /// Entries kept per project; older ones are dropped.

@@ -68,7 +68,7 @@ pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
 }
 
 /// A message without the undo labels before it, so labels never nest.
-pub fn unlabelled(message: &str) -> &str {
+fn unlabelled(message: &str) -> &str {
     let mut rest = message;
     while let Some(after) = rest.strip_prefix("undo of #").or_else(|| rest.strip_prefix("redo of #")) {
         match after.split_once(": ") {
