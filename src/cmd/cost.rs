@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use anyhow::Result;
 
 use crate::memory::cost::usd;
-use crate::save::month::{self, Month};
+use crate::save::money::month::{self, Month};
 
 /// Bars are at most this wide.
 const BAR_WIDTH: usize = 30;

@@ -141,7 +141,7 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
          Change them with save_every_turns, max_cost_per_month_usd and billing_day in {} (docs/cost.md).",
         crate::config::file(roots).display()
     ))?;
-    let who = match crate::save::ledger::last_route(roots) {
+    let who = match crate::save::money::ledger::last_route(roots) {
         Some(seen) => format!("note: at the last session start, {}.", seen.route.sentence()),
         None => "note: who pays is read from a session's environment at its start: memory-save status says it then."
             .to_string(),

@@ -26,7 +26,7 @@ impl super::Run for ResumeArgs {
         let mut resumed = Vec::new();
         // A used-up allowance or a model's refusal holds every session on
         // this machine: lifted early here, the next save tries at once.
-        let lifted = crate::save::ledger::update(&roots, |limits| {
+        let lifted = crate::save::money::ledger::update(&roots, |limits| {
             let mut lifted: Vec<String> = limits.allowance.take().map(|h| h.text).into_iter().collect();
             lifted.extend(
                 std::mem::take(&mut limits.models).into_iter().map(|(model, h)| format!("{model}: {}", h.text)),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::env::timestamp;
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
-use crate::save::month::Totals;
+use crate::save::money::month::Totals;
 use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
 use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
@@ -65,7 +65,7 @@ struct Status {
     /// What saves cost today (the local day, every project).
     today: Totals,
     /// This billing month: saves, tokens, cost, budgets, pace.
-    month: crate::save::month::Month,
+    month: crate::save::money::month::Month,
     /// Sessions on models the plan refused without usage credits.
     paused_models: Vec<String>,
     /// What this project's sessions' saves cost, beside the sessions' own
@@ -138,7 +138,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
     let config = crate::config::of(roots);
     let off = project.off_reason(&config);
     let now = crate::env::now_unix();
-    let limits = crate::save::ledger::load(roots);
+    let limits = crate::save::money::ledger::load(roots);
     let saves_stopped = config
         .stopped()
         .map(str::to_string)
@@ -171,7 +171,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         config_file: crate::config::file(roots).display().to_string(),
         config_problems: config.problems.iter().map(|p| p.text.clone()).collect(),
         saves_stopped,
-        month: crate::save::month::gather(roots, &config, now),
+        month: crate::save::money::month::gather(roots, &config, now),
         paused_models: limits
             .models
             .iter()

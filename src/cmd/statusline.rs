@@ -84,7 +84,7 @@ fn run(wrapped: &[OsString]) -> Result<()> {
 /// that fails closed, a budget reached, a used-up allowance, or the plan's
 /// refusal of its model.
 fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
-    let limits = crate::save::ledger::load(roots);
+    let limits = crate::save::money::ledger::load(roots);
     let now = crate::env::now_unix();
     if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
         return Some(hold.status());

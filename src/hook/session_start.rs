@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
         record_route(ctx, &folder_path);
         stopped = crate::config::stopped_line(&config).or_else(|| {
-            let limits = crate::save::ledger::load(&ctx.roots);
+            let limits = crate::save::money::ledger::load(&ctx.roots);
             limits.stopped.filter(|s| s.holds(&config, crate::env::now_unix())).map(|s| s.line())
         });
     }
@@ -181,5 +181,5 @@ fn record_route(ctx: &Ctx, project_dir: &str) {
     {
         crate::store::log::error(&format!("cannot record the billing route: {e:#}"));
     }
-    crate::save::ledger::record_route(&ctx.roots, &route);
+    crate::save::money::ledger::record_route(&ctx.roots, &route);
 }

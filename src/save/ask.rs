@@ -6,7 +6,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{SaveJob, ledger};
+use super::SaveJob;
+use super::money::ledger;
 use crate::claude::{fork, settings, transcript};
 use crate::config::Config;
 use crate::store::paths::Roots;

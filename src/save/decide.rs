@@ -8,7 +8,8 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::gather::Gathered;
-use super::{SaveJob, SaveResult, budget, guard, ledger};
+use super::money::{budget, guard, ledger};
+use super::{SaveJob, SaveResult};
 use crate::claude::transcript::{self, TranscriptFacts};
 use crate::config::Config;
 use crate::store::paths::Roots;

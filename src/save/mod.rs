@@ -3,13 +3,10 @@
 
 mod ask;
 pub mod baseline;
-pub mod budget;
 mod decide;
 mod gather;
-pub mod guard;
-pub mod ledger;
 pub mod machine;
-pub mod month;
+pub mod money;
 pub mod queue;
 pub mod repair;
 mod truth;
@@ -28,6 +25,7 @@ use crate::claude::fork;
 use crate::memory::apply;
 use crate::memory::report;
 use crate::memory::{prompt, reply};
+use crate::save::money::{budget, guard};
 use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
@@ -130,7 +128,7 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
             SaveResult::error(format!("{e:#}"))
         }
     };
-    ledger::record(roots, job, project.as_deref(), &result);
+    money::ledger::record(roots, job, project.as_deref(), &result);
     result
 }
 

@@ -196,7 +196,7 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
         p.guard.cache_read_at = Some(now_unix());
     }
-    let paused = super::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
+    let paused = super::money::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
     let budget = result.pause.clone().filter(|_| p.guard.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
     let budget_line = budget
         .as_ref()

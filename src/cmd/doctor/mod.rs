@@ -238,7 +238,7 @@ fn check_config(report: &mut Report, roots: &Roots) {
 
 /// Who pays for saves, and what stops them on this machine.
 fn check_spend(report: &mut Report, roots: &Roots) {
-    match crate::save::ledger::last_route(roots) {
+    match crate::save::money::ledger::last_route(roots) {
         Some(seen) => report.ok(&format!(
             "billing: {} (seen at a session start, {})",
             seen.route.sentence(),
@@ -248,7 +248,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
     let now = crate::env::now_unix();
     let config = crate::config::of(roots);
-    let limits = crate::save::ledger::load(roots);
+    let limits = crate::save::money::ledger::load(roots);
     if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
         report.problem(
             &format!("{}: the API refused a save: \"{}\"", hold.status(), hold.text),
@@ -284,7 +284,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
             "check the clock (date); budgets stay safe meanwhile",
         );
     }
-    let month = crate::save::month::gather(roots, &config, now);
+    let month = crate::save::money::month::gather(roots, &config, now);
     for b in month.budgets.iter().filter(|b| b.share >= 0.8 && b.share < 1.0) {
         report.warn(
             &format!(

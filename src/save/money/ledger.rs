@@ -243,7 +243,12 @@ pub fn settle(roots: &Roots, record: &crate::store::saves::SaveRecord) {
 }
 
 /// One record per save in `saves.jsonl`.
-pub(super) fn record(roots: &Roots, job: &super::SaveJob, project: Option<&str>, result: &super::SaveResult) {
+pub(in crate::save) fn record(
+    roots: &Roots,
+    job: &crate::save::SaveJob,
+    project: Option<&str>,
+    result: &crate::save::SaveResult,
+) {
     let record = crate::store::saves::SaveRecord {
         at: crate::env::now_unix(),
         session_id: job.session_id.to_string(),
