@@ -12,6 +12,7 @@ mod git;
 mod hook;
 mod process;
 mod project;
+mod restore;
 mod save;
 mod store;
 mod sync;

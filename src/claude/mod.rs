@@ -8,7 +8,6 @@ pub mod install;
 pub mod jsonedit;
 pub mod refusal;
 pub mod registrations;
-pub mod restore;
 pub mod route;
 pub mod settings;
 pub mod transcript;

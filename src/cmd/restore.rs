@@ -16,17 +16,17 @@ pub struct RestoreArgs {
 impl super::Run for RestoreArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
-        let mut state = crate::store::restore::read(&roots);
+        let mut state = crate::restore::state::read(&roots);
         if let Some(setting) = &self.setting {
             state.off = setting == "off";
-            crate::store::restore::write(&roots, &state)?;
+            crate::restore::state::write(&roots, &state)?;
         }
         super::println(&format!("context-restore: {}", line(&state)))
     }
 }
 
 /// `on · last: greet at 2026-12-01 14:32:05`, for this command and `status`.
-pub fn line(state: &crate::store::restore::RestoreState) -> String {
+pub fn line(state: &crate::restore::state::RestoreState) -> String {
     let setting = if state.off { "off (memory-save restore on turns it on)" } else { "on" };
     match &state.last {
         Some(event) => format!(

@@ -34,7 +34,7 @@ struct Status {
     /// near-duplicate pairs (`show --check` lists them).
     memory_check: Option<String>,
     /// context-restore's setting and its last event.
-    restore: crate::store::restore::RestoreState,
+    restore: crate::restore::state::RestoreState,
     /// With sync on: the remote, the last pull and push, why the last
     /// attempt failed.
     sync: Option<crate::sync::SyncState>,
@@ -205,7 +205,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .as_deref()
             .and_then(|text| crate::project::check::findings(&project, &folder, text, cwd, false).count()),
         sync: crate::sync::state(roots),
-        restore: crate::store::restore::read(roots),
+        restore: crate::restore::state::read(roots),
         identity: project.identity,
         provisional: project.provisional,
         folder_reason: project.why,

@@ -2,13 +2,13 @@
 //! hooks.json entry, matcher `Skill`) and a prompt typed as `/name`
 //! (UserPromptSubmit). Each hands the model the current text of a skill
 //! or command whose file changed on disk inside the engine's window
-//! (`claude::restore`), and the user one line.
+//! (`restore::transcript`), and the user one line.
 
 use anyhow::Result;
 
 use super::Ctx;
 use super::wire::{HookOutput, HookSpecificOutput};
-use crate::memory::restore::Kind;
+use crate::restore::compare::Kind;
 
 pub fn skill(ctx: &Ctx) -> Result<Option<HookOutput>> {
     if ctx.input.agent_id.is_some() {
@@ -20,12 +20,12 @@ pub fn skill(ctx: &Ctx) -> Result<Option<HookOutput>> {
 
 /// A prompt that begins with `/`: its command, if it names one.
 pub fn typed(ctx: &Ctx, prompt: &str) -> Option<HookOutput> {
-    let name = crate::memory::restore::typed_command(prompt)?;
+    let name = crate::restore::compare::typed_command(prompt)?;
     run(ctx, Kind::Command, name, "UserPromptSubmit")
 }
 
 fn run(ctx: &Ctx, kind: Kind, name: &str, event: &'static str) -> Option<HookOutput> {
-    let mut state = crate::store::restore::read(&ctx.roots);
+    let mut state = crate::restore::state::read(&ctx.roots);
     if state.off {
         return None;
     }
@@ -34,9 +34,9 @@ fn run(ctx: &Ctx, kind: Kind, name: &str, event: &'static str) -> Option<HookOut
         .unwrap_or_else(|| crate::project::work_tree_top(std::path::Path::new(&ctx.input.cwd)));
     let now = crate::env::now_unix();
     let transcript = std::path::Path::new(&ctx.input.transcript_path);
-    let restored = crate::claude::restore::restore(kind, name, transcript, &project_dir, now)?;
-    state.last = Some(crate::store::restore::Event { at: now, name: name.to_string() });
-    if let Err(e) = crate::store::restore::write(&ctx.roots, &state) {
+    let restored = crate::restore::transcript::restore(kind, name, transcript, &project_dir, now)?;
+    state.last = Some(crate::restore::state::Event { at: now, name: name.to_string() });
+    if let Err(e) = crate::restore::state::write(&ctx.roots, &state) {
         crate::store::log::error(&format!("cannot record the last context-restore event: {e:#}"));
     }
     Some(HookOutput {

@@ -13,7 +13,6 @@ pub mod prompt;
 pub mod refs;
 pub mod reply;
 pub mod report;
-pub mod restore;
 pub mod route;
 pub mod secrets;
 pub mod template;

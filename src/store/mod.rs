@@ -15,7 +15,6 @@ pub mod notes;
 pub mod owner;
 pub mod paths;
 pub mod record;
-pub mod restore;
 pub mod review;
 pub mod saves;
 pub mod session;

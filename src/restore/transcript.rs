@@ -2,7 +2,7 @@
 //! changed on disk"): for a Skill tool call (PostToolUse, matcher `Skill`)
 //! or a typed `/name` prompt (UserPromptSubmit), the file the text comes
 //! from and the engine's last copy of it in the transcript. The core
-//! (`memory::restore`) compares them and words what the model gets.
+//! (`restore::compare`) compares them and words what the model gets.
 //!
 //! The engine notices a changed file 2–3 s after the write (measured on
 //! 2.1.328 and 2.1.332) and then hands the new text itself. So a call
@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::memory::restore::{self, Kind};
+use crate::restore::compare::{self, Kind};
 
 /// Past this, the engine has noticed a change and hands the new text.
 pub const NOTICE_WINDOW: Duration = Duration::from_secs(5);
@@ -42,7 +42,7 @@ struct EngineCopy {
 /// For a call of `name` in the session whose transcript is `transcript`,
 /// working in `project_dir`: the current text, when the engine's is old.
 pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, now: i64) -> Option<Restored> {
-    if !restore::valid_name(name) {
+    if !compare::valid_name(name) {
         return None;
     }
     let copy = last_copy(transcript, kind, name);
@@ -63,15 +63,15 @@ pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, no
     if now * 1000 - changed_ms > NOTICE_WINDOW.as_millis() as i64 || handed_since {
         return None;
     }
-    let body = text.as_deref().map(restore::body);
+    let body = text.as_deref().map(compare::body);
     if let (Some(copy), Some(body)) = (&copy, body)
-        && restore::same_text(body, &copy.text)
+        && compare::same_text(body, &copy.text)
     {
         return None;
     }
     let kind_seen = if copy.as_ref().is_some_and(|c| c.dir.is_some()) { Kind::Skill } else { kind };
-    let context = restore::context(kind_seen, name, &file.display().to_string(), body);
-    Some(Restored { context, notice: restore::notice(name) })
+    let context = compare::context(kind_seen, name, &file.display().to_string(), body);
+    Some(Restored { context, notice: compare::notice(name) })
 }
 
 /// When the session began: its transcript's first timestamp.
@@ -171,7 +171,7 @@ fn last_copy(transcript: &Path, kind: Kind, name: &str) -> Option<EngineCopy> {
                 blocks.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?.get("text")?.as_str()
             });
             let Some(text) = text else { continue };
-            if let Some((dir, body)) = restore::skill_block(text)
+            if let Some((dir, body)) = compare::skill_block(text)
                 && Path::new(dir).file_name().and_then(|n| n.to_str()) == Some(short)
             {
                 return Some(EngineCopy { text: body.to_string(), dir: Some(dir.to_string()), at });

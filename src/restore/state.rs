@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::paths::Roots;
+use crate::store::paths::Roots;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -26,9 +26,9 @@ fn path(roots: &Roots) -> std::path::PathBuf {
 }
 
 pub fn read(roots: &Roots) -> RestoreState {
-    super::record::read(&path(roots)).unwrap_or_default()
+    crate::store::record::read(&path(roots)).unwrap_or_default()
 }
 
 pub fn write(roots: &Roots, state: &RestoreState) -> Result<()> {
-    super::record::write(&path(roots), state)
+    crate::store::record::write(&path(roots), state)
 }

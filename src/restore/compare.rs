@@ -2,7 +2,7 @@
 //! Claude Code loads each skill and command once and notices a change to
 //! its file only 2–3 s after the write (measured on 2.1.328 and 2.1.332);
 //! a call inside that window gets the old copy. The edge
-//! (`claude::restore`) finds the file and the engine's last copy in the
+//! (`restore::transcript`) finds the file and the engine's last copy in the
 //! transcript; this decides whether they differ and words what the model
 //! gets.
 
