@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::folder::Folder;
-use super::folder_record::{Orders, read, update};
+use super::folder_record::{FolderRecord, Orders, read, update};
 use super::paths::Roots;
 
 pub const APPROVED_FILE: &str = ".approved";
@@ -66,14 +66,8 @@ fn add_new(list: &mut Vec<String>, rules: &[String]) {
 }
 
 /// The approvals of `.approved` that count here: this machine's own.
-fn counted(folder: &Folder) -> Vec<String> {
-    let here = read(folder).approved_here;
-    approved(folder).unwrap_or_default().into_iter().filter(|r| here.contains(r)).collect()
-}
-
-/// The rules this machine wrote.
-pub fn own(folder: &Folder) -> Vec<String> {
-    read(folder).own
+fn counted(folder: &Folder, record: &FolderRecord) -> Vec<String> {
+    approved(folder).unwrap_or_default().into_iter().filter(|r| record.approved_here.contains(r)).collect()
 }
 
 pub fn add_own(folder: &Folder, rules: &[String]) -> Result<()> {
@@ -125,7 +119,7 @@ pub fn upgrade_once(roots: &Roots) {
             let Ok(Some(memory)) = folder.read_memory() else { continue };
             // This machine's own, not `.approved`: an upgrade's approval
             // never travels to another machine as if the user had given it.
-            if let Err(e) = add_own(&folder, &instruction_lines(&folder, &memory)) {
+            if let Err(e) = add_own(&folder, &instruction_lines(&folder, &read(&folder), &memory)) {
                 crate::store::log::error(&format!("cannot record the approved rules of {name}: {e:#}"));
             }
         }
@@ -145,9 +139,13 @@ pub fn foreign_as_recorded(roots: &Roots, folder: &Folder, memory: &str) -> Vec<
 /// The rules of `memory` neither approved nor this machine's own, the
 /// upgrade aside: what a write must not launder as its own.
 pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
-    let approved = counted(folder);
-    let own = own(folder);
-    instruction_lines(folder, memory).into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
+    // One read of the record: every session start asks.
+    let record = read(folder);
+    let approved = counted(folder, &record);
+    instruction_lines(folder, &record, memory)
+        .into_iter()
+        .filter(|r| !approved.contains(r) && !record.own.contains(r))
+        .collect()
 }
 
 /// The foreign rules of `memory`: neither approved nor this machine's own.
@@ -156,22 +154,19 @@ pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
 /// approved again.
 pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
     upgrade_once(roots);
-    let rules = instruction_lines(folder, memory);
-    let approved = counted(folder);
-    let own = own(folder);
-    rules.into_iter().filter(|r| !approved.contains(r) && !own.contains(r)).collect()
+    unapproved(folder, memory)
 }
 
 /// `gate::instruction_lines`, remembered for the text last asked about:
 /// every session start asks, and reading each line of a large memory for
 /// orders cost the load more than the rest of the hook (measured with
 /// callgrind: 5.8M of 9.2M instructions for a 49 KB file).
-fn instruction_lines(folder: &Folder, memory: &str) -> Vec<String> {
+fn instruction_lines(folder: &Folder, record: &FolderRecord, memory: &str) -> Vec<String> {
     let mark = super::folder::checked_mark(memory);
-    if let Some(remembered) = read(folder).orders
+    if let Some(remembered) = &record.orders
         && mark.as_deref() == Some(remembered.mark.as_str())
     {
-        return remembered.lines;
+        return remembered.lines.clone();
     }
     let lines = crate::memory::gate::instruction_lines(memory);
     if let Some(mark) = mark
