@@ -69,8 +69,9 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         }
         // A fast-forward, or a file only the remote changed, runs no driver:
         // what came is checked here as a save's lines are.
-        report.extend(check_arrived(root, &before)?);
-        record_pulled(roots, root, &before)?;
+        let arrived = arrived(root, &before)?;
+        report.extend(check_arrived(root, &arrived)?);
+        record_pulled(roots, &arrived)?;
     }
     git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")], caller)?;
     report.push(format!("synced with {}", state(roots).map(|s| s.remote).unwrap_or_default()));
@@ -108,18 +109,27 @@ fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
     Ok(())
 }
 
-/// The lines that came with a pull (changed since `before`) that no save
-/// could write (a secret, a control or bidi character, a header look-alike)
-/// are taken out again, in one commit, and named.
-fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
+/// The memory files a pull changed since `before` (`<folder>/<file>`),
+/// each with its text before it (`None`: it is new).
+fn arrived(root: &Path, before: &str) -> Result<Vec<(String, Option<String>)>> {
     let changed = git::run(root, &["diff", "--name-only", "-z", before, "HEAD"], git::LIMIT)?;
+    Ok(changed
+        .split('\0')
+        .filter(|p| p.ends_with(".md"))
+        .map(|path| (path.to_string(), git::run(root, &["show", &format!("{before}:{path}")], git::LIMIT).ok()))
+        .collect())
+}
+
+/// The lines that came with a pull that no save could write (a secret, a
+/// control or bidi character, a header look-alike) are taken out again,
+/// in one commit, and named.
+fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Vec<String>> {
     let mut report = Vec::new();
-    for path in changed.split('\0').filter(|p| p.ends_with(".md")) {
+    for (path, old) in arrived {
         let file = root.join(path);
         let Some(now) = fsutil::read_regular(&file, crate::store::folder::MAX_FILE_BYTES)? else { continue };
         let now = String::from_utf8_lossy(&now).into_owned();
-        let old = git::run(root, &["show", &format!("{before}:{path}")], git::LIMIT).unwrap_or_default();
-        let had: std::collections::HashSet<&str> = old.lines().collect();
+        let had: std::collections::HashSet<&str> = old.as_deref().unwrap_or_default().lines().collect();
         let mut dropped = 0;
         let kept: Vec<&str> = now
             .lines()
@@ -151,14 +161,12 @@ fn check_arrived(root: &Path, before: &str) -> Result<Vec<String>> {
 /// Each folder the pull changed gets an entry in its history, with the
 /// files as they were before it, so `history` lists it and `undo` takes it
 /// back like any change. Call with the folders' locks held.
-fn record_pulled(roots: &Roots, root: &Path, before: &str) -> Result<()> {
-    let changed = git::run(root, &["diff", "--name-only", "-z", before, "HEAD"], git::LIMIT)?;
+fn record_pulled(roots: &Roots, arrived: &[(String, Option<String>)]) -> Result<()> {
     let mut by_folder: std::collections::BTreeMap<&str, std::collections::BTreeMap<String, Option<String>>> =
         Default::default();
-    for path in changed.split('\0').filter(|p| p.ends_with(".md")) {
+    for (path, old) in arrived {
         let Some((folder, file)) = path.split_once('/') else { continue };
-        let old = git::run(root, &["show", &format!("{before}:{path}")], git::LIMIT).ok();
-        by_folder.entry(folder).or_default().insert(file.to_string(), old);
+        by_folder.entry(folder).or_default().insert(file.to_string(), old.clone());
     }
     let origin = crate::store::history::Origin { by: Some("memory-save sync".into()), ..Default::default() };
     for (name, files) in by_folder {
