@@ -49,14 +49,14 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
             limits.stopped.filter(|s| s.holds(&config, crate::env::now_unix())).map(|s| s.line())
         });
     }
-    // A folder of this name recorded for a repository that is gone may be
-    // this one's, or a stranger's of the same name: until a save has
+    // A folder recorded for a repository that is gone, or for this origin at
+    // another path, may be this one's, or a stranger's: until a save has
     // compared root commits, one line says so and nothing of it loads.
     let provisional = located.provisional.is_some() && folder.memory_path().exists();
     if !folder.memory_path().exists() || provisional {
         let context = (provisional && part == 1).then(|| {
             format!(
-                "[PROJECT MEMORY: {label}]\nmemory-save holds a memory of this folder name for a repository that is gone; it loads from the next session once a save has found that it is this repository's (the same first commit). To take it over now, run: memory-save adopt {project}"
+                "[PROJECT MEMORY: {label}]\nmemory-save holds a memory that may be this repository's; it loads from the next session once a save has found that it is (the same first commit). To take it over now, run: memory-save adopt {project}"
             )
         });
         if context.is_none() && stopped.is_none() {

@@ -40,22 +40,49 @@ pub(super) fn choose_folder(
         check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
         return Ok(plain(&name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
     }
-    let ours = |name: &str| owner::read(roots, name).is_some_and(|r| r.holds_any(identities));
+    // An origin is a line of the repository's own config, which anyone can
+    // write: a record found by it alone, at a path this machine never
+    // recorded for it, loads provisionally until the worker has compared
+    // root commits.
+    let ours = |name: &str, record: owner::Record, why: String| {
+        let by_path = identities.iter().any(|id| id.starts_with(owner::PATH) && record.names().any(|n| n == id));
+        let provisional = (in_git && record.root.is_some() && !by_path).then(|| {
+            format!(
+                "provisional: recorded for {} at another path; the next save confirms it by the repository's first commit",
+                record.shown_identity()
+            )
+        });
+        Choice { name: name.to_string(), why, provisional }
+    };
     // Undoing an adoption takes the record back, and with it the alias.
-    if let Some(name) = owner::adopted(roots, identities).filter(|name| ours(name)) {
-        return Ok(plain(&name, format!("{name}, adopted for {identity}")));
+    if let Some(name) = owner::adopted(roots, identities)
+        && let Some(record) = owner::read(roots, &name).filter(|r| r.holds_any(identities))
+    {
+        let why = format!("{name}, adopted for {identity}");
+        return Ok(ours(&name, record, why));
     }
     let found = match owner::read(roots, base) {
         None => return Ok(plain(base, format!("{base}, the project folder's name"))),
         Some(record) if record.holds_any(identities) => {
-            return Ok(plain(base, format!("{base}, recorded for {identity}")));
+            let choice = ours(base, record.clone(), format!("{base}, recorded for {identity}"));
+            if choice.provisional.is_none() {
+                return Ok(choice);
+            }
+            // Unless a save already found another root commit here and gave
+            // this repository a folder of its own.
+            let own = hashed_name(base, identity);
+            return Ok(match owner::read(roots, &own).filter(|r| r.holds_any(identities)) {
+                Some(mine) => ours(&own, mine, format!("{base} belongs to another repository")),
+                None => choice,
+            });
         }
         Some(record) => record,
     };
     let name = hashed_name(base, identity);
     match owner::read(roots, &name) {
         Some(record) if record.holds_any(identities) => {
-            return Ok(plain(&name, format!("{base} belongs to {}", found.shown_identity())));
+            let why = format!("{base} belongs to {}", found.shown_identity());
+            return Ok(ours(&name, record, why));
         }
         Some(other) => bail!(
             "memory folders {base} and {name} both belong to other repositories ({}, {}); name this one in the config ([names])",
@@ -114,7 +141,10 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
             // finds this repository's own folder, not the stranger's memory.
             let folder = project.folder(roots);
             fs_err::create_dir_all(&folder.dir)?;
-            return folder.claim();
+            folder.claim()?;
+            let paths: Vec<String> =
+                project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
+            return owner::add_here(roots, &project.name, &paths);
         }
         project.why = format!("{}, confirmed by its root commit", project.name);
     }

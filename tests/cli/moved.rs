@@ -147,12 +147,46 @@ fn a_repository_that_gains_an_origin_keeps_its_memory_and_records_the_origin() {
     let record = record(&env, "app");
     assert!(record["identity"].as_str().unwrap().starts_with("path:"), "{record}");
     assert_eq!(record["also"], serde_json::json!(["github.com/me/app"]), "{record}");
-    // Another clone of that origin, elsewhere, finds it by the origin.
-    let clone = env.root().join("laptop/app");
-    std::fs::create_dir_all(&clone).unwrap();
-    env.git(&clone, &["init", "-q"]);
-    env.git(&clone, &["remote", "add", "origin", "https://github.com/me/app"]);
+    // Another clone of that origin, elsewhere, finds it by the origin: at
+    // once provisionally, and in full once a save has compared root commits.
+    let laptop = env.folder("laptop");
+    env.git(&laptop, &["clone", "-q", &format!("file://{}", dir.display()), "app"]);
+    let clone = laptop.join("app");
+    env.git(&clone, &["remote", "set-url", "origin", "https://github.com/me/app"]);
+    let out = session_start(&env, &clone);
+    assert!(!out.contains("- After the remote.") && out.contains("memory-save adopt app"), "{out}");
+    env.script_default(&no_change());
+    env.saved_turn_in("clone", &clone, 1);
     assert!(session_start(&env, &clone).contains("- After the remote."));
+}
+
+/// A folder whose git config merely names a repository's origin (an
+/// unpacked archive, a planted `.git`) is not that repository: without its
+/// root commit it never sees, nor writes, the memory recorded for it.
+#[test]
+fn an_origin_alone_does_not_claim_a_memory() {
+    let env = Env::new();
+    let dir = saved_repo(&env, "app", "- The real app's secret plan.");
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&no_change());
+    env.saved_turn_in("with-origin", &dir, 1);
+    let planted = env.root().join("downloads/app");
+    std::fs::create_dir_all(&planted).unwrap();
+    env.git(&planted, &["init", "-q"]);
+    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "not the real first commit"]);
+    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+    for _ in 0..2 {
+        let out = session_start(&env, &planted);
+        assert!(!out.contains("secret plan"), "{out}");
+    }
+    env.script_default(&adds("- Written by the planted folder."));
+    env.saved_turn_in("planted", &planted, 1);
+    let real = env.memory_of("app").unwrap();
+    assert!(real.contains("secret plan") && !real.contains("planted folder"), "{real}");
+    let out = session_start(&env, &planted);
+    assert!(!out.contains("secret plan") && !out.contains("provisional"), "{out}");
+    // The real repository still loads its memory in full.
+    assert!(session_start(&env, &dir).contains("secret plan"));
 }
 
 #[test]
