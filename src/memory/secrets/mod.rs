@@ -124,7 +124,7 @@ pub fn refusal(kind: &str) -> String {
 enum Check {
     /// The last n characters (the generated body) look generated.
     Tail(usize),
-    /// The 16 characters after a prefix of this length look generated,
+    /// The 12 to 16 characters after a prefix of this length look generated,
     /// whatever comes after them.
     Head(usize),
     Custom(fn(&str) -> bool),
@@ -407,19 +407,20 @@ const TOKEN_RULES: &[Rule] = &[
         r"(?:Bearer|bearer|BEARER)[ \t]+[A-Za-z0-9._~+/-]{16,}=*"),
 ];
 
-/// Families (stage 1b): a provider's prefix and 16 or more token characters
+/// Families (stage 1b): a provider's prefix and 12 or more token characters
 /// are its key whatever the length, the tail or the version after the
 /// prefix, since the exact shapes above miss every variant they were not
 /// told about (`sk-ant-api03-` with another ending, a new provider's
-/// `pcsk_`). Only the 16 characters after the prefix are judged
-/// (`generated_head`), so a stand-in (`ghp_xxxx…`, `…-your-key-here`)
-/// passes and an odd tail does not hide a key. A prefix too plain to be
+/// `pcsk_`), and a key cut short still gives most of itself away. Only the
+/// first 16 characters after the prefix are judged (`generated_head`), so
+/// a stand-in (`ghp_xxxx…`, `…-your-key-here`) passes and an odd tail does
+/// not hide a key. A prefix too plain to be
 /// a provider's alone (Twilio's `SK`, Mailgun's `key-`) keeps only its
 /// exact shape above.
 static FAMILIES: LazyLock<Rules> = LazyLock::new(|| Rules::new(FAMILY_RULES, 12));
 macro_rules! family {
     ($kind:expr, $prefix:literal, $escaped:literal, $body:literal) => {
-        rule($kind, Head($prefix.len()), concat!(r"(?-u:\b)", $escaped, $body, "{16,}"))
+        rule($kind, Head($prefix.len()), concat!(r"(?-u:\b)", $escaped, $body, "{12,}"))
     };
 }
 #[rustfmt::skip]
@@ -468,18 +469,19 @@ const FAMILY_RULES: &[Rule] = &[
     family!("an age secret key", "AGE-SECRET-KEY-", "AGE-SECRET-KEY-", "[A-Z0-9]"),
 ];
 
-/// The 16 characters after a family's prefix are a key's: enough distinct
-/// characters, a digit or both cases (a word or a snake_case name has
+/// The 12 to 16 characters after a family's prefix are a key's: half of
+/// them distinct, a digit or both cases (a word or a snake_case name has
 /// neither), and no stand-in run (`xxxx`, `your`, `abcdef`).
 fn generated_head(body: &str) -> bool {
     let head: String = body.chars().take(16).collect();
-    if head.chars().count() < 16 {
+    let n = head.chars().count();
+    if n < 12 {
         return false;
     }
     let distinct = distinct_alphanumeric(head.as_bytes());
     let digit = head.bytes().any(|b| b.is_ascii_digit());
     let cases = head.bytes().any(|b| b.is_ascii_lowercase()) && head.bytes().any(|b| b.is_ascii_uppercase());
-    distinct >= 8 && (digit || cases) && !value::stand_in_run(&head)
+    distinct * 2 >= n && (digit || cases) && !value::stand_in_run(&head)
 }
 
 /// Shapes whose first character is not a literal, one regex each: each has

@@ -222,7 +222,7 @@ fn a_key_with_a_stand_in_tail_inside_another_or_in_look_alikes_is_caught() {
     }
 }
 
-/// A known prefix and 16 generated characters are a key, whatever the
+/// A known prefix and 12 generated characters are a key, whatever the
 /// tail or the length: the shapes the held-out check wrote to memory.
 #[test]
 fn a_known_prefix_is_a_key_whatever_its_tail() {
@@ -239,6 +239,9 @@ fn a_known_prefix_is_a_key_whatever_its_tail() {
         (k(&["- ", "SG.", &u64s(61, 18)]), "a SendGrid API key"),
         (k(&["- ", "glpat-", &an(62, 16)]), "a GitLab token"),
         (k(&["- ", "dp.st.", &an(63, 30)]), "a Doppler token"),
+        // A truncated key still gives most of itself away.
+        (k(&["- it starts ", "ghp_", &an(64, 15)]), "a GitHub token"),
+        (k(&["- ", "sk-proj-", &an(65, 12), "…"]), "an OpenAI API key"),
     ];
     for (text, kind) in &caught {
         assert_eq!(find_secret(text), Some(*kind), "{text}");
@@ -250,6 +253,8 @@ fn a_known_prefix_is_a_key_whatever_its_tail() {
         "- sk-ant-api03-your-key-here goes in .env",
         "- the dapi prefix marks Databricks tokens",
         "- pcsk_ keys are Pinecone's",
+        "- ghp_abc123 is too short to be anything",
+        "- hf_transfer speeds up downloads",
     ] {
         assert_eq!(find_secret(passes), None, "{passes}");
     }
