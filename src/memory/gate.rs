@@ -313,6 +313,19 @@ pub fn instruction_lines(memory: &str) -> Vec<String> {
     lines
 }
 
+/// The lines `after` gains over `before` that no door may admit, each with
+/// its number (from 1) and why: what a door that puts back or brings in a
+/// whole text (an undo, a pull) asks before it writes.
+pub fn refused_additions(before: &str, after: &str) -> Vec<Withheld> {
+    let had: std::collections::HashSet<&str> = before.lines().collect();
+    after
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !had.contains(line))
+        .filter_map(|(i, line)| refusal(line).map(|why| Withheld { line: i + 1, why }))
+        .collect()
+}
+
 /// A memory text as a session may load it: every line that no door could
 /// have admitted is withheld, with its number (from 1) and why.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

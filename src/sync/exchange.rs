@@ -129,17 +129,14 @@ fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Ve
         let file = root.join(path);
         let Some(now) = fsutil::read_regular(&file, crate::store::folder::MAX_FILE_BYTES)? else { continue };
         let now = String::from_utf8_lossy(&now).into_owned();
-        let had: std::collections::HashSet<&str> = old.as_deref().unwrap_or_default().lines().collect();
-        let mut dropped = 0;
-        let kept: Vec<&str> = now
-            .lines()
-            .filter(|line| {
-                let bad = !had.contains(line) && crate::memory::gate::refusal(line).is_some();
-                dropped += usize::from(bad);
-                !bad
-            })
-            .collect();
+        let refused = crate::memory::gate::refused_additions(old.as_deref().unwrap_or_default(), &now);
+        let dropped = refused.len();
         if dropped > 0 {
+            let kept: Vec<&str> = (1..)
+                .zip(now.lines())
+                .filter(|(number, _)| !refused.iter().any(|r| r.line == *number))
+                .map(|(_, line)| line)
+                .collect();
             fsutil::write_atomic(&file, (kept.join("\n") + "\n").as_bytes(), true)?;
             report.push(format!(
                 "{path}: left out {} from the remote that no save could write",

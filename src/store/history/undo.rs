@@ -64,6 +64,23 @@ pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
         }
         message = unlabelled(&entry.message).to_string();
     }
+    // An entry is a file in the memory folder, which a sync remote or a
+    // hand may have written: what it puts back passes the one gate.
+    let mut refused = Vec::new();
+    for (name, (now, target)) in &files {
+        if let (Some(target), true) = (target, name.ends_with(".md")) {
+            for r in crate::memory::gate::refused_additions(now.as_deref().unwrap_or_default(), target) {
+                refused.push(format!("{name} line {}: {}", r.line, r.why));
+            }
+        }
+    }
+    if !refused.is_empty() {
+        bail!(
+            "undo would put back lines the gate refuses, so nothing was changed; the history in {} holds text no save wrote:\n  {}",
+            folder.dir.join(super::HISTORY_DIR).display(),
+            refused.join("\n  ")
+        );
+    }
     Ok(UndoPlan { from, newest, message, files, hand_edited })
 }
 
