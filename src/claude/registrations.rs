@@ -68,8 +68,16 @@ pub struct Registration {
 /// only the files that hold something (or cannot be read).
 pub fn registrations(cwd: &Path) -> Vec<Registration> {
     let mut found = Vec::new();
+    let mut seen = Vec::new();
     for scope in settings::SCOPES {
         let Ok(path) = scope.path(cwd) else { continue };
+        // From the home folder the project's settings file is the user's:
+        // one file is one registration.
+        let same = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if seen.contains(&same) {
+            continue;
+        }
+        seen.push(same);
         let (hooks, error) = match registered_hooks(&path) {
             Ok(hooks) => (hooks, None),
             Err(e) => (Vec::new(), Some(format!("{e:#}"))),

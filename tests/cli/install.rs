@@ -636,3 +636,19 @@ fn status_and_doctor_name_an_invalid_settings_file_as_such() {
     let doctor = home.run(&["doctor"]).stdout;
     assert!(doctor.contains("is not valid JSON") && !doctor.contains("run this again"), "{doctor}");
 }
+
+/// Run from the home folder, the project's settings file is the user's:
+/// one file is one registration, and no advice removes the only install.
+#[test]
+fn in_the_home_folder_one_settings_file_is_one_registration() {
+    let home = Home::new();
+    home.ok(&["install"]);
+    let status = home.run(&["status"]).ok().stdout;
+    let hooks = status.lines().find(|l| l.trim_start().starts_with("hooks")).unwrap();
+    assert!(hooks.contains("user settings") && !hooks.contains("more than once"), "{hooks}");
+    let doctor = home.run(&["doctor"]).stdout;
+    assert!(!doctor.contains("twice") && !doctor.contains("memory-save uninstall"), "{doctor}");
+    assert!(doctor.contains("hook commands registered in"), "{doctor}");
+    let again = home.ok(&["install"]);
+    assert!(!again.contains("warning"), "{again}");
+}
