@@ -364,16 +364,21 @@ fn render(s: &Status) -> String {
     }
     out.push_str("last saves:\n");
     for save in &s.recent_saves {
-        let (at, status) = (save.at, &save.status);
+        // A long status is cut, so the columns after it keep their gap.
+        let status = crate::memory::text::shorten(&save.status, 27);
         let usage = save.usage.clone().unwrap_or_default();
+        // The figure budgets count, and the CLI's beside it where it differs.
+        let usd = crate::memory::cost::usd;
+        let cli = usd(usage.total_cost_usd);
+        let counted = usd(save.counted());
+        let cost = if cli == counted { counted } else { format!("{counted} (the CLI said {cli})") };
         out.push_str(&format!(
-            "  {}  {status:<28} in {} · cache read {} · cache write {} · out {} · {}\n",
-            timestamp(at),
+            "  {}  {status:<28} in {} · cache read {} · cache write {} · out {} · {cost}\n",
+            timestamp(save.at),
             usage.input_tokens,
             usage.cache_read_input_tokens,
             usage.cache_creation_input_tokens,
             usage.output_tokens,
-            crate::memory::cost::usd(usage.total_cost_usd)
         ));
     }
     out

@@ -186,9 +186,14 @@ fn failed(
     }
     let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
     let usage = e.usage();
+    // A fork the API never billed (no tokens: not logged in, no network)
+    // counts what the CLI says, nothing; one that used tokens the CLI could
+    // not price counts the estimate, as a read reply does.
+    let sent = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0;
+    let counted = if sent && usage.total_cost_usd == 0.0 { priced.estimate_usd } else { usage.total_cost_usd };
     Ok(SaveResult {
         report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){advice}"))),
-        counted_usd: Some(usage.total_cost_usd.max(priced.estimate_usd)),
+        counted_usd: Some(counted),
         usage: Some(usage),
         parent_last_request_at: priced.facts.last_request_at,
         ..priced.result(StatusKind::Error, format!("error: {e}"))

@@ -32,7 +32,8 @@ pub struct SaveRecord {
     /// What the save was estimated to cost before its fork ran.
     pub estimate_usd: Option<f64>,
     /// What budgets count: the larger of the estimate and the CLI's figure
-    /// (which is 0 or wrong for a model it does not know).
+    /// (which is 0 or wrong for a model it does not know); the CLI's alone
+    /// for a fork the API never billed.
     pub counted_usd: Option<f64>,
     /// The model the save was priced for, when the price table did not
     /// know it (priced at the dearest entry).

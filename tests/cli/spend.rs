@@ -105,6 +105,10 @@ fn every_save_is_priced_before_its_fork_and_the_estimate_kept_beside_the_cost() 
     assert_eq!(record["route"], "subscription");
     // The CLI said 0 (a model it does not know): the budget counts the estimate.
     assert_eq!(record["counted_usd"], record["estimate_usd"], "{record:#}");
+    // status shows the counted figure, the month's, with the CLI's beside it.
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    let row = status.lines().skip_while(|l| *l != "last saves:").nth(1).unwrap_or_default().to_string();
+    assert!(row.contains(&format!("· ${estimate:.3} (the CLI said $0.00)")), "{status}");
     env.script_output(2, &answer(3, 100_000, 2_000, 0.5));
     env.saved_turn(SID, 2);
     assert_eq!(saves(&env).pop().unwrap()["counted_usd"], 0.5, "the larger of the two");
@@ -459,6 +463,14 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     let report = env.state(SID).report().unwrap().to_string();
     assert!(report.contains("Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook"), "{report}");
     assert!(env.status(SID).starts_with("error: fork failed: Not logged in"));
+    // The API billed nothing: the save counts nothing, however often it fails.
+    let record = saves(&env).pop().unwrap();
+    assert_eq!(record["counted_usd"], 0.0, "{record:#}");
+    assert!(record["estimate_usd"].as_f64().unwrap() > 0.0, "{record:#}");
+    // A long status is cut: the row keeps its columns apart.
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    let row = status.lines().skip_while(|l| *l != "last saves:").nth(1).unwrap_or_default().to_string();
+    assert!(row.contains("… in 0 · cache read 0") && row.ends_with("· $0.00"), "{row}");
 }
 
 #[test]
