@@ -1,5 +1,4 @@
-//! The pure core as a library, so fuzz targets and property tests outside
-//! the binary can reach it. It has no I/O and no dependency on the rest of
-//! the crate; the binary uses it as `memory_save::memory`.
+//! The pure core as a library, so fuzz targets and property tests can reach
+//! it: no I/O, no dependency on the rest of the crate (`memory_save::memory`).
 
 pub mod memory;

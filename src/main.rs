@@ -1,8 +1,6 @@
 //! memory-save: one binary, run by Claude Code's command hooks, that keeps a
 //! per-project MEMORY.md current through a background fork of the session.
-//!
-//! `main` owns the exit code (see `cmd::exit`). Hooks always exit 0:
-//! an internal error goes to our log, never into the user's session.
+//! `main` owns the exit code (`cmd::exit`); a hook always exits 0.
 
 mod claude;
 mod cmd;

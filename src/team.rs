@@ -1,6 +1,5 @@
-//! A team's memory in its own repository (`memory-save team init`):
-//! `.claude/memory/MEMORY.md` in the working tree, merged through our
-//! driver on every pull. Saves write to it and never commit: a person
+//! A team's memory in its own repository (`team init`): `.claude/memory/` in the
+//! working tree, merged through our driver. Saves never commit it: a person
 //! reviews with `git diff` and commits it like any file.
 
 use std::path::{Path, PathBuf};
@@ -19,9 +18,8 @@ const TEAM_GITIGNORE: &str =
 const MARKER_TEXT: &str = "This repository keeps its Claude Code memory here (memory-save team mode).\n\
 Every clone with memory-save loads and saves .claude/memory/MEMORY.md; review its changes with git diff and commit them like any file.\n";
 
-/// Registers the merge driver in the repository's config (git reads a
-/// driver from its config only, never from .gitattributes), unless it is
-/// there. Fails open: a clone without it merges as text.
+/// Registers the merge driver in the repository's config unless it is there;
+/// fails open (a clone without it merges as text).
 pub fn register_driver(git_dir: Option<&Path>) {
     let Some(git_dir) = git_dir else { return };
     if crate::git::has_merge_driver(git_dir) {
@@ -32,7 +30,6 @@ pub fn register_driver(git_dir: Option<&Path>) {
     }
 }
 
-/// The CRITICAL RULES bullets of a memory.
 /// The lines of `memory` later sessions take as instructions: the CRITICAL
 /// RULES bullets, and orders elsewhere (`gate::instruction_lines`).
 pub fn rules(memory: &str) -> Vec<String> {
@@ -54,10 +51,9 @@ fn quote(rules: &[String]) -> String {
     rules.iter().map(|r| format!("\"{}\"", crate::memory::text::shorten(r, 200))).collect::<Vec<_>>().join("; ")
 }
 
-/// The CRITICAL RULES a team memory gained since this machine last loaded
-/// it (by a pull, a teammate's commit, a hand edit), quoted for the user:
-/// every later session takes them as instructions. Without the review gate
-/// they count as seen from now on.
+/// The CRITICAL RULES a team memory gained since this machine last loaded it
+/// (a pull, a teammate's commit, a hand edit), quoted for the user; without
+/// the review gate they count as seen from now on.
 pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Option<String> {
     let now = rules(memory);
     let seen = read_seen(roots, project, dir);
@@ -74,31 +70,26 @@ pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Opti
     })
 }
 
-/// Where this machine keeps the team rules it approved, by the
-/// repository's identity: never by a path, so a new clone, a worktree or a
-/// moved clone of the same repository shares them, and an unapproved rule
-/// is held there too, from its first load.
+/// The team rules this machine approved, kept by the repository's identity,
+/// never a path, so every clone and worktree of it shares them.
 fn approved_path(roots: &Roots, identity: &str) -> PathBuf {
     roots.projects_state_dir().join(format!("team-{}.approved.json", crate::memory::stable_id(identity)))
 }
 
-/// The rules approved for `identity`. Before approvals were kept by
-/// identity, each clone kept what it had seen: that list stands for this
-/// clone until the first approval, so no user's current rules disappear.
+/// The rules approved for `identity`; until the first approval, the rules this
+/// clone last saw stand in, so none disappear.
 fn approved(roots: &Roots, identity: &str, project: &str, dir: &Path) -> Vec<String> {
     crate::store::record::read(&approved_path(roots, identity))
         .unwrap_or_else(|| read_seen(roots, project, dir).unwrap_or_default())
 }
 
-/// With the review gate on: the team memory's CRITICAL RULES this machine
-/// has not approved for this repository, also at a path's first load.
+/// With the review gate: team CRITICAL RULES not approved here, even at first load.
 pub fn held_rules(roots: &Roots, identity: &str, project: &str, dir: &Path, memory: &str) -> Vec<String> {
     let approved = approved(roots, identity, project, dir);
     rules(memory).into_iter().filter(|r| !approved.contains(r)).collect()
 }
 
-/// `memory` without the `held` lines (a section left empty gets the
-/// placeholder back), as the session loads it.
+/// `memory` without the `held` lines (an emptied section gets its placeholder).
 pub fn without(memory: &str, held: &[String]) -> String {
     if held.is_empty() {
         return memory.to_string();
@@ -112,7 +103,6 @@ pub fn held_report(held: &[String]) -> Option<String> {
     (!held.is_empty()).then(|| held_report_for("new CRITICAL RULES in the team memory", held))
 }
 
-/// `memory-save: <what> wait for your review and are not loaded …`.
 pub fn held_report_for(what: &str, held: &[String]) -> String {
     crate::memory::text::visible(&format!(
         "memory-save: {what} wait for your review and are not loaded (memory-save review): {}",
@@ -130,8 +120,7 @@ pub fn rule_id(rule: &str) -> String {
     format!("team-{}", crate::memory::stable_id(rule))
 }
 
-/// `review --approve` of a team rule: approved for this repository on this
-/// machine, wherever its clones are, and loads.
+/// `review --approve` of a team rule, for this repository on this machine.
 pub fn approve(roots: &Roots, identity: &str, project: &str, dir: &Path, rule: &str) -> Result<()> {
     let mut approved = approved(roots, identity, project, dir);
     if !approved.iter().any(|r| r == rule) {

@@ -1,17 +1,13 @@
 //! The hook events memory-save registers, in one table: Claude Code's name
-//! for each, the word our `hook` subcommand takes, and the matcher its
-//! entry in hooks.json carries. hooks.json is checked against it by a
-//! test (`claude::hooks`), and the hook words, doctor and the install read
-//! it; the integration tests sweep the events hooks.json lists.
+//! for each, our `hook` word, and its hooks.json matcher (hooks.json is
+//! checked against it by a test in `claude::hooks`).
 
-/// One registered event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookEvent {
     SessionStart,
     UserPromptSubmit,
     PostToolUse,
-    /// PostToolUse again, for the Skill tool alone (context-restore), so
-    /// no other tool pays for it.
+    /// PostToolUse again, for the Skill tool alone, so no other tool pays for it.
     Skill,
     Stop,
     PreCompact,
@@ -55,10 +51,8 @@ impl HookEvent {
         }
     }
 
-    /// The matcher of its hooks.json entry (checked by a test; install
-    /// copies hooks.json as it is): SessionStart's sources (not
-    /// `fork`, which a sealed fork would report), every tool for
-    /// PostToolUse, none for the others.
+    /// The matcher of its hooks.json entry: SessionStart's sources (not
+    /// `fork`, which a sealed fork would report), every tool for PostToolUse.
     #[cfg(test)]
     pub fn matcher(self) -> Option<&'static str> {
         match self {
@@ -69,8 +63,7 @@ impl HookEvent {
         }
     }
 
-    /// How many commands it registers: SessionStart one per part of the
-    /// memory block.
+    /// How many commands it registers: SessionStart one per part of the block.
     pub fn commands(self) -> usize {
         match self {
             HookEvent::SessionStart => crate::memory::block::MAX_PARTS,
@@ -87,9 +80,8 @@ impl HookEvent {
         HookEvent::ALL.map(HookEvent::word).join(", ")
     }
 
-    /// Every hook command line (after the program) a full install
-    /// registers, with the event it is registered under, in hooks.json's
-    /// order.
+    /// Every hook command line (after the program) a full install registers,
+    /// with its event, in hooks.json's order.
     pub fn command_lines() -> Vec<(&'static str, String)> {
         HookEvent::ALL
             .into_iter()

@@ -1,21 +1,9 @@
-//! Our entries in a Claude Code settings file: merge our hook block
-//! (`hooks.json`) in, and take exactly our entries out again.
-//!
-//! Our entries are recognised by their command alone: the first shell word is
-//! a path whose file name is `memory-save`, the second is `hook` or
-//! `statusline`. Nothing else marks them, so a settings file written by any
-//! version of install (or by hand from `hooks.json`) is cleaned up the same way,
-//! and re-running install rewrites our entries where they stand.
-//!
-//! The status line: Claude Code runs a single `statusLine` command. When the
-//! user already has one, we keep their statusLine object as it is and only
-//! replace its `command` with `<us> statusline -- sh -c '<their command>'`.
-//! Their command is thus stored inside ours, in the settings file itself, and
-//! uninstall gets it back by undoing the quoting. We chose this over a side file
-//! (e.g. `~/.claude/memory-save.statusline.json`) because nothing can get out of
-//! step: a side file can be lost, go stale when the user edits settings, or be
-//! left behind when settings are copied to another machine; the settings file
-//! alone always says what to restore. It also needs no unknown key in settings.
+//! Our entries in a Claude Code settings file: merge `hooks.json` in, and take
+//! exactly ours out again. Ours are known by their command alone (a first word
+//! whose file name is `memory-save`, then `hook` or `statusline`), so entries of
+//! any version are cleaned up alike and rewritten in place. A user's own status
+//! line is wrapped as `<us> statusline -- sh -c '<theirs>'`: the settings file
+//! itself says what uninstall restores, with no side file to lose.
 
 use std::path::Path;
 
@@ -24,8 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::claude::settings;
 
-/// The block that install merges in, with `memory-save` standing for the
-/// absolute path of the binary.
+/// The block install merges in, `memory-save` standing for the binary's path.
 pub const HOOKS_JSON: &str = include_str!("../../hooks.json");
 
 /// The file name that marks a command as ours.
@@ -38,15 +25,12 @@ pub struct InstallChange {
     added_commands: usize,
     /// What happened to the status line: `(verb, object)`, e.g. `("wrap", "your status line")`.
     statusline: Option<(&'static str, &'static str)>,
-    /// Install gave the user's own statusLine our `refreshInterval`, which
-    /// uninstall takes back.
+    /// Install added our `refreshInterval` to the user's statusLine.
     pub refresh_added: bool,
 }
 
-/// Claude Code redraws a status line at each message, and with
-/// `statusLine.refreshInterval` (read by 2.1.328 and 2.1.332) every N
-/// seconds besides: so a save that ends between messages leaves `saving…`
-/// within this many seconds instead of at the next turn.
+/// Seconds for `statusLine.refreshInterval` (read by 2.1.328 and 2.1.332), so
+/// a save ending between messages leaves `saving…` without waiting for a turn.
 pub const REFRESH_SECONDS: u64 = 2;
 const REFRESH_KEY: &str = "refreshInterval";
 
@@ -81,14 +65,12 @@ impl InstallChange {
     }
 }
 
-/// How a shared install (`.claude/settings.json`, committed) runs us: by
-/// name from PATH, and for a teammate who has no memory-save, nothing at
-/// all, silently, with exit 0.
+/// How a shared install (`.claude/settings.json`) runs us: by name from PATH,
+/// and for a teammate without memory-save, silently nothing, exit 0.
 const SHARED_GUARD: &str = "command -v memory-save >/dev/null 2>&1 && ";
 const SHARED_TAIL: &str = " || true";
 
-/// How our commands are written: with the binary's path, or guarded by
-/// name for a settings file a team shares.
+/// How our commands are written: by the binary's path, or guarded, by name.
 #[derive(Debug, Clone)]
 pub enum Program {
     Path(String),
@@ -143,8 +125,7 @@ fn our_hooks(program: &Program) -> Map<String, Value> {
     hooks
 }
 
-/// Registers our hooks in a settings object (its other settings and hooks
-/// are kept; running it again changes nothing).
+/// Registers our hooks in a settings object, keeping the rest; idempotent.
 pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<InstallChange> {
     let ours = our_hooks(program);
     let mut change =
@@ -185,10 +166,9 @@ fn count_commands(groups: &Value) -> usize {
     groups.as_array().into_iter().flatten().filter_map(|g| g.get("hooks").and_then(Value::as_array)).map(Vec::len).sum()
 }
 
-/// Takes our commands out of every event's groups, then puts the groups of
-/// `ours` back where the first of ours stood (or at the end of the list), so a
-/// second install rewrites in place. A group or event that held only ours goes
-/// away with them. Returns how many of our commands were removed.
+/// Takes our commands out of every event's groups and puts `ours` back where
+/// the first of ours stood (else at the end), so install rewrites in place; a
+/// group or event left empty goes. Returns how many of ours were removed.
 fn replace_our_hooks(hooks: &mut Map<String, Value>, ours: &Map<String, Value>) -> Result<usize> {
     let mut removed = 0;
     let mut emptied = Vec::new();
@@ -221,8 +201,7 @@ fn replace_our_hooks(hooks: &mut Map<String, Value>, ours: &Map<String, Value>) 
     Ok(removed)
 }
 
-/// Returns the groups without our commands, the index where ours first stood
-/// in the returned list, and how many commands were ours.
+/// The groups without ours, the index where ours first stood, and how many.
 fn remove_ours_from_groups(groups: Vec<Value>) -> (Vec<Value>, Option<usize>, usize) {
     let mut kept = Vec::with_capacity(groups.len());
     let mut first_ours = None;
@@ -288,11 +267,8 @@ fn statusline_command(exe: &str, theirs: Option<&str>) -> String {
     }
 }
 
-/// Sets our status line when asked, wrapping the user's own. A status line
-/// that is already ours is refreshed (new binary path) even without the flag,
-/// keeping what it wraps.
-/// Sets, wraps or updates our status line; also whether it gave the
-/// user's own statusLine a `refreshInterval`.
+/// Sets, wraps or updates our status line (one already ours gets the new path
+/// even without the flag); also whether it gave the user's own a refresh.
 fn install_statusline(
     settings: &mut Map<String, Value>,
     exe: &str,
@@ -332,8 +308,7 @@ fn install_statusline(
     Ok((what, refresh_added && theirs))
 }
 
-/// Takes the `refreshInterval` install gave the user's statusLine back
-/// out, unless they changed it since.
+/// Takes back the `refreshInterval` install gave the user's statusLine, if unchanged.
 pub fn remove_refresh(settings: &mut Map<String, Value>) {
     if let Some(object) = settings.get_mut("statusLine").and_then(Value::as_object_mut)
         && object.get(REFRESH_KEY).and_then(Value::as_u64) == Some(REFRESH_SECONDS)
@@ -342,8 +317,7 @@ pub fn remove_refresh(settings: &mut Map<String, Value>) {
     }
 }
 
-/// Takes our status line out: gives the user's command back into their own
-/// statusLine object, or removes the statusLine we added.
+/// Takes our status line out, giving the user's own command back.
 fn uninstall_statusline(settings: &mut Map<String, Value>) -> Option<(&'static str, &'static str)> {
     let command = settings.get_mut("statusLine")?.get_mut("command")?;
     match wrapped_statusline(command.as_str()?) {
@@ -359,8 +333,7 @@ fn uninstall_statusline(settings: &mut Map<String, Value>) -> Option<(&'static s
     }
 }
 
-/// Quotes `word` for a POSIX shell only when it needs it, so that plain
-/// paths stay readable in settings.json.
+/// Quotes `word` for a POSIX shell only when needed, so plain paths stay readable.
 fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
     if plain { word.to_owned() } else { single_quote(word) }
@@ -372,13 +345,11 @@ fn single_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
-/// Splits a command line into words as a POSIX shell would (quoting, no
-/// expansion); `None` for an unterminated quote.
+/// Splits a command line as a POSIX shell would (no expansion); `None` if unclosed.
 pub(super) fn shell_words(line: &str) -> Option<Vec<String>> {
     shlex::split(line)
 }
 
-/// The binary's path as the first word of our commands.
 pub fn quote_program(path: &str) -> String {
     shell_quote(path)
 }

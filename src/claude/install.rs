@@ -1,10 +1,6 @@
-//! The install transaction: our entries in a Claude Code settings file
-//! (the merge itself is `hooks`), edited where they stand (`jsonedit`) so
-//! every other byte and the file's mode stay as the user had them, and
-//! undone exactly: what each install wrote is recorded (`store::installs`),
-//! and a file nobody changed since comes back byte for byte from its
-//! backup, or goes away if we created it. `cmd::install` only reads the
-//! arguments and says what happened.
+//! The install transaction: our entries edited where they stand (`jsonedit`),
+//! keeping every other byte and the file's mode, and undone exactly from the
+//! record of what was written (`store::installs`) and the backup.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +16,6 @@ use crate::store::paths::Roots;
 
 const BACKUP_SUFFIX: &str = ".memory-save.bak";
 pub const AUTO_MEMORY: &str = "autoMemoryEnabled";
-/// The mode of a settings file install creates.
 const NEW_FILE_MODE: u32 = 0o600;
 
 /// What `install` is asked to do.
@@ -39,16 +34,14 @@ pub struct Request<'a> {
 pub enum Installed {
     /// The file holds our entries as they should be.
     UpToDate,
-    /// Nothing written: what would change, the diff, and why a real
-    /// install would be refused, if it would.
+    /// Nothing written: what would change, the diff, and why install would be refused.
     DryRun { what: String, diff: String, refused: Option<String> },
     /// Written: what changed, the backup of the file as it was (the
     /// first install of a cycle), and whether auto memory was turned off.
     Written { what: String, backup: Option<PathBuf>, auto_memory_off: bool },
 }
 
-/// Installs our entries into the settings file `req.path`, recording what
-/// was written so `uninstall` can undo it exactly.
+/// Installs our entries into `req.path`, recording what was written for `uninstall`.
 pub fn install(req: &Request) -> Result<Installed> {
     let (path, roots, program, scope) = (req.path, req.roots, req.program, req.scope);
     let before = read_settings(path)?;
@@ -128,8 +121,7 @@ pub enum Uninstalled {
 }
 
 /// Takes our entries out of one settings file: back to its bytes before
-/// install when nobody changed it since, else our entries taken out where
-/// they stand.
+/// install when nobody changed it since, else out where they stand.
 pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalled> {
     let Some(before) = read_settings(path)? else {
         return Ok(Uninstalled::Nothing);
@@ -228,11 +220,9 @@ fn write_target(path: &Path, exists: bool, new_mode: u32) -> Result<WriteTarget>
     Ok(WriteTarget { file: path.to_path_buf(), mode: new_mode, created_dir })
 }
 
-/// A settings file the user cannot write (mode 0444, a link into a
-/// read-only store as home-manager and nix lay it out) is refused, never
-/// replaced: nothing is written, and the message carries the block to add
-/// by hand. Mode bits are checked as well as `access`, since root ignores
-/// them.
+/// A settings file the user cannot write (mode 0444, a link into a read-only
+/// nix store) is refused, never replaced; the message carries the block to add
+/// by hand. Mode bits are checked as well as `access`, since root ignores them.
 fn refuse_unwritable(path: &Path, program: &Program) -> Result<()> {
     let Err(why) = writable(path) else {
         return Ok(());
@@ -291,8 +281,7 @@ fn backup_path(settings: &Path) -> PathBuf {
     settings.with_file_name(name)
 }
 
-/// The running binary's absolute path, shell-quoted, as the first word of our
-/// commands.
+/// The running binary's absolute path, shell-quoted.
 pub fn our_command_word() -> Result<String> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
@@ -311,8 +300,7 @@ pub fn our_command_word() -> Result<String> {
     Ok(super::hooks::quote_program(exe))
 }
 
-/// A unified diff for `--dry-run`: changed lines with `-`/`+` and two lines
-/// of context.
+/// A unified diff for `--dry-run`.
 fn dry_run_diff(old: &str, new: &str) -> String {
     crate::memory::text::unified_diff(old, new, None)
 }

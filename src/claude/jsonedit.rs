@@ -1,7 +1,6 @@
-//! Edits of a settings file that keep its bytes: a member of an object is
-//! set, replaced or removed where it stands, in the file's own indentation
-//! and line ends, and every other byte stays as the user wrote it. Pure text
-//! to text; `edit_to` works out the edits from the settings before and after.
+//! Edits of a settings file that keep every other byte: a member is set,
+//! replaced or removed where it stands, in the file's own indentation and line
+//! ends. Pure text to text.
 
 use std::ops::Range;
 
@@ -67,8 +66,7 @@ struct Member {
     value: Range<usize>,
 }
 
-/// A scanner over JSON the caller has already parsed as valid: it only
-/// finds where things are.
+/// A scanner over JSON already parsed as valid: it only finds where things are.
 struct Scan<'a> {
     bytes: &'a [u8],
 }
@@ -221,11 +219,9 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
 
 const BOM: &str = "\u{feff}";
 
-/// The text of a settings file whose settings were `before` (as parsed from
-/// `text`) and are to be `after`: each top-level member that changed, and
-/// each event under `hooks`, is edited where it stands; everything else
-/// keeps its bytes, a byte-order mark included. A file with no text yet is
-/// written in Claude Code's own layout.
+/// The text of a settings file whose settings were `before` (parsed from
+/// `text`) and are to be `after`: each changed top-level member, and each event
+/// under `hooks`, edited where it stands; an empty file gets Claude Code's layout.
 pub fn edit_to(text: &str, before: &Map<String, Value>, after: &Map<String, Value>) -> Result<String> {
     let (bom, body) = match text.strip_prefix(BOM) {
         Some(body) => (BOM, body),
@@ -253,8 +249,7 @@ pub fn edit_to(text: &str, before: &Map<String, Value>, after: &Map<String, Valu
             _ => out = set_member(&out, &[&key], new, &style)?,
         }
     }
-    // What is written must read back as what was meant, whatever the file
-    // held; otherwise nothing is written.
+    // It must read back as meant, whatever the file held, or nothing is written.
     let reads_back = serde_json::from_str::<Value>(&out).ok() == Some(Value::Object(after.clone()));
     if !reads_back {
         bail!("the edited file would not read back as intended");

@@ -1,15 +1,11 @@
-//! A fork the API refused for an allowance, read from what `claude -p
-//! --output-format json` prints: `api_error_status` and the `result` text
-//! the CLI renders from the refusal's headers **[measured: 2.1.328,
-//! 2.1.332; tests/e2e/billing.rs]**. A refused request costs nothing, so
+//! A fork the API refused, read from `claude -p`'s `api_error_status` and
+//! `result` (docs/design.md §4, Refusals). A refused request costs nothing:
 //! what matters is not to ask again before it can succeed.
 
-/// What kind of refusal a fork met.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApiRefusal {
-    /// A used-up allowance (the plan's limits, the Agent SDK credit, usage
-    /// credits, a prepaid balance): no fork on this machine until `reset`,
-    /// or, when the refusal names none, one try an hour.
+    /// A used-up allowance (plan limits, Agent SDK or usage credits, a prepaid
+    /// balance): no fork here until `reset`, or without one, one try an hour.
     Allowance { text: String, reset: Option<i64> },
     /// The plan cannot use this model without usage credits (a `[1m]`
     /// model on Pro): only sessions on that model wait.
@@ -19,8 +15,7 @@ pub enum ApiRefusal {
 }
 
 /// Reads a failed fork's status and text; `None` for any other failure.
-/// `now` and `local_offset` (seconds east of UTC) place a reset time the
-/// CLI printed in the machine's local time.
+/// `local_offset` (seconds east of UTC) places a reset printed in local time.
 pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_offset: i64) -> Option<ApiRefusal> {
     let text = result.trim().chars().take(300).collect::<String>();
     let lower = text.to_lowercase();
@@ -30,9 +25,7 @@ pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_off
     if lower.contains("usage credits") && model.iter().any(|m| lower.contains(m)) {
         return Some(ApiRefusal::Model { text });
     }
-    // What 2.1.328 and 2.1.332 print from a used-up allowance's headers or
-    // body (tests/e2e/billing.rs): the plan's limits, usage credits, an
-    // admin's caps, a prepaid balance.
+    // What 2.1.328 and 2.1.332 print for a used-up allowance (tests/e2e/billing.rs).
     let allowance = [
         "you've hit your",
         "you're out of usage credits",
@@ -54,10 +47,9 @@ pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_off
     brief.then_some(ApiRefusal::Brief { text })
 }
 
-/// The reset the CLI names: `resets 5:05pm (UTC)`, `resets 5pm`, `resets
-/// Dec 3, 5pm (Europe/Istanbul)`, `resets Dec 3 at 5:05pm`. A zone other
-/// than UTC is the machine's own (the CLI prints local time). The next such
-/// moment after `now`; `None` when there is no reset to read.
+/// The next moment after `now` of the reset the CLI names (`resets 5:05pm (UTC)`,
+/// `resets Dec 3, 5pm (Europe/Istanbul)`, `resets Dec 3 at 5:05pm`); a zone
+/// other than UTC is the machine's own, since the CLI prints local time.
 pub fn reset_time(text: &str, now: i64, local_offset: i64) -> Option<i64> {
     let lower = text.to_lowercase();
     let rest = &lower[lower.find("resets")? + "resets".len()..];
@@ -128,10 +120,8 @@ fn clock_minutes(text: &str) -> Option<i64> {
     Some(hour * 60 + minute)
 }
 
-/// Whether the CLI said it has no login (`Not logged in · Please run
-/// /login`): Claude Code hands its hooks no CLAUDE_CODE_OAUTH_TOKEN
-/// (measured, tests/e2e/spend.rs s20), so a login kept only there never
-/// reaches the fork.
+/// Whether the CLI said it has no login (`Not logged in`): a login kept only
+/// in CLAUDE_CODE_OAUTH_TOKEN never reaches the fork (docs/design.md §4).
 pub fn is_login_missing(said: &str) -> bool {
     said.contains("Not logged in")
 }

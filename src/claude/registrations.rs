@@ -1,6 +1,5 @@
-//! Where memory-save is registered for a session in some folder: our hook
-//! commands in each settings file it reads, and the plugin, for `status`
-//! and `doctor`.
+//! Where memory-save is registered for a session in some folder (our hook
+//! commands, the plugin), for `status` and `doctor`.
 
 use std::path::Path;
 
@@ -10,9 +9,8 @@ use serde_json::Value;
 use super::hooks::{BINARY_NAME, our_subcommand, shell_words, unguarded};
 use super::settings;
 
-/// Our hook commands registered in the settings file at `path`, each as the
-/// event it is registered under, its program path and the words after it
-/// (`hook stop`), for `doctor`.
+/// Our hook commands in the settings file at `path`: each one's event, program
+/// path and the words after it (`hook stop`).
 pub fn registered_hooks(path: &Path) -> Result<Vec<(String, String, Vec<String>)>> {
     let settings = settings::parse_settings(path, settings::read_settings(path)?.as_deref())?;
     let mut found = Vec::new();
@@ -32,8 +30,7 @@ pub fn registered_hooks(path: &Path) -> Result<Vec<(String, String, Vec<String>)
     Ok(found)
 }
 
-/// The plugin id (`memory-save@<marketplace>`) enabled in the settings file,
-/// when memory-save was installed as a Claude Code plugin instead.
+/// The plugin id (`memory-save@<marketplace>`) the settings file enables, if any.
 pub fn enabled_plugin(path: &Path) -> Option<String> {
     let settings = settings::parse_settings(path, settings::read_settings(path).ok()?.as_deref()).ok()?;
     let plugins = settings.get("enabledPlugins")?.as_object()?;
@@ -43,8 +40,7 @@ pub fn enabled_plugin(path: &Path) -> Option<String> {
         .map(|(id, _)| id.clone())
 }
 
-/// Where memory-save is registered for a session in some folder: one
-/// settings file's hook commands of ours, and the plugin if it enables it.
+/// One settings file's hook commands of ours, and the plugin if it enables it.
 #[derive(Debug, serde::Serialize)]
 pub struct Registration {
     pub scope: &'static str,
@@ -54,8 +50,7 @@ pub struct Registration {
     /// The programs those commands run (by path, or `memory-save` by name).
     #[serde(skip)]
     pub programs: Vec<String>,
-    /// Each command as its event and the words after the program
-    /// (`Stop`, `hook stop`).
+    /// Each command's event and the words after the program (`Stop`, `hook stop`).
     #[serde(skip)]
     pub words: Vec<(String, String)>,
     /// The plugin id (`memory-save@…`) this file enables.

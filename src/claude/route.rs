@@ -1,6 +1,4 @@
-//! Who pays for this session's saves: the route (`memory::route`) read
-//! from what the fork gets, the session's environment (hooks inherit it)
-//! with the `env` of the settings the fork carries over on top.
+//! Who pays for this session's saves (`memory::route`, docs/design.md §4).
 
 pub use crate::memory::route::Route;
 use crate::memory::route::Source;

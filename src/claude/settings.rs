@@ -39,10 +39,8 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
 }
 
 /// The settings files a session reads, lowest precedence first: the user's,
-/// then the project's. `project_dir` is where Claude Code itself reads
-/// project settings (the session's project folder), never a folder the
-/// session moved into: a `.claude/settings.json` in a cloned dependency
-/// must not hand the fork an `apiKeyHelper` or `env` of its own.
+/// then the project's. `project_dir` is the session's project folder, never
+/// one it moved into (a cloned dependency's settings, docs/security.md).
 pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
     let cwd = project_dir;
     let config_dir = crate::env::claude_config_dir().ok();
@@ -66,14 +64,10 @@ pub fn read_settings(path: &Path) -> Result<Option<String>> {
     }
 }
 
-/// A missing or blank file is an empty settings object; anything else must be
-/// a JSON object, and we refuse to touch it otherwise.
-/// The file's settings; an error (not JSON, not an object) names the file
-/// and what is wrong, in words for any command: what to do is the
-/// caller's (`install` says to fix it and run again, `doctor` to fix it).
+/// The file's settings, empty for a missing or blank file; an error (not JSON,
+/// not an object) names the file, and what to do is the caller's to say.
 pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Value>> {
-    // A byte-order mark (Windows editors write one) is read past, and an
-    // edit keeps it (`jsonedit`).
+    // A byte-order mark (Windows editors write one) is read past; `jsonedit` keeps it.
     let text = text.unwrap_or("");
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
@@ -114,8 +108,7 @@ impl Scope {
         }
     }
 
-    /// The file of this scope for a session or command in `cwd`: project
-    /// files are at the top of its working tree, wherever below it one is.
+    /// The file of this scope for `cwd`: project files sit at its work tree's top.
     pub fn path(self, cwd: &Path) -> Result<PathBuf> {
         Ok(match self {
             Scope::User => crate::env::claude_config_dir()?.join("settings.json"),
@@ -127,16 +120,14 @@ impl Scope {
 
 pub const SCOPES: [Scope; 3] = [Scope::User, Scope::Shared, Scope::Local];
 
-/// The settings of `path`, or `None` when it is missing or not JSON: for
-/// reports that must not fail on a broken file.
+/// The settings of `path`, `None` if missing or broken: for reports that must not fail.
 pub fn read_map(path: &Path) -> Option<Map<String, Value>> {
     parse_settings(path, read_settings(path).ok()?.as_deref()).ok()
 }
 
-/// Whether Claude Code's own auto memory is on for a session in `cwd`, and
-/// what decides it: `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, else the last of the
-/// user, project and project-local settings that sets `autoMemoryEnabled`,
-/// else on (measured in the 2.1.332 binary).
+/// Whether Claude Code's auto memory is on for a session in `cwd`, and what
+/// decides it: `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, else the last settings file
+/// that sets `autoMemoryEnabled`, else on (as the 2.1.332 binary reads it).
 pub fn auto_memory(cwd: &Path) -> (bool, String) {
     if let Some(value) = crate::env::disable_auto_memory() {
         let off = matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");

@@ -4,25 +4,20 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// What the fork needs from the session's transcript: the model the session
-/// requested (the prompt cache is per model, and a `[1m]` name carries the
-/// 1M-token window that `message.model` drops **[measured]**), its cost so
-/// far, and its last request: when (a cache older than its lifetime is
-/// expected to miss) and how large (the fork must fit the window too).
+/// What the fork needs from the transcript: the requested model (the prompt
+/// cache is per model, and a `[1m]` name carries the 1M window that
+/// `message.model` drops **[measured]**), the cost so far, and the last request.
 #[derive(Debug, Default, PartialEq)]
 pub struct TranscriptFacts {
     pub model: Option<String>,
     pub cost_usd: f64,
     /// Unix time of the last assistant message.
     pub last_request_at: Option<i64>,
-    /// Input tokens of the last assistant message's request (fresh, cache
-    /// read and cache write together).
+    /// Input tokens of the last request: fresh, cache read and cache write together.
     pub last_request_tokens: u64,
-    /// Output tokens of that message: the fork's request carries them
-    /// uncached.
+    /// Output tokens of that message, which the fork's request carries uncached.
     pub last_output_tokens: u64,
-    /// The session writes one-hour cache entries (its usage shows
-    /// `cache_creation.ephemeral_1h_input_tokens`), which live an hour.
+    /// The session writes one-hour cache entries (`ephemeral_1h_input_tokens`).
     pub one_hour_cache: bool,
 }
 
@@ -78,8 +73,7 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
     facts
 }
 
-/// The `uuid` of the transcript's last user or assistant message, read from
-/// its tail.
+/// The `uuid` of the transcript's last user or assistant message.
 pub fn last_message_uuid(transcript: &Path) -> Option<String> {
     tail(transcript, 1024 * 1024)?.lines().rev().find_map(|line| {
         let entry: Value = serde_json::from_str(line).ok()?;
@@ -93,9 +87,8 @@ pub fn last_message_uuid(transcript: &Path) -> Option<String> {
     })
 }
 
-/// The time of the transcript's last entry that carries one: Claude Code
-/// writes every message and tool result as it comes, so this is when the
-/// session last did anything. Read from the last 64 KiB.
+/// The time of the transcript's last entry that carries one: when the session
+/// last did anything, since every message and tool result is written as it comes.
 pub fn last_activity_at(transcript: &Path) -> Option<i64> {
     tail(transcript, 64 * 1024)?.lines().rev().find_map(|line| {
         let entry: Value = serde_json::from_str(line).ok()?;
@@ -103,8 +96,7 @@ pub fn last_activity_at(transcript: &Path) -> Option<i64> {
     })
 }
 
-/// The conversation a fresh save reads (`render_conversation`), at most
-/// this much: about 16k tokens, the newest kept.
+/// The most of the conversation a fresh save reads: about 16k tokens, the newest.
 pub const MAX_CONVERSATION_BYTES: usize = 48 * 1024;
 /// How much of the transcript's end is read for it.
 const CONVERSATION_TAIL: u64 = 8 * 1024 * 1024;
@@ -113,23 +105,16 @@ const CONVERSATION_TAIL: u64 = 8 * 1024 * 1024;
 const TEXT_CHARS: usize = 2_000;
 const TOOL_CHARS: usize = 300;
 
-/// The session's turns since `since` (Unix time; all of the tail without
-/// one), as plain text: what a save that cannot resume the session reads
-/// instead (`save`, docs/cost.md). `None` when there is no transcript.
+/// The session's turns since `since` (Unix time; all of the tail without one)
+/// as plain text, for a fresh save; `None` without a transcript.
 pub fn conversation_since(transcript: &Path, since: Option<i64>) -> Option<String> {
     Some(render_conversation(&tail(transcript, CONVERSATION_TAIL)?, since, MAX_CONVERSATION_BYTES))
 }
 
-/// The person's prompts, the assistant's words and its tool calls and
-/// results, cut short, one per line, from transcript lines at or after
-/// `since`; the newest `max_bytes` of them. Claude Code's own meta lines,
-/// thinking and sidechains are left out. Nothing is trusted: the text is
-/// data for a tool-less run. Each entry is one line, its own line breaks
-/// written as `⏎`, so only our labels begin a line: a tool's output cannot
-/// pose as a `USER:` line. Each entry passes the one gate (`gate::refusal`)
-/// or is left out with the gate's reason: no secret, control, bidi or
-/// framing text reaches the run. The block's fence is the message's to keep
-/// (`prompt::fork_message`).
+/// The prompts, the assistant's words and its tool calls and results at or after
+/// `since`, cut short, the newest `max_bytes`: one entry a line (breaks as `⏎`, so
+/// a tool's output cannot pose as `USER:`), each through the one gate
+/// (docs/design.md §4, a fresh save); `prompt::fork_message` keeps the fence.
 pub fn render_conversation(jsonl: &str, since: Option<i64>, max_bytes: usize) -> String {
     let mut items: Vec<String> = Vec::new();
     for line in jsonl.lines() {
@@ -155,8 +140,7 @@ pub fn render_conversation(jsonl: &str, since: Option<i64>, max_bytes: usize) ->
             let text = text.trim();
             if !text.is_empty() {
                 let text = crate::memory::text::shorten(text, max).replace("\r\n", "\n").replace(['\n', '\r'], " ⏎ ");
-                // A new session reads these: the one gate decides, as for
-                // every text that reaches memory or a session.
+                // A new session reads these, so the one gate decides.
                 let label = crate::memory::text::visible(&label);
                 items.push(match crate::memory::gate::refusal(&text) {
                     None => format!("{label}: {text}"),
@@ -220,11 +204,9 @@ pub(crate) fn tail(transcript: &Path, bytes: u64) -> Option<String> {
 /// must stay quick, and the save falls back to `--resume-session-at`.
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Copies the transcript to `to` (a new private file) as it is now, before
-/// compaction writes its boundary: Claude Code resumes a session from its
-/// last boundary on, so only a copy taken now still holds the turns that
-/// the summary replaces **[measured: 2.1.328, 2.1.332]**. `false` when
-/// there is nothing to copy or it is over `max` bytes.
+/// Copies the transcript to `to` (a new private file) before compaction writes
+/// its boundary, which a resume never reads past (docs/design.md §2). `false`
+/// when there is nothing to copy or it is over `max` bytes.
 pub fn snapshot(transcript: &Path, to: &Path, max: u64) -> anyhow::Result<bool> {
     use anyhow::Context;
     let Some(file) = crate::store::fsutil::open_regular(transcript)? else {

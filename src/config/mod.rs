@@ -1,16 +1,7 @@
-//! `~/.cli-tweaks/memory-save.toml`: the few things a user will want to
-//! change. Every key is optional; a missing file is the defaults.
-//!
-//! Each key is read on its own, so one typo never turns the whole file
-//! into defaults (docs/configuration.md lists every key):
-//! - an unknown key is named, with the nearest known one, and ignored;
-//! - a bad value of an ordinary key is named, and that key alone takes
-//!   its default;
-//! - what guards money or review fails closed: a bad budget, price,
-//!   `billing_day` or `review` value, a near-miss of one of those keys, or
-//!   a file that is not TOML at all. Saves then stop (`Config::stopped`),
-//!   and every session's start says so, until the file is fixed. The
-//!   memory still loads.
+//! `~/.cli-tweaks/memory-save.toml`; every key optional, each read on its own
+//! so one typo never resets the whole file (docs/configuration.md). What
+//! guards money or review fails closed (`Config::stopped`): saves stop until
+//! the file is fixed; the memory still loads.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,22 +26,14 @@ pub struct SaveLimits {
 
 pub const FILE_NAME: &str = "memory-save.toml";
 const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
-/// Quiet seconds before gathered turns are saved: a session that ends
-/// sends SessionEnd, which saves them, so the flush is only for one that
-/// never does (a closed terminal). By an hour its cache has expired, and
-/// the save reads the turns rather than resume the session (`save`). A
-/// flush inside the cache's five minutes cost 31–43% of saving every turn
-/// in the month-like run, against 21% (docs/cost.md).
+/// Quiet seconds before gathered turns are saved: only for a session that
+/// never sends SessionEnd, so not within the cache's five minutes (docs/cost.md).
 const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 3600;
-/// Turns gathered before a save: Claude Code's own memory extraction also
-/// runs every few turns, and a save a turn cost a subscriber's monthly
-/// Agent SDK credit within a week (docs/cost.md).
+/// Turns gathered before a save: a fifth of every-turn saving's cost (docs/cost.md).
 pub const DEFAULT_SAVE_EVERY_TURNS: u64 = 5;
-/// A save whose prompt cache has expired re-writes the whole conversation;
-/// it runs only under this much (docs/cost.md).
+/// A save whose cache expired rewrites it whole; it runs only under this much.
 pub const DEFAULT_COLD_SAVE_MAX_USD: f64 = 0.25;
-/// The monthly budget of a subscription login when none is set: half of the
-/// smallest Agent SDK credit (Pro, $20).
+/// A subscription's monthly budget when none is set: half of Pro's $20 credit.
 pub const DEFAULT_SUBSCRIPTION_MONTH_USD: f64 = 10.0;
 /// No budget is larger than this: a bigger number is a typo.
 const MAX_BUDGET_USD: f64 = 100_000.0;
@@ -84,8 +67,7 @@ pub enum Review {
     Rules,
 }
 
-/// One thing wrong in the file: named for the user; `closed` ones stop
-/// saves until fixed.
+/// One thing wrong in the file; `closed` ones stop saves until fixed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     pub text: String,
@@ -96,10 +78,8 @@ pub struct Problem {
 pub struct Config {
     /// 0 saves by turns; N saves at most every N minutes.
     pub save_every_minutes: u64,
-    /// Seconds the fork may run before it is killed.
     pub fork_timeout_seconds: Option<u64>,
-    /// The fork's model; absent: the session's own (which the prompt cache
-    /// needs).
+    /// The fork's model; absent: the session's own, which the prompt cache needs.
     pub model: Option<String>,
     /// The fork's effort; absent: the session's own.
     pub effort: Option<String>,
@@ -107,10 +87,8 @@ pub struct Config {
     pub disabled_projects: Vec<String>,
     /// `"rules"`: CRITICAL RULES changes wait for `memory-save review`.
     pub review: Review,
-    /// Save when this many turns have gathered (0 or 1: every turn); None:
-    /// the default.
+    /// 0 or 1: every turn.
     pub save_every_turns: Option<u64>,
-    /// Seconds of quiet after which gathered turns are saved.
     pub idle_flush_seconds: Option<u64>,
     /// A save whose estimate is over this never runs.
     pub max_cost_per_save_usd: Budget,
@@ -118,7 +96,6 @@ pub struct Config {
     pub max_cost_per_day_usd: Budget,
     /// All saves of the billing month billed by one route stop at this.
     pub max_cost_per_month_usd: Budget,
-    /// A save whose cache has expired runs only under this.
     pub cold_save_max_usd: Budget,
     /// The day of the month the billing month starts (1–28, local time).
     pub billing_day: Option<u8>,
@@ -131,9 +108,8 @@ pub struct Config {
 }
 
 impl Config {
-    /// The config at `path`; defaults when it is missing. Only a file that
-    /// cannot be read at all is an error; everything wrong inside it is in
-    /// `problems`.
+    /// The config at `path`, defaults when missing. Only an unreadable file is
+    /// an error; everything wrong inside it is in `problems`.
     pub fn load(path: &Path) -> Result<Config> {
         let Some(bytes) = crate::store::fsutil::read_regular(path, 1024 * 1024)? else {
             return Ok(Config::default());
@@ -209,8 +185,7 @@ pub fn path(base: &Path) -> PathBuf {
     base.join(FILE_NAME)
 }
 
-/// The roots from the environment (`MEMORY_SAVE_HOME`, else
-/// `~/.cli-tweaks`), with the log pointed into their state folder.
+/// The roots from the environment, with the log pointed into their state folder.
 pub fn roots() -> Result<Roots> {
     let roots = Roots::at(crate::env::base_dir()?);
     crate::store::log::init(&roots.state);
@@ -221,7 +196,6 @@ pub fn file(roots: &Roots) -> PathBuf {
     path(&roots.base)
 }
 
-/// The config of these roots.
 pub fn of(roots: &Roots) -> Config {
     Config::load_or_closed(&file(roots))
 }

@@ -41,8 +41,6 @@ const KEYS: &[Key] = &[
     Key { name: "max_cost_per_month_usd", kind: Kind::Budget, closed: true },
     Key { name: "cold_save_max_usd", kind: Kind::Budget, closed: true },
     Key { name: "billing_day", kind: Kind::Whole { min: 1, max: 28 }, closed: true },
-    // Forks on a subscription draw on the Agent SDK credit, not the
-    // 5-hour quota, so a pause by that quota protected nothing.
     Key {
         name: "pause_at_quota_percent",
         kind: Kind::Retired(
@@ -149,9 +147,8 @@ impl Config {
     }
 }
 
-/// The file as a TOML table. A whole number past TOML's 64 bits fails the
-/// whole document; it is read as text instead, so its key alone is named
-/// with its range.
+/// The file as a TOML table; a whole number past 64 bits, which would fail the
+/// whole document, is read as text so its key alone is named with its range.
 fn parse_table(text: &str) -> Result<toml::Table, toml::de::Error> {
     let mut text = std::borrow::Cow::Borrowed(text);
     for _ in 0..16 {

@@ -22,10 +22,8 @@ use words::HookEvent;
 
 /// Hook input larger than this is not a hook input.
 const MAX_STDIN: u64 = 16 * 1024 * 1024;
-/// Every hook ends by then, whatever it waits on (an input that never
-/// closes, a lock a stuck process holds): below Claude Code's own limit for
-/// our hooks (hooks.json: 10 s), so a hook never shows as an error or
-/// holds a prompt up for long.
+/// Every hook ends by then, whatever it waits on: below Claude Code's own
+/// limit for our hooks (hooks.json: 10 s), so a hook never shows as an error.
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// SessionEnd hooks share a budget of about 1.5 s (measured).
 const SESSION_END_DEADLINE: std::time::Duration = std::time::Duration::from_millis(1000);
@@ -67,9 +65,8 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
         HookEvent::PreCompact => pre_compact::run(&ctx)?,
     };
     if let Some(output) = output {
-        // Not println!: with stdout closed it panics, and with panic =
-        // "abort" the hook would exit 134, an error in the user's session.
-        // A reader that went away is no failure of ours.
+        // Not println!: with stdout closed it panics, and panic = "abort"
+        // exits 134, an error in the user's session.
         use std::io::Write;
         let line = format!("{}\n", serde_json::to_string(&output)?);
         let mut stdout = std::io::stdout().lock();
@@ -80,9 +77,8 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     Ok(())
 }
 
-/// Reads the hook's JSON object, and stops as soon as it is whole: an input
-/// whose writer never closes the pipe does not hold the hook until its
-/// deadline. Claude Code writes the object at once, so this is one read.
+/// Reads the hook's JSON object and stops as soon as it is whole, so a writer
+/// that never closes the pipe does not hold the hook until its deadline.
 pub fn read_input(mut stdin: impl Read) -> Result<HookInput> {
     let mut raw = Vec::with_capacity(8192);
     let mut chunk = [0u8; 8192];
@@ -102,8 +98,7 @@ pub fn read_input(mut stdin: impl Read) -> Result<HookInput> {
     }
 }
 
-/// Finds where a JSON object's text ends, a byte at a time, so the input is
-/// parsed once, when whole, however it arrives in pieces.
+/// Finds where a JSON object's text ends, a byte at a time, however it arrives.
 #[derive(Default)]
 struct ObjectEnd {
     depth: u32,
@@ -143,8 +138,7 @@ pub fn report_output(report: Option<String>) -> Option<HookOutput> {
     })
 }
 
-/// What the worker needs to run the fork, refreshed at every event that
-/// carries it.
+/// What the worker needs to run the fork, refreshed at every event carrying it.
 pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
     if !ctx.input.cwd.is_empty() {
         s.cwd.clone_from(&ctx.input.cwd);
@@ -168,8 +162,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
                 s.off = project.off_reason(&config);
                 s.project = Some(project.name);
             }
-            // The worker reports a folder it cannot name in the status line,
-            // where the user sees it.
+            // The worker reports a folder it cannot name, in the status line.
             Err(_) => {
                 s.off = None;
                 s.project = None;

@@ -1,6 +1,5 @@
-//! PostToolUse: the hot path, after every tool call. Marks that a main-loop
-//! tool ran; a subagent's tool call (it carries `agent_id`) does not count,
-//! since a background agent keeps working while the main loop only waits.
+//! PostToolUse, the hot path: marks that a main-loop tool ran. A subagent's call
+//! (it carries `agent_id`) does not count: the main loop only waits meanwhile.
 
 use anyhow::Result;
 
@@ -12,8 +11,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         return Ok(None);
     }
     let sessions = ctx.sessions();
-    // Most tool calls find the flag set already: a lock-free glance spares
-    // them the write.
+    // Most calls find the flag set already: a lock-free glance spares the write.
     if sessions.peek(&ctx.session).protocol.turn.tool_ran {
         return Ok(None);
     }

@@ -1,11 +1,6 @@
-//! PreCompact: the session is about to be summarised. Turns held back
-//! (`save_every_turns`) are saved now, from a copy of the transcript taken
-//! at this moment: Claude Code resumes a session from its last compaction
-//! boundary on, so a fork that resumed the live session after the summary
-//! would see the summary instead of those turns **[measured]**. Without a
-//! copy (a transcript over the bound) the fork resumes at the last message
-//! as of now (`--resume-session-at`), which holds them only when the fork
-//! starts before the summary is written.
+//! PreCompact: turns held back are saved now, from a copy of the transcript
+//! taken before the summary replaces them (docs/design.md §2); without a copy
+//! the fork resumes at the last message (`--resume-session-at`).
 
 use anyhow::Result;
 

@@ -1,8 +1,6 @@
-//! context-restore's two doors: the Skill tool's PostToolUse (its own
-//! hooks.json entry, matcher `Skill`) and a prompt typed as `/name`
-//! (UserPromptSubmit). Each hands the model the current text of a skill
-//! or command whose file changed on disk inside the engine's window
-//! (`restore::transcript`), and the user one line.
+//! context-restore's two doors: the Skill tool's PostToolUse (matcher `Skill`)
+//! and a prompt typed as `/name`. Each hands the model a changed file's current
+//! text (`restore::transcript`), and the user one line.
 
 use anyhow::Result;
 
@@ -45,8 +43,7 @@ fn run(ctx: &Ctx, kind: Kind, name: &str, event: &'static str) -> Option<HookOut
     })
 }
 
-/// One output for a prompt: the restored text, and the last save's report
-/// beside its own line.
+/// One output for a prompt: the restored text, and the last save's report.
 pub fn with_report(restored: Option<HookOutput>, report: Option<HookOutput>) -> Option<HookOutput> {
     match (restored, report) {
         (Some(mut restored), Some(report)) => {

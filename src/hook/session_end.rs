@@ -1,6 +1,5 @@
-//! SessionEnd: the session closes. A turn that never reached Stop, or a save
-//! still queued, is saved now; the worker outlives the CLI. SessionEnd hooks
-//! share a budget of about 1.5 s, so this only spawns and returns.
+//! SessionEnd: an interrupted or held-back turn is saved now. SessionEnd hooks
+//! share about 1.5 s, so this only spawns; the worker outlives the CLI.
 
 use anyhow::Result;
 

@@ -1,6 +1,5 @@
-//! Stop: the turn ended with an answer. Requests a save when the turn is
-//! worth one and returns at once; the worker runs in the background. Never
-//! blocks the stop.
+//! Stop: requests a save when the turn is worth one and returns at once; the
+//! worker runs in the background. Never blocks the stop.
 
 use anyhow::Result;
 

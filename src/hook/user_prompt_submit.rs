@@ -1,7 +1,6 @@
-//! UserPromptSubmit: a new turn starts. Marks that a person spoke (prompts
-//! Claude Code generates, such as a background task's notification, do not
-//! count), saves an interrupted previous turn, and hands over the last
-//! save's report.
+//! UserPromptSubmit: marks that a person spoke (not Claude Code's own prompts,
+//! such as a task notification), saves an interrupted previous turn, and
+//! hands over the last save's report.
 
 use anyhow::Result;
 

@@ -1,6 +1,5 @@
-//! Serde mirrors of Claude Code's hook input and output. Tolerant: unknown
-//! fields are ignored and every field has a default, so a newer Claude Code
-//! that adds or drops a field does not break a hook.
+//! Serde mirrors of Claude Code's hook input and output, tolerant (unknown
+//! fields ignored, every field defaulted) so a newer Claude Code breaks no hook.
 
 use serde::{Deserialize, Serialize};
 

@@ -25,8 +25,7 @@ pub fn hook_args(words: &[impl AsRef<str>]) -> Result<(HookEvent, usize)> {
     Ok((event, part))
 }
 
-/// The words after `hook`, when this is a hook run (and not a request for
-/// its help).
+/// The words after `hook`, when this is a hook run and not a request for help.
 pub fn hook_words(args: &[OsString]) -> Option<Vec<String>> {
     let (first, rest) = args.split_first()?;
     if first != "hook" || rest.iter().any(|a| a == "--help" || a == "-h") {

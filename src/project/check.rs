@@ -1,15 +1,6 @@
-//! Memory that stays true: the lines of MEMORY.md that name a path the
-//! repository no longer has, found at the edge from the references the
-//! core finds (`memory::refs`). Run by the worker before a fork and by
-//! `status`, `doctor` and `show --check`; never by a hook.
-//!
-//! A path exists when it is in the worktree (from the repository's top or
-//! the session's folder, for monorepos), tracked on any local branch or on
-//! the remote's default branch (so lines do not flap between machines that
-//! sync), or ignored by git (`target/`). What is left is stale, and one
-//! bounded `git log --diff-filter=DR -M` says whether it was renamed (and
-//! to what) or deleted (and in which commit). The result is cached by
-//! (HEAD, the memory's hash).
+//! The lines of MEMORY.md that name a path the repository no longer has, and
+//! what became of it (docs/design.md §4, the STALE note); never run by a hook.
+//! The remote's default branch counts, so lines do not flap between machines.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,8 +12,7 @@ use super::Project;
 use crate::memory::refs::{self, Reference};
 use crate::store::folder::Folder;
 
-/// The walk's bounds: the newest commits that renamed or deleted files,
-/// and the time it may take.
+/// The log walk's bounds: commits that renamed or deleted files, and time.
 pub const WALK_COMMITS: usize = 1000;
 pub const WALK_LIMIT: Duration = Duration::from_secs(2);
 /// Each of the other git commands is quick, or git is stuck.
@@ -50,8 +40,7 @@ pub enum Fate {
     Deleted {
         commit: String,
     },
-    /// Not in the worktree, on a branch, nor in the walk: `walked` is what
-    /// the walk covered (`None`: no walk, or no git).
+    /// Not on disk, on a branch, nor in the walk (`walked`: how far, if it ran).
     NotFound {
         walked: Option<Walked>,
     },
@@ -101,8 +90,7 @@ struct Cached {
     stale: Vec<Stale>,
 }
 
-/// The stale lines of `memory` (the file's text: line numbers are the
-/// file's). `walk`: look for renames and deletions in git's log.
+/// The stale lines of `memory` (line numbers are the file's); `walk`: search git's log.
 pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk: bool) -> Vec<Stale> {
     let refs = refs::find(memory);
     if refs.is_empty() {
@@ -172,8 +160,7 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
 }
 
 /// Which of `paths` git knows: tracked on a local branch or the remote's
-/// default branch (one `cat-file --batch-check`), or ignored (one
-/// `check-ignore`).
+/// default branch, or ignored.
 fn known_to_git(top: &Path, paths: &[String]) -> std::collections::BTreeSet<String> {
     let mut known = std::collections::BTreeSet::new();
     let branches = crate::git::local(
@@ -196,10 +183,9 @@ fn known_to_git(top: &Path, paths: &[String]) -> std::collections::BTreeSet<Stri
             }
         }
     }
-    // A folder's pattern (`/target/`) matches only a name known to be a
-    // folder: a path not on disk is asked both ways.
-    // NUL-separated both ways: git quotes a non-ASCII name in its
-    // line output, which would then never match the name asked.
+    // A folder's pattern (`/target/`) matches only a name known to be a folder,
+    // so each path is asked both ways; NUL-separated, since git quotes a
+    // non-ASCII name in its line output.
     let input: String = paths.iter().filter(|p| !known.contains(*p)).map(|p| format!("{p}\0{p}/\0")).collect();
     if !input.is_empty()
         && let Ok((out, _)) = crate::git::local(top, &["check-ignore", "-z", "--stdin"], input.as_bytes(), QUICK)
@@ -209,9 +195,8 @@ fn known_to_git(top: &Path, paths: &[String]) -> std::collections::BTreeSet<Stri
     known
 }
 
-/// One bounded walk of git's log, newest first: for each wanted path, the
-/// newest rename or deletion of it (or, for a folder, of a file in it),
-/// a rename followed on while the new name is gone too.
+/// One bounded walk of git's log: for each wanted path, the newest rename or
+/// deletion of it or a file in it, followed while the new name is gone too.
 fn walk_log(top: &Path, wanted: &[String], on_disk: &dyn Fn(&str) -> bool) -> BTreeMap<String, Fate> {
     let count = format!("--max-count={WALK_COMMITS}");
     let args =
@@ -271,8 +256,7 @@ fn walk_log(top: &Path, wanted: &[String], on_disk: &dyn Fn(&str) -> bool) -> BT
     out
 }
 
-/// The event that took `path` away: its own, or for a folder, the newest
-/// of a file in it (a folder's rename names the new folder).
+/// The event that took `path` away, or for a folder the newest of a file in it.
 fn event_for(gone: &BTreeMap<String, Fate>, path: &str) -> Option<Fate> {
     if let Some(found) = gone.get(path) {
         return Some(found.clone());
@@ -305,9 +289,8 @@ pub struct Duplicate {
     pub similarity: f64,
 }
 
-/// The findings about `memory`, MEMORY.md's text at `folder`; `walk` looks
-/// in git's log for renames and deletions (a command a person waits on
-/// may skip it and take the last walk's answer, cached).
+/// The findings about `memory`, MEMORY.md's text at `folder`; a command a
+/// person waits on may skip the log `walk` and take the last one's answer.
 pub fn findings(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk: bool) -> Findings {
     Findings {
         memory: folder.memory_path().display().to_string(),

@@ -14,18 +14,10 @@ pub(super) struct Choice {
     pub provisional: Option<String>,
 }
 
-/// The repository that recorded a folder first keeps it; another one with
-/// the same name gets `<name>-<hash of its identity>`, the same on every
-/// machine. A folder is a repository's when its record holds any identity
-/// the repository has now, or when it `adopt`ed it. A folder from before
-/// identities were recorded is claimed by the first repository that uses
-/// it (see `Folder::claim`).
-///
-/// A repository at a new path has nothing recorded there, and a hook runs
-/// no git: a folder of its name whose every recorded path is gone, with a
-/// root commit recorded, is loaded provisionally (a moved repository's),
-/// and the worker confirms it by the root commit before a save writes it
-/// (see `settle`).
+/// The folder from what is recorded (a hook runs no git): the first repository
+/// to record a name keeps it, another gets `<name>-<hash of its identity>`; a
+/// moved repository's folder loads provisionally until `settle` confirms it
+/// (docs/design.md §7).
 pub(super) fn choose_folder(
     roots: &Roots,
     base: &str,
@@ -41,9 +33,7 @@ pub(super) fn choose_folder(
         return Ok(plain(&name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
     }
     // An origin is a line of the repository's own config, which anyone can
-    // write: a record found by it alone, at a path this machine never
-    // recorded for it, loads provisionally until the worker has compared
-    // root commits.
+    // write: a record found by it alone loads provisionally.
     let ours = |name: &str, record: owner::Record, why: String| {
         let by_path = identities.iter().any(|id| id.starts_with(owner::PATH) && record.names().any(|n| n == id));
         let provisional = (in_git && record.root.is_some() && !by_path).then(|| {
@@ -109,12 +99,9 @@ fn hashed_name(base: &str, identity: &str) -> String {
     format!("{base}-{}", crate::memory::stable_id(identity))
 }
 
-/// Run by the worker before a save reads the folder (it may run git; a
-/// hook never does). A provisional folder is confirmed by the repository's
-/// root commit, or the repository gets a folder of its own. Then the
-/// folder's record learns what it lacks: the root commit, an origin the
-/// repository gained, this machine's path (records of earlier versions
-/// migrate this way, at their repository's next save).
+/// Run by the worker before a save reads the folder (it may run git): confirms
+/// a provisional folder by the root commit or gives the repository its own,
+/// then records what the folder's record lacks (root, origin, this path).
 pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     if project.team_dir.is_some() {
         return Ok(());
@@ -172,10 +159,9 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     owner::add_here(roots, &project.name, &missing)
 }
 
-/// Folders that could be this repository's memory and are not: one of its
-/// root commit (a copy's, or a moved repository's recorded before it
-/// moved), or one of its name whose every recorded path is gone. For
-/// `status` and `doctor`, which may run git; `adopt` takes one over.
+/// Folders that could be this repository's memory and are not: one of its root
+/// commit, or of its name with every recorded path gone. For `status` and
+/// `doctor`, which may run git; `adopt` takes one over.
 pub fn adoptable(roots: &Roots, project: &Project) -> Vec<(String, owner::Record)> {
     if project.team_dir.is_some() {
         return Vec::new();

@@ -1,10 +1,7 @@
-//! A memory's identity: which repository a memory folder belongs to, so two
-//! unrelated repositories that share a folder name never share a memory.
-//! It is the repository's `origin` remote, normalised so that its ssh and
-//! https forms, and every clone and worktree of it on any machine, are one
-//! identity; without a remote, the primary repository's root (or the
-//! folder's, outside git). Credentials in a URL are stripped before the
-//! identity is recorded anywhere.
+//! A memory's identity, so two unrelated repositories of one name never share
+//! a memory: the normalised `origin` remote (one for every clone, worktree and
+//! URL form), else the primary root's path (docs/design.md §7). Credentials in
+//! a URL are stripped before it is recorded anywhere.
 
 use std::path::Path;
 
@@ -41,8 +38,7 @@ pub fn normalise_remote(url: &str) -> Option<String> {
     })
 }
 
-/// The identity of a repository's origin, from its common git folder
-/// (holding `config`); `None` without one.
+/// The identity of a repository's origin, from its common git folder.
 pub fn of_origin(common_dir: &Path) -> Option<String> {
     crate::git::origin_url(common_dir).and_then(|url| normalise_remote(&url))
 }

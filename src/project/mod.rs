@@ -1,7 +1,5 @@
-//! Which memory a folder belongs to: the project's name (the primary
-//! repository's folder, also from inside a linked worktree; else the git
-//! top level; else the working directory), its identity (see `identity`),
-//! and from both the memory folder it uses.
+//! Which memory a folder belongs to: the project's name, its identity, and
+//! from both the memory folder it uses (docs/design.md §7).
 
 pub mod check;
 mod choice;
@@ -23,8 +21,7 @@ pub const OFF_MARKER: &str = ".memory-save-off";
 pub struct Project {
     /// The memory folder's name under the memory root.
     pub name: String,
-    /// The project folder's own name, in NFC; `name` adds a hash of the
-    /// identity when another repository recorded `base` first.
+    /// The project folder's own name, in NFC (`name` may add an identity hash).
     pub base: String,
     /// The repository's identity: its origin, else its path.
     pub identity: String,
@@ -33,17 +30,13 @@ pub struct Project {
     pub identities: Vec<String>,
     /// Why `name` is the folder, in the words `status` shows.
     pub why: String,
-    /// A moved repository's folder, found by name, that the worker has not
-    /// yet confirmed by the root commit: what the block and `status` say.
+    /// A moved repository's folder, found by name, not yet confirmed by its root.
     pub provisional: Option<String>,
-    /// The repository's root commit, once the worker looked (`settle`): a
-    /// new folder records it with its identity.
+    /// The repository's root commit, once `settle` looked.
     pub root: Option<String>,
-    /// The folders an off marker may sit in: the working tree's top level
-    /// and, for a linked worktree, the primary repository.
+    /// Where an off marker may sit: the work tree's top, and a worktree's primary.
     pub roots: Vec<PathBuf>,
-    /// The team's memory in the working tree (`.claude/memory/`), when the
-    /// repository keeps one (`memory-save team init`).
+    /// The team's memory in the working tree, when it keeps one (`team init`).
     pub team_dir: Option<PathBuf>,
     /// The git folder holding the repository's config.
     pub git_dir: Option<PathBuf>,
@@ -55,7 +48,6 @@ pub const TEAM_DIR: &str = ".claude/memory";
 pub const TEAM_MARKER: &str = ".memory-save-team";
 
 impl Project {
-    /// The project's memory folder.
     pub fn folder(&self, roots: &crate::store::paths::Roots) -> crate::store::folder::Folder {
         match &self.team_dir {
             Some(dir) => crate::store::folder::Folder::team(roots, &self.name, dir),
@@ -150,10 +142,9 @@ fn folder_name(folder: &Path) -> String {
     name.strip_suffix(".git").filter(|n| !n.is_empty()).unwrap_or(&name).to_string()
 }
 
-/// The name becomes a folder under the memory root and the title line of
-/// MEMORY.md: any script and spaces are fine; refused is only what cannot
-/// be one folder's name (empty, `.`, `..`, a `/`, NUL, over 255 bytes) or
-/// would break the title's line (a control character).
+/// The name becomes a folder and MEMORY.md's title: any script and spaces are
+/// fine; refused is only what cannot be a folder name (empty, `.`, `..`, `/`,
+/// NUL, over 255 bytes) or would break the title line (a control character).
 pub fn check_name(name: &str) -> Result<()> {
     let why = if name.is_empty() || name == "." || name == ".." {
         "it is not a folder name"
@@ -184,8 +175,7 @@ struct Found {
     common_dir: Option<PathBuf>,
 }
 
-/// The working tree's top level, the folder that names the project, and
-/// the git folder with its config.
+/// The working tree's top, the folder that names the project, and the git folder.
 fn project_folders(cwd: &Path) -> Found {
     use gix_discover::repository::Path as Repo;
     let plain = |dir: &Path| Found { top: dir.to_path_buf(), primary: dir.to_path_buf(), common_dir: None };
@@ -209,16 +199,10 @@ fn project_folders(cwd: &Path) -> Found {
     }
 }
 
-/// gix-discover opens `.git`, `HEAD` and `commondir` itself, with plain
-/// blocking opens, and looks at every folder from `cwd` up as a possible
-/// bare repository (its `HEAD`): a FIFO, or a link to a device, planted at
-/// one of them would hang the hook and the worker. So every folder from
-/// `cwd` up to the one holding the nearest `.git` (or to the root), and the
-/// files discovery reads inside that `.git`, are checked first to be
-/// regular files or folders. What remains is the
-/// race of a file swapped for a FIFO between this check and gix's open,
-/// which needs a writer already inside the repository; the hook's deadline
-/// bounds it.
+/// gix-discover opens `.git`, `HEAD` and `commondir` blocking, and tries every
+/// folder from `cwd` up as a bare repository: a planted FIFO would hang the
+/// hook. So each file it reads, up to the nearest `.git`, must be a regular
+/// file or folder; the race left is bounded by the deadline (docs/security.md).
 fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
     let plain = |path: &Path| match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(format!("{} is not a regular file", path.display())),
@@ -257,15 +241,13 @@ fn git_files_are_plain(cwd: &Path) -> std::result::Result<(), String> {
 /// A linked worktree's git dir is `<common>/worktrees/<name>` and names its
 /// common dir in `commondir`. A submodule has no `commondir`.
 fn common_of(git_dir: &Path) -> Option<PathBuf> {
-    // A FIFO planted as `commondir` must not hang the hook: read only a
-    // small regular file.
+    // A FIFO planted as `commondir` must not hang the hook.
     let common = crate::store::fsutil::read_regular(&git_dir.join("commondir"), 4096).ok()??;
     let common = String::from_utf8(common).ok()?;
     git_dir.join(common.trim()).canonicalize().ok()
 }
 
-/// The primary repository is the folder holding the common dir
-/// (`<repo>/.git`), or the bare repository itself.
+/// The folder holding the common dir (`<repo>/.git`), or the bare repository.
 fn primary_of(common: &Path) -> Option<PathBuf> {
     if common.file_name()? == ".git" { common.parent().map(Path::to_path_buf) } else { Some(common.to_path_buf()) }
 }

@@ -1,27 +1,21 @@
-//! context-restore, the sibling mod, on classic hooks: the pure part.
-//! Claude Code loads each skill and command once and notices a change to
-//! its file only 2–3 s after the write (measured on 2.1.328 and 2.1.332);
-//! a call inside that window gets the old copy. The edge
-//! (`restore::transcript`) finds the file and the engine's last copy in the
-//! transcript; this decides whether they differ and words what the model
-//! gets.
+//! context-restore's pure part: whether a skill or command file differs from
+//! the engine's last copy (found by `restore::transcript`), and what the model
+//! gets. Claude Code notices a change only 2–3 s after the write (measured on
+//! 2.1.328 and 2.1.332); a call inside that window gets the old copy.
 
-/// What one hook's output keeps whole (Claude Code saves a longer one to a
-/// file and shows the model a 2 KB preview): a longer text goes as its
-/// path.
+/// What one hook's output keeps whole (a longer one reaches the model as a
+/// 2 KB preview of a file): a longer text goes as its path.
 pub const MAX_TEXT_CHARS: usize = 10_000;
 
-/// The name a typed prompt calls (`/greet now` → `greet`,
-/// `/plugin:deploy` → `plugin:deploy`), `None` for any other prompt. A
-/// name is letters, digits, `-`, `_` and at most one `:`; anything else
-/// (`/`, `..`, a control character) is no command of a file.
+/// The name a typed prompt calls (`/greet now` → `greet`, `/plugin:deploy` →
+/// `plugin:deploy`), `None` for any other prompt.
 pub fn typed_command(prompt: &str) -> Option<&str> {
     let rest = prompt.strip_prefix('/')?;
     let name = rest.split(|c: char| c.is_whitespace()).next()?;
     valid_name(name).then_some(name)
 }
 
-/// A skill or command name memory-save looks a file up by.
+/// A name to look a file up by: letters, digits, `-`, `_`, at most one `:`.
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
@@ -31,8 +25,7 @@ pub fn valid_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_:".contains(c))
 }
 
-/// The body of a skill or command file, as the engine hands it: the
-/// frontmatter (`---` … `---`) left out.
+/// The body of a skill or command file as the engine hands it: no frontmatter.
 pub fn body(file: &str) -> &str {
     let file = file.strip_prefix('\u{feff}').unwrap_or(file);
     let Some(rest) = file.strip_prefix("---\n").or_else(|| file.strip_prefix("---\r\n")) else { return file };
@@ -90,10 +83,9 @@ fn literal_pieces(body: &str) -> (Vec<&str>, bool) {
     (pieces, none)
 }
 
-/// Whether `engine` (the text the engine handed) is what `body` gives,
-/// its placeholders filled with anything: each literal piece in order,
-/// the first at the start and the last at the end (whitespace at the ends
-/// aside, which the engine trims).
+/// Whether `engine` (the text the engine handed) is `body` with its
+/// placeholders filled: each literal piece in order, the first at the start
+/// and the last at the end (ends trimmed, as the engine does).
 pub fn same_text(body: &str, engine: &str) -> bool {
     let (pieces, none) = literal_pieces(body.trim());
     let engine = engine.trim();
@@ -129,14 +121,10 @@ pub enum Kind {
     Command,
 }
 
-/// The text the model gets beside the engine's copy: the file's current
-/// body after one line saying it replaces the instructions above (and,
-/// with placeholders, that the arguments above still hold); over
-/// `MAX_TEXT_CHARS`, or too large to read (`None`), the file's path to
-/// read instead. Control and bidi characters are shown escaped; a line the
-/// load gate would withhold from memory (framing markup, a header
-/// look-alike, a secret) is left out and counted, and a path that could
-/// close a frame is not shown.
+/// The text the model gets: one line saying the file's current body replaces
+/// the instructions above, then the body, escaped, with lines the load gate
+/// would withhold left out and counted; over `MAX_TEXT_CHARS` or unread
+/// (`None`), its path instead, unless that path could close a frame.
 pub fn context(kind: Kind, name: &str, path: &str, body: Option<&str>) -> String {
     let what = match kind {
         Kind::Skill => format!("skill {name}"),

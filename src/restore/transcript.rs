@@ -1,14 +1,6 @@
-//! context-restore at the edge (docs/using.md, "Skills and commands
-//! changed on disk"): for a Skill tool call (PostToolUse, matcher `Skill`)
-//! or a typed `/name` prompt (UserPromptSubmit), the file the text comes
-//! from and the engine's last copy of it in the transcript. The core
-//! (`restore::compare`) compares them and words what the model gets.
-//!
-//! The engine notices a changed file 2–3 s after the write (measured on
-//! 2.1.328 and 2.1.332) and then hands the new text itself. So a call
-//! gets the current text from us only when the file changed after the
-//! engine last handed it and within `NOTICE_WINDOW`, and its text is not
-//! what the engine handed.
+//! context-restore at the edge (docs/design.md §2): for a Skill tool call or a
+//! typed `/name` prompt, the file the text comes from and the engine's last
+//! copy of it in the transcript, which `restore::compare` compares.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,17 +22,15 @@ pub struct Restored {
     pub notice: String,
 }
 
-/// The engine's last copy of a skill or command in the transcript: its
-/// text, the skill's folder when it names one, and when it was written
-/// (milliseconds).
+/// The engine's last copy in the transcript: its text, the skill's folder when
+/// it names one, and when it was written (milliseconds).
 struct EngineCopy {
     text: String,
     dir: Option<String>,
     at: Option<i64>,
 }
 
-/// For a call of `name` in the session whose transcript is `transcript`,
-/// working in `project_dir`: the current text, when the engine's is old.
+/// For a call of `name`: the current text, when the engine's copy is old.
 pub fn restore(kind: Kind, name: &str, transcript: &Path, project_dir: &Path, now: i64) -> Option<Restored> {
     if !compare::valid_name(name) {
         return None;
@@ -105,9 +95,8 @@ fn read_file(path: &Path) -> Option<(Option<String>, std::time::SystemTime)> {
     Some((Some(String::from_utf8_lossy(&bytes).into_owned()), modified))
 }
 
-/// Where the text of `name` comes from, in the seed's order: a plugin's
-/// (`plugin:name`), the project's, the user's; a command's file, else a
-/// skill's (a skill can be typed as a command).
+/// Where the text of `name` comes from, in the seed's order: a plugin's, the
+/// project's, the user's; a command's file, else a skill's (typed as a command).
 fn find_file(kind: Kind, name: &str, project_dir: &Path) -> Option<PathBuf> {
     let config = crate::env::claude_config_dir().ok()?;
     let (plugin, short) = match name.split_once(':') {
@@ -146,11 +135,10 @@ fn plugin_dirs(config: &Path, plugin: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The engine's last copy of `name`, read from the transcript's tail.
-/// Only the engine's own blocks count: a user entry marked `isMeta` whose
-/// text starts with the skill's `Base directory for this skill:` line (a
-/// tool's result is never `isMeta`), or, for a typed command, the `isMeta`
-/// entry right after the engine's `<command-name>/name</command-name>`.
+/// The engine's last copy of `name` in the transcript's tail. Only its own
+/// `isMeta` user entries count (a tool's result never is one): the skill's
+/// `Base directory for this skill:` block, or for a typed command the entry
+/// right after its `<command-name>/name</command-name>`.
 fn last_copy(transcript: &Path, kind: Kind, name: &str) -> Option<EngineCopy> {
     let tail = crate::claude::transcript::tail(transcript, TAIL_BYTES)?;
     let short = name.rsplit(':').next().unwrap_or(name);

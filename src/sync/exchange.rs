@@ -19,8 +19,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
     // The rules this machine holds are approved once, before anything
     // arrives: what a pull brings is foreign.
     crate::store::approvals::upgrade_once(roots);
-    // Our attributes are ours: an older version's, or one a remote changed,
-    // are written back before anything merges.
+    // Any other `.gitattributes` is written back to ours before anything merges.
     let attributes = root.join(".gitattributes");
     if fsutil::read_regular(&attributes, 64 * 1024)?.as_deref() != Some(GITATTRIBUTES.as_bytes()) {
         fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes(), true)?;
@@ -47,9 +46,8 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
         check_remote_tree(root, &remote_branch)?;
-        // Whatever this machine wrote into the root is tracked before the
-        // merge (an approval, a record): an untracked file the remote
-        // tracks would stop it.
+        // This machine's own writes (an approval, a record) are committed
+        // first: an untracked file the remote tracks would stop the merge.
         git::run(root, &["add", "-A"], git::LIMIT)?;
         if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
             git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: this machine's changes"], git::LIMIT)?;
@@ -78,10 +76,8 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
     Ok(report)
 }
 
-/// What the remote holds must be memory and nothing else: `<folder>/<file>`
-/// paths of plain files (no link, no submodule), with names a memory may
-/// have, beside our two top-level files. Anything else is refused before
-/// it reaches the disk.
+/// What the remote holds must be memory alone: plain files (no link, no
+/// submodule) at `<folder>/<file>` with names a memory may have, and our two.
 fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
     let tree = git::run(root, &["ls-tree", "-r", "-z", remote_branch], git::LIMIT)?;
     for entry in tree.split('\0').filter(|e| !e.is_empty()) {
@@ -109,8 +105,7 @@ fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
     Ok(())
 }
 
-/// The memory files a pull changed since `before` (`<folder>/<file>`),
-/// each with its text before it (`None`: it is new).
+/// The memory files a pull changed since `before`, with their text (`None`: new).
 fn arrived(root: &Path, before: &str) -> Result<Vec<(String, Option<String>)>> {
     let changed = git::run(root, &["diff", "--name-only", "-z", before, "HEAD"], git::LIMIT)?;
     Ok(changed
@@ -120,9 +115,8 @@ fn arrived(root: &Path, before: &str) -> Result<Vec<(String, Option<String>)>> {
         .collect())
 }
 
-/// The lines that came with a pull that no save could write (a secret, a
-/// control or bidi character, a header look-alike) are taken out again,
-/// in one commit, and named.
+/// Lines a pull brought that no save could write (a secret, control or bidi
+/// text, a header look-alike) are taken out again in one commit, and named.
 fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Vec<String>> {
     let mut report = Vec::new();
     for (path, old) in arrived {
@@ -155,9 +149,8 @@ fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Ve
     Ok(report)
 }
 
-/// Each folder the pull changed gets an entry in its history, with the
-/// files as they were before it, so `history` lists it and `undo` takes it
-/// back like any change. Call with the folders' locks held.
+/// Each folder the pull changed gets a history entry, so `undo` takes it back
+/// like any change. Call with the folders' locks held.
 fn record_pulled(roots: &Roots, arrived: &[(String, Option<String>)]) -> Result<()> {
     let mut by_folder: std::collections::BTreeMap<&str, std::collections::BTreeMap<String, Option<String>>> =
         Default::default();
@@ -195,9 +188,8 @@ fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> 
         let Some((name, _)) = path.split_once('/') else { continue };
         let Some(ours) = crate::store::owner::read_dir(&root.join(name)) else { continue };
         let text = git::run(root, &["show", &format!("{remote_branch}:{path}")], git::LIMIT)?;
-        // One repository: an identity in common. A root commit in common is
-        // not enough: forks and template clones share theirs, and never
-        // share a memory unasked (`adopt` joins them).
+        // One repository: an identity in common. A shared root commit is not
+        // enough: forks and template clones share theirs (`adopt` joins them).
         let same = |theirs: &crate::store::owner::Record| theirs.names().any(|t| ours.names().any(|o| o == t));
         if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| same(&theirs)) {
             continue;

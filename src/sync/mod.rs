@@ -1,11 +1,6 @@
-//! Memory on every machine, through git (the `git` program: gitoxide cannot
-//! push). `sync --init <url>` makes the memory root a repository with that
-//! remote and our merge driver; each save commits its change; at most once
-//! a minute, bounded in time, the worker pulls (merging through the driver)
-//! and pushes. In the background git never waits for a password (`git`),
-//! and a failed pull or push never fails a save: the status line says since
-//! when it has not synced, `doctor` says why. `setup` turns it on and off,
-//! `exchange` pulls and pushes, `history` reads git's log as the history.
+//! Memory on every machine through the `git` program (gitoxide cannot push): each
+//! save commits; at most once a minute the worker pulls through our merge driver
+//! and pushes, and a failure never fails a save (docs/sync.md).
 
 mod exchange;
 mod setup;
@@ -28,9 +23,8 @@ const BRANCH: &str = "main";
 pub const SYNC_EVERY: i64 = 60;
 const STATE_FILE: &str = "sync.json";
 
-/// Only memories travel: MEMORY.md, topic files and identity records.
-/// A folder's backup from before a repair, its failed replies and its
-/// `.history/` stay on this machine.
+/// Only memories travel: a repair's backup, failed replies and `.history/`
+/// stay on this machine.
 const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/.approved\n/*/MEMORY.pre-migration.md\n";
 const GITATTRIBUTES: &str = "*.md merge=memory-save\n.approved merge=union\n";
 
@@ -44,8 +38,7 @@ pub struct SyncState {
     pub attempted_at: Option<i64>,
     /// Why the last attempt failed.
     pub error: Option<String>,
-    /// The remote's own default branch, learned at `--init`: `main` when
-    /// the remote did not name one (states of earlier versions).
+    /// The remote's own default branch, learned at `--init` (`None`: `main`).
     pub branch: Option<String>,
 }
 
@@ -99,8 +92,8 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
     Ok(())
 }
 
-/// The sync after a save: at most once a minute. Never fails the save: a
-/// failure is recorded for the status line and `doctor`.
+/// The sync after a save, at most once a minute; a failure is recorded, never
+/// fails the save.
 pub fn after_save(roots: &Roots) {
     let Some(state) = state(roots) else { return };
     let now = crate::env::now_unix();

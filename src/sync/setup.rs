@@ -9,10 +9,8 @@ use crate::git;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
 
-/// Defines our merge driver in the config of the repository whose git
-/// folder is `git_dir` (git reads a driver from its config only, never
-/// from .gitattributes), run by this binary's path; in-process, so a hook
-/// may call it (`git::define_merge_driver`).
+/// Defines our merge driver in the config of the repository at `git_dir` (git
+/// reads a driver only from its config); in-process, so a hook may call it.
 pub fn register_driver(git_dir: &Path) -> Result<()> {
     let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
     let exe = exe.to_str().context("the binary's path is not UTF-8; install memory-save under a plain path")?;
@@ -76,11 +74,9 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     Ok(report)
 }
 
-/// The branch the remote's HEAD names, so that the first push makes a
-/// remote whose clones check our memories out (no "remote HEAD refers to
-/// nonexistent ref"). A remote with commits names it to `ls-remote`; an
-/// empty one only to a clone (its unborn HEAD, git 2.31 or newer), which is
-/// empty too. `None` when it cannot be learned.
+/// The branch the remote's HEAD names, so its clones check our memories out
+/// (no "remote HEAD refers to nonexistent ref"). An empty remote names it only
+/// to a clone (git 2.31 or newer). `None` when it cannot be learned.
 fn remote_default_branch(roots: &Roots, root: &Path, url: &str) -> Option<String> {
     let branch = named_default_branch(roots, root, url)?;
     // The remote's word becomes part of our git commands' arguments.
@@ -111,8 +107,7 @@ fn git_at_least(root: &Path, wanted: (u32, u32)) -> bool {
     matches!((parts.next().flatten(), parts.next().flatten()), (Some(major), Some(minor)) if (major, minor) >= wanted)
 }
 
-/// Stops syncing: the repository stays (it is the history), the remote and
-/// the merge setup go.
+/// Stops syncing: the remote and merge setup go; the repository (the history) stays.
 pub fn off(roots: &Roots) -> Result<()> {
     let _ = std::fs::remove_file(root_marker(&roots.memory));
     let _ = git::run(&roots.memory, &["remote", "remove", "origin"], git::LIMIT);

@@ -5,12 +5,9 @@ use std::path::Path;
 
 use super::ForkRequest;
 
-/// The fork's command line. Every run is sealed by the same flags, each
-/// measured (docs/design.md §4): no tool runs (`dontAsk`, no settings whose
-/// allow rules apply, one turn), no hook fires, and no transcript is left
-/// behind. A resumed fork keeps the parent's tools, system prompt and
-/// messages (so the prompt cache serves it); a fresh one resumes nothing
-/// and offers no tool at all (`fresh_flags`).
+/// The fork's command line, each flag measured (docs/design.md §4): every run
+/// sealed alike; a resumed fork keeps the parent's request for the prompt
+/// cache, a fresh one resumes nothing and offers no tool (`fresh_flags`).
 pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     let settings_file = settings_file.display().to_string();
     let mut args = vec!["-p".to_string()];
@@ -44,23 +41,18 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     args
 }
 
-/// The system prompt of a fresh save: Claude Code's own would be most of
-/// its request.
+/// A fresh save's system prompt: Claude Code's own would be most of its request.
 pub const FRESH_SYSTEM_PROMPT: &str = "You keep a software project's MEMORY.md. You are given its file and a session's last turns; you answer with \
 line edits as JSON, as the user message asks, and nothing else.";
 
-/// What a run that resumes nothing adds: no tools at all (`--tools ""`), no
-/// MCP server, skill or command list, and a two-line system prompt, so its
-/// request is our message and about 400 tokens besides **[measured:
-/// 2.1.328, 2.1.332, tests/e2e/spend.rs s21]**.
+/// What a run that resumes nothing adds, so its request is our message and
+/// about 400 tokens besides (docs/design.md §4, a fresh save).
 fn fresh_flags() -> [&'static str; 6] {
     ["--tools", "", "--strict-mcp-config", "--disable-slash-commands", "--system-prompt", FRESH_SYSTEM_PROMPT]
 }
 
-/// `--flag=value` for each value that is plain: one word each, so a value
-/// read from a transcript or a config can never be taken for a flag of its
-/// own, whatever it starts with; one that starts with `-` or holds a space
-/// is dropped outright.
+/// `--flag=value` for each plain value (one word, no leading `-`; others are
+/// dropped), so a value read from a transcript or a config never passes as a flag.
 fn value_flags(flags: &[(&str, &Option<String>)]) -> Vec<String> {
     let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
     flags

@@ -4,8 +4,7 @@ use std::path::PathBuf;
 
 use crate::store::state::Usage;
 
-/// Why a fork gave nothing to read. `Display` gives the status-line
-/// words; what the CLI reported it cost stays beside them.
+/// `Display` gives the status-line words; the reported cost stays beside them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ForkError {
     /// No CLI where it was looked for (`None`: on `PATH`).
@@ -15,8 +14,7 @@ pub enum ForkError {
     TimedOut {
         secs: u64,
     },
-    /// The CLI printed no JSON result and exited with this code (`None`: a
-    /// signal); `said` is its last line of error output.
+    /// No JSON result; exit `code` (`None`: a signal), `said` its last stderr line.
     Exited {
         code: Option<i32>,
         said: String,
@@ -30,8 +28,7 @@ pub enum ForkError {
     CalledTool {
         usage: Usage,
     },
-    /// The CLI reported an error; `refusal` when the API refused the fork
-    /// for an allowance or a rate limit (`refusal::classify`).
+    /// The CLI reported an error; `refusal` when the API refused the fork.
     Failed {
         what: String,
         refusal: Option<crate::claude::refusal::ApiRefusal>,
@@ -90,9 +87,7 @@ impl ForkError {
         }
     }
 
-    /// What to do about it, when there is something to say. Claude Code
-    /// gives its hooks no CLAUDE_CODE_OAUTH_TOKEN (measured, tests/e2e/spend.rs
-    /// s20): a login that lives only in that variable never reaches the fork.
+    /// What to do about it, when there is something to say.
     pub fn advice(&self) -> Option<&'static str> {
         let said = match self {
             ForkError::Exited { said, .. } => said,

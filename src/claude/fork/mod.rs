@@ -18,11 +18,9 @@ mod error;
 pub use args::arguments;
 pub use error::ForkError;
 
-/// Variables Claude Code sets for its hooks that tie a process to the
-/// running session or its IDE, not the user's setup (measured on 2.1.328):
-/// the fork is a separate process and must not pose as that session, talk
-/// to its socket or attach to its editor. Proxy, CA and cloud-provider
-/// variables are the user's setup and stay.
+/// Variables Claude Code sets for its hooks that tie a process to the running
+/// session or its IDE (measured on 2.1.328): the fork must not pose as that
+/// session or attach to its editor. Proxy, CA and cloud variables stay.
 const SESSION_ENV: [&str; 10] = [
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
@@ -38,19 +36,16 @@ const SESSION_ENV: [&str; 10] = [
 /// Prefixes of the same kind of variables.
 const SESSION_ENV_PREFIXES: [&str; 2] = ["CLAUDE_CODE_MESSAGING", "CLAUDE_CODE_IDE_"];
 
-/// Whether the fork must not inherit `name` (see `SESSION_ENV`).
 pub fn is_session_variable(name: &str) -> bool {
     SESSION_ENV.contains(&name) || SESSION_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
-/// The fork's stdout is read from its end, at most this much: the result
-/// object is its last line, and a fork that prints without end must not
-/// make the worker hold it all.
+/// The fork's stdout is read from its end, at most this much: the result is
+/// its last line, and a fork that prints without end must not fill the worker.
 const MAX_OUTPUT_READ: u64 = 8 * 1024 * 1024;
 const MAX_ERRORS_READ: u64 = 64 * 1024;
-/// The scratch files of one fork, `fork-<session>.<worker pid>.<kind>`: the
-/// pid keeps a dead worker's guard, which removes its files by name, away
-/// from the files of the worker that took its job over.
+/// One fork's scratch files, `fork-<session>.<worker pid>.<kind>`: the pid keeps
+/// a dead worker's guard away from the files of the worker that took over.
 pub const SCRATCH_KINDS: [&str; 4] = ["in", "out", "err", "settings.json"];
 
 pub struct ForkRequest<'a> {
@@ -61,23 +56,19 @@ pub struct ForkRequest<'a> {
     pub effort: Option<String>,
     /// `--resume-session-at`: the fork sees the session up to this message.
     pub resume_at: Option<String>,
-    /// A copy of the transcript to resume instead of the session: `claude
-    /// --resume` takes a path ending in `.jsonl` as a transcript file
-    /// **[measured: 2.1.328, 2.1.332]**.
+    /// A transcript copy to resume instead of the session: `--resume` takes a
+    /// path ending in `.jsonl` as a file **[measured: 2.1.328, 2.1.332]**.
     pub resume_from: Option<&'a Path>,
-    /// Resume nothing: the message carries the turns to read (a save whose
-    /// cache expired, `save`); the session and its copy are not used.
+    /// Resume nothing: the message carries the turns (a save whose cache expired).
     pub fresh: bool,
     pub message: &'a str,
-    /// The `--settings` JSON; passed as a private file, never on the
-    /// command line, where every local user could read its `env` values.
+    /// The `--settings` JSON: a private file, never argv, where anyone reads `env`.
     pub settings: String,
     pub timeout: Duration,
     /// Where the message, output and error files go (our state folder).
     pub scratch: &'a Path,
-    /// The session's cost so far: a resumed session's `total_cost_usd`
-    /// counts the parent's cost too (measured), so the fork's own cost is
-    /// the difference.
+    /// The session's cost so far: a resumed run's `total_cost_usd` counts the
+    /// parent's too (measured), so the fork's own is the difference.
     pub parent_cost_usd: f64,
 }
 
@@ -94,7 +85,6 @@ pub fn find_claude() -> Result<PathBuf, ForkError> {
     which::which("claude").map_err(|_| ForkError::NotFound(None))
 }
 
-/// The scratch file of `kind` for this worker's fork of a session.
 pub fn scratch_path(scratch: &Path, session_id: &str, kind: &str) -> PathBuf {
     scratch.join(format!("fork-{session_id}.{}.{kind}", std::process::id()))
 }
@@ -103,26 +93,21 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let io = |what: &str, e: std::io::Error| ForkError::Io(format!("cannot {what}: {e}"));
     let [input_path, output_path, error_path, settings_path] =
         SCRATCH_KINDS.map(|kind| scratch_path(req.scratch, req.session_id, kind));
-    // Worth nothing once this call returns: removed on every way out, so the
-    // state folder does not keep a set per session forever.
+    // Removed on every way out, or the state folder keeps a set per session.
     let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path, &settings_path]);
-    // Files, not pipes: the message can pass 128 KiB, and nothing has to
-    // drain a pipe while we wait.
+    // Files, not pipes: the message can pass 128 KiB, and no pipe needs draining.
     write_private(&input_path, req.message).map_err(|e| io("write the fork message", e))?;
     write_private(&settings_path, &req.settings).map_err(|e| io("write the fork settings", e))?;
     let stdin = File::open(&input_path).map_err(|e| io("reopen the fork message", e))?;
-    // The message holds the memory: gone from the folder as soon as the
-    // fork holds it open.
+    // It holds the memory: unlinked as soon as the fork holds it open.
     let _ = std::fs::remove_file(&input_path);
     let stdout = create_new_private(&output_path).map_err(|e| io("create the fork output file", e))?;
     let stderr = create_new_private(&error_path).map_err(|e| io("create the fork error file", e))?;
     let cwd = if req.cwd.is_dir() { req.cwd.to_path_buf() } else { std::env::temp_dir() };
 
     let started = Instant::now();
-    // A fork costs about 210 MB and half a second of CPU before it sends a
-    // byte (measured with the stand-in): eight sessions saving at once took
-    // 0.95 GB. At most FORK_SLOTS run on the machine; the rest wait their
-    // turn within the same time bound.
+    // A fork costs about 210 MB before it sends a byte (measured): at most
+    // FORK_SLOTS run on the machine, the rest wait within the same bound.
     let _slot = take_slot(&req.scratch.join("forks"), req.timeout).map_err(|e| ForkError::Io(format!("{e:#}")))?;
     let mut command = Command::new(&req.claude);
     for name in crate::env::variable_names() {
@@ -130,9 +115,8 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
             command.env_remove(name);
         }
     }
-    // A short rate limit is retried for about three minutes by default
-    // (measured): a save is not worth holding a fork slot that long, and
-    // the next save tries again.
+    // The CLI retries a short rate limit for about three minutes (measured):
+    // not worth a fork slot, the next save tries again.
     if crate::env::passed_to_fork("CLAUDE_CODE_MAX_RETRIES").is_none() {
         command.env("CLAUDE_CODE_MAX_RETRIES", "2");
     }
@@ -140,21 +124,16 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         .args(arguments(req, &settings_path))
         .current_dir(cwd)
         .env(FORK_MARKER_ENV, "1")
-        // A fork past the window must fail at once, not compact itself: with
-        // --no-session-persistence every later save would pay a whole
-        // summary again and see the summary, not the conversation
-        // (measured). 2.1.328 and 2.1.332 both read DISABLE_COMPACT.
+        // A fork past the window must fail, not compact: with
+        // --no-session-persistence every later save would pay a whole summary
+        // again (measured; 2.1.328 and 2.1.332 read DISABLE_COMPACT).
         .env("DISABLE_COMPACT", "1")
-        // One memory pass, not two: the fork's request is byte-equal with
-        // Claude Code's auto memory on or off, whichever the parent had (the
-        // resumed transcript carries the system prompt), and makes one
-        // request either way (measured: tests/e2e/billing.rs).
+        // One memory pass, not two (docs/design.md §4, auto memory).
         .env("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr));
-    // A watcher kills the fork's group and removes these files if the
-    // worker dies (a SIGKILL leaves it no chance to).
+    // A watcher kills the group and removes these files if the worker is killed.
     let scratch = [output_path.as_path(), error_path.as_path(), settings_path.as_path()];
     let child =
         crate::process::Bounded::spawn(&mut command, Some((req.timeout, &scratch))).map_err(|e| match e.kind() {
@@ -207,8 +186,7 @@ fn take_slot(dir: &Path, limit: Duration) -> anyhow::Result<crate::store::fsutil
     }
 }
 
-/// The last `max` bytes of a file the fork wrote (the whole file when it is
-/// smaller), as text.
+/// The last `max` bytes of a file the fork wrote, as text.
 fn read_tail(path: &Path, max: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(Some(mut file)) = crate::store::fsutil::open_regular(path) else {
@@ -227,8 +205,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     create_new_private(path)?.write_all(text.as_bytes())
 }
 
-/// Removes the scratch files that a killed worker (or its guard, killed
-/// too) left in `scratch`, for every session whose worker no longer runs.
+/// Removes the scratch files of every session whose worker no longer runs.
 pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&SessionId) -> bool) {
     let Ok(entries) = std::fs::read_dir(scratch) else {
         return;
@@ -280,11 +257,9 @@ struct CliResult {
     api_error_status: Option<u16>,
 }
 
-/// Reads `claude --output-format json`: one object with `result`,
-/// `is_error`, `subtype`, `usage`, `total_cost_usd`.
+/// Reads `claude --output-format json`'s one object.
 pub fn read_result(output: &str) -> Result<ForkReply, ForkError> {
-    // The object is the last non-empty line; anything printed before it is
-    // noise.
+    // The object is the last line; anything printed before it is noise.
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
     let Ok(parsed) = serde_json::from_str::<Map<String, Value>>(line) else {
         return Err(ForkError::NoResult { usage: Usage::default() });
