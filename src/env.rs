@@ -1,16 +1,14 @@
 //! Everything memory-save reads from its environment, one function each,
-//! so every variable it honours is listed here (as zoxide's `config.rs`
-//! does): `HOME`, the `MEMORY_SAVE_*` switches, the `CLAUDE_*` variables
-//! Claude Code sets, and the clock and local time zone.
+//! so every variable it honours is listed here; and the clock and local
+//! time zone.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-/// Set in the fork's environment: a hook that fires inside the fork anyway
-/// (should `disableAllHooks` ever be ignored) does nothing, so a save can
-/// never start another save.
+/// Set in the fork's environment: a hook that fires there anyway does
+/// nothing, so a save can never start another save.
 pub const FORK_MARKER: &str = "MEMORY_SAVE_FORK";
 pub const DISABLE: &str = "MEMORY_SAVE_DISABLE";
 
@@ -22,8 +20,7 @@ pub fn home() -> Result<PathBuf> {
     var("HOME").map(PathBuf::from).context("HOME is not set; set HOME or MEMORY_SAVE_HOME")
 }
 
-/// `MEMORY_SAVE_HOME`, else `~/.cli-tweaks` (the original mod's folder, so
-/// a user can switch between the two): memory, state and the config.
+/// `MEMORY_SAVE_HOME`, else `~/.cli-tweaks` (the original mod's folder).
 pub fn base_dir() -> Result<PathBuf> {
     match var("MEMORY_SAVE_HOME") {
         Some(dir) => Ok(PathBuf::from(dir)),
@@ -31,14 +28,12 @@ pub fn base_dir() -> Result<PathBuf> {
     }
 }
 
-/// `MEMORY_SAVE_CLAUDE`: the Claude Code executable, instead of `claude`
-/// on `PATH`.
+/// `MEMORY_SAVE_CLAUDE`: the Claude Code executable, instead of `claude` on `PATH`.
 pub fn claude_override() -> Option<PathBuf> {
     var("MEMORY_SAVE_CLAUDE").map(PathBuf::from)
 }
 
-/// `CLAUDE_CODE_DISABLE_AUTO_MEMORY`: Claude Code's switch for its own
-/// auto memory.
+/// Claude Code's switch for its own auto memory.
 pub fn disable_auto_memory() -> Option<String> {
     var("CLAUDE_CODE_DISABLE_AUTO_MEMORY").map(|v| v.to_string_lossy().into_owned())
 }
@@ -48,8 +43,7 @@ pub fn editor() -> Option<String> {
     var("VISUAL").or_else(|| var("EDITOR")).map(|v| v.to_string_lossy().into_owned())
 }
 
-/// Colour is allowed unless `NO_COLOR` is set (to anything) or
-/// `CLICOLOR=0` (no-color.org, bixense.com/clicolors).
+/// Unless `NO_COLOR` is set (to anything) or `CLICOLOR=0`.
 pub fn colour_allowed() -> bool {
     var("NO_COLOR").is_none() && var("CLICOLOR").is_none_or(|v| v != "0")
 }
@@ -69,13 +63,11 @@ pub fn disabled() -> bool {
     var(DISABLE).is_some_and(|v| v == "1")
 }
 
-/// Whether this process runs inside our own fork.
 pub fn inside_fork() -> bool {
     var(FORK_MARKER).is_some()
 }
 
-/// `CLAUDE_PROJECT_DIR`, which Claude Code gives its hooks: the session's
-/// project folder, when it is an absolute path.
+/// The session's project folder Claude Code gives its hooks, when absolute.
 pub fn claude_project_dir() -> Option<String> {
     var("CLAUDE_PROJECT_DIR")?.into_string().ok().filter(|d| std::path::Path::new(d).is_absolute())
 }
@@ -88,20 +80,17 @@ pub fn claude_config_dir() -> Result<PathBuf> {
     }
 }
 
-/// A variable of this process by `name`, as the fork inherits it: for the
-/// billing route (`claude::route`), which asks only whether one is set.
+/// A variable as the fork inherits it (the billing route asks only whether it is set).
 pub fn passed_to_fork(name: &str) -> Option<String> {
     var(name)?.into_string().ok()
 }
 
-/// The names of every variable set, for a caller that must drop some from
-/// a child's environment.
+/// The names of every variable set, for dropping some from a child's environment.
 pub fn variable_names() -> Vec<String> {
     std::env::vars_os().map(|(name, _)| name.to_string_lossy().into_owned()).collect()
 }
 
-/// A debug build's fault hook (`MEMORY_SAVE_FAULT_*`), for the crash and
-/// full-disk tests.
+/// A debug build's fault hook (`MEMORY_SAVE_FAULT_*`) for the crash tests.
 #[cfg(debug_assertions)]
 pub fn fault(name: &str) -> Option<String> {
     var(name)?.into_string().ok()
@@ -116,9 +105,8 @@ pub fn now_unix() -> i64 {
 }
 
 /// A debug build's virtual clock: `MEMORY_SAVE_DEBUG_CLOCK` names a file
-/// holding the Unix time, which a test moves on by renaming a new file over
-/// it (the month-like run in tests/cli/month.rs, whose idle waits would
-/// not fit in real time).
+/// holding the Unix time (tests/cli/month.rs, whose waits would not fit in
+/// real time).
 #[cfg(debug_assertions)]
 fn debug_clock() -> Option<i64> {
     let path = var("MEMORY_SAVE_DEBUG_CLOCK")?;
@@ -133,9 +121,8 @@ pub fn virtual_clock() -> bool {
     false
 }
 
-/// A debug build's shorter hook deadline: `MEMORY_SAVE_DEBUG_DEADLINE_MS`,
-/// so a test of a hook whose input never closes need not wait the real
-/// five seconds per event. Release builds always keep the real one.
+/// A debug build's shorter hook deadline, so a test of a hook whose input
+/// never closes need not wait five seconds. Release builds keep the real one.
 pub fn deadline_override() -> Option<std::time::Duration> {
     #[cfg(debug_assertions)]
     return var("MEMORY_SAVE_DEBUG_DEADLINE_MS")?.to_str()?.parse().ok().map(std::time::Duration::from_millis);

@@ -1,13 +1,8 @@
 //! git, the program (gitoxide cannot push): the one runner every git
 //! command of memory-save goes through, and the edits of a repository's
-//! `info/exclude`. Hooks never run git.
-//!
-//! A repository's own config is the repository's author's, not the user's:
-//! an unpacked archive or a hostile clone can set `core.fsmonitor` to a
-//! shell command that any read of the index runs. So every command here
-//! starts with `SEALED`, which switches off each setting that makes git run
-//! a program (docs/security.md names each and why), and local commands
-//! (`Reach::Local`) also switch off the ones that reach a network.
+//! `info/exclude`. Hooks never run git. A repository's config is its
+//! author's, so every command starts `SEALED` (docs/security.md, "git runs
+//! nothing of the repository's").
 
 use std::path::Path;
 use std::process::Command;
@@ -19,13 +14,10 @@ use anyhow::{Context, Result, bail};
 pub const LIMIT: Duration = Duration::from_secs(30);
 /// Reading one setting is quick, or git is stuck.
 const CONFIG_LIMIT: Duration = Duration::from_secs(5);
-/// What of git's output is kept: the memory files it shows are at most
-/// 50,000 characters each; far more is not git answering us.
+/// Memory files are at most 50,000 characters; far more is not git answering us.
 const OUTPUT_MAX: usize = 64 * 1024 * 1024;
 
-/// ssh never asks (batch mode) and gives up on a dead host, but runs as
-/// the user has it: their `GIT_SSH_COMMAND`, else the repository's or
-/// global `core.sshCommand`, else `ssh`, with our two options added.
+/// The user's own ssh command with batch mode and a connect timeout added;
 /// `None` with `GIT_SSH` set: that program may take no ssh options.
 fn ssh_command(root: &Path) -> Option<String> {
     const OPTIONS: &str = "-o BatchMode=yes -o ConnectTimeout=10";
@@ -48,10 +40,8 @@ fn ssh_command(root: &Path) -> Option<String> {
     Some(format!("{} {OPTIONS}", configured.as_deref().unwrap_or("ssh")))
 }
 
-/// Who a sync runs for: the worker after a save, in the background, where
-/// nothing may ask and everything is bounded; or a person who ran
-/// `memory-save sync` at a terminal, whose fetch and push run in the
-/// foreground with no bound, so ssh can ask for a passphrase.
+/// Who a sync runs for: the worker, where nothing may ask and everything is
+/// bounded; or a person at a terminal, where ssh may ask for a passphrase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Caller {
     Background,
@@ -70,9 +60,8 @@ impl Caller {
     }
 }
 
-/// `git fetch` and `git push`, the steps that reach the remote: for a
-/// person, in the foreground, where git and ssh may ask and print to the
-/// terminal; else bounded and asking nothing (`run`).
+/// `git fetch` and `git push`: for a person in the foreground, else bounded
+/// and asking nothing (`run`).
 pub fn remote(root: &Path, args: &[&str], caller: Caller) -> Result<()> {
     if caller == Caller::Background {
         return run(root, args, LIMIT).map(drop);
@@ -88,8 +77,8 @@ pub fn remote(root: &Path, args: &[&str], caller: Caller) -> Result<()> {
 /// The subcommands that reach a remote.
 const REMOTE: &[&str] = &["fetch", "push", "ls-remote", "clone"];
 
-/// Runs `git -C root …` bounded in time, in its own process group (a
-/// hung ssh dies with it), never asking for anything.
+/// Runs `git -C root …` bounded, in its own process group (a hung ssh dies
+/// with it), never asking for anything.
 pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     let reach = if args.first().is_some_and(|sub| REMOTE.contains(sub)) { Reach::Remote } else { Reach::Local };
     let mut command = git(root, args, reach);
@@ -109,10 +98,8 @@ pub fn run(root: &Path, args: &[&str], limit: Duration) -> Result<String> {
     }
 }
 
-/// The settings put before every git command: each one a way a
-/// repository's config (or an attribute naming a driver in it) makes git
-/// run a program. Empty values reset a list (`credential.helper`) or turn
-/// a setting off; `false` is a program that does nothing and fails.
+/// Each a way a repository's config makes git run a program. An empty value
+/// resets or turns off; `false` is a program that does nothing and fails.
 const SEALED: &[&str] = &[
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",
@@ -130,30 +117,25 @@ const SEALED: &[&str] = &[
 ];
 
 /// What a local command also turns off: the programs git runs to reach a
-/// remote (a lazy fetch of a partial clone's missing object is one).
-/// `protocol.allow=never` also stops a lazy fetch where git is older than
-/// 2.44 (which ignores `GIT_NO_LAZY_FETCH`): a local-path promisor would
-/// run the repository's `remote.<name>.uploadpack`.
+/// remote. `protocol.allow=never` stops a lazy fetch on git before 2.44,
+/// which ignores `GIT_NO_LAZY_FETCH`.
 const SEALED_LOCAL: &[&str] =
     &["core.askPass=", "credential.helper=", "core.sshCommand=false", "core.gitProxy=", "protocol.allow=never"];
 
-/// Whether a command may reach a remote: only a sync's fetch, push,
-/// ls-remote and clone, in the memory root we made, with the user's own
-/// credentials and ssh.
+/// Only a sync's `REMOTE` commands, in the memory root we made, may reach a
+/// remote, with the user's own credentials and ssh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reach {
     Local,
     Remote,
 }
 
-/// The subcommands whose output can run `diff.external`, a diff driver or
-/// a textconv filter named by `.gitattributes`: given `--no-ext-diff
-/// --no-textconv`. (An empty `-c diff.external=` does not turn it off:
-/// git 2.39 then runs the empty command.)
+/// The subcommands that can run `diff.external` or a diff driver: given
+/// `--no-ext-diff --no-textconv`, since git 2.39 runs an empty
+/// `-c diff.external=` as a command.
 const DIFFING: &[&str] = &["diff", "show", "log"];
 
-/// `git -C root <args>` that never asks for anything and runs no program
-/// of the repository's (`SEALED`).
+/// `git -C root <args>` that never asks and runs no program of the repository's.
 fn git(root: &Path, args: &[&str], reach: Reach) -> Command {
     let mut command = Command::new("git");
     command.arg("--no-pager").arg("-C").arg(root);
@@ -182,8 +164,7 @@ fn git(root: &Path, args: &[&str], reach: Reach) -> Command {
     command
 }
 
-/// git's message spans lines ("fatal: …", then advice): all of it, on one
-/// line, bounded.
+/// git's message on one line, bounded.
 fn failed(args: &[&str], stderr: &[u8]) -> anyhow::Error {
     let stderr = String::from_utf8_lossy(stderr);
     let said: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
@@ -196,9 +177,7 @@ fn failed(args: &[&str], stderr: &[u8]) -> anyhow::Error {
 
 /// The repository's one root commit, which names it wherever it is moved
 /// or copied. `None` for a shallow clone (its oldest commit is not its
-/// root; the file `shallow` says so without running git), a repository
-/// with no commit yet, and one with several roots, whose first commits
-/// would not name it.
+/// root), no commit yet, or several roots.
 pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
     if std::fs::symlink_metadata(common_dir.join("shallow")).is_ok() {
         return None;
@@ -213,10 +192,9 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
     }
 }
 
-/// Runs a local git command (nothing remote, so no ssh setup), with
-/// `input` on its stdin, bounded in time: its output, and whether it ran
-/// out of time, in which case the output is what came by then (a log walk
-/// newest first is still true as far as it got). A failure is an error.
+/// Runs a local git command with `input` on stdin, bounded: its output, and
+/// whether it ran out of time (then the output is what came by then: a log
+/// walk newest first is still true as far as it got).
 pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Result<(String, bool)> {
     let mut command = git(root, args, Reach::Local);
     command.env("GIT_OPTIONAL_LOCKS", "0");
@@ -231,18 +209,17 @@ pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Resul
     }
 }
 
-/// The line a project-scoped install keeps out of git.
 const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
 
-/// Keeps a project-local settings file out of git, as its name promises:
-/// when git does not ignore it already, a line in the repository's own
-/// `info/exclude` (never a file that is committed). Returns that file.
+/// Keeps a project-local settings file out of git, unless git ignores it
+/// already, by a line in `info/exclude` (never a committed file). Returns
+/// that file.
 pub fn exclude_local_settings(settings: &Path) -> Option<String> {
     let top = settings.parent()?.parent()?;
     let limit = CONFIG_LIMIT;
     let rel = ".claude/settings.local.json";
     if run(top, &["check-ignore", "-q", rel], limit).is_ok() {
-        return None; // ignored already
+        return None;
     }
     let common = run(top, &["rev-parse", "--path-format=absolute", "--git-common-dir"], limit).ok()?;
     let exclude = Path::new(common.trim()).join("info").join("exclude");
@@ -270,18 +247,11 @@ pub fn unexclude_local_settings(exclude: &Path) {
     }
 }
 
-/// The repository-local config of the repository whose common git folder
-/// is `git_dir`, read in-process with gix-config: a hook never runs git,
-/// and a config is never read by scanning its text. Its plain includes
-/// (`include.path`) are followed by us, not by gix-config, so every file is
-/// opened as every file of ours is (no link, no FIFO, at most 1 MiB) and
-/// at most `CONFIG_FILES_MAX` are read, three deep: a config that includes
-/// `/proc/self/pagemap`, or a fan of files that include each other, reads
-/// as the bytes it may have. An included file's values count after the
-/// including file's (git inserts them where the include stands; for the
-/// single values read here that differs only when both set one).
-/// `includeIf` is not followed. `None` when the file is missing or
-/// unreadable.
+/// The repository-local config at `git_dir`, read in-process (a hook never
+/// runs git). We follow plain `include.path` ourselves, each opened as our
+/// own files are and at most `CONFIG_FILES_MAX` three deep, so
+/// `/proc/self/pagemap` or mutual includes stay bounded. `includeIf` is not
+/// followed.
 pub fn local_config(git_dir: &Path) -> Option<gix_config::File> {
     let path = git_dir.join("config");
     let mut config = config_file(&path)?;
@@ -312,8 +282,7 @@ fn config_file(path: &Path) -> Option<gix_config::File> {
     gix_config::File::from_bytes_owned(&mut bytes, meta, Default::default()).ok()
 }
 
-/// The files `file` (at `path`) includes: `~/` from HOME, a relative path
-/// from the including file's folder.
+/// `~/` from HOME, a relative path from the including file's folder.
 fn includes(file: &gix_config::File, path: &Path, depth: usize) -> Vec<(std::path::PathBuf, usize)> {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let base = path.parent().unwrap_or(Path::new("/"));
@@ -334,7 +303,6 @@ fn includes(file: &gix_config::File, path: &Path, depth: usize) -> Vec<(std::pat
 /// A repository config is small; one this large is not one to read.
 const CONFIG_MAX: u64 = 1024 * 1024;
 
-/// `remote.origin.url` of the repository at `git_dir`.
 pub fn origin_url(git_dir: &Path) -> Option<String> {
     local_config(git_dir)?.string("remote.origin.url").map(|url| url.to_string())
 }
@@ -343,15 +311,12 @@ pub fn origin_url(git_dir: &Path) -> Option<String> {
 const DRIVER_SECTION: (&str, &str) = ("merge", "memory-save");
 const DRIVER_NAME: &str = "memory-save: merge memory files by meaning";
 
-/// Whether the repository at `git_dir` defines our merge driver.
 pub fn has_merge_driver(git_dir: &Path) -> bool {
     local_config(git_dir).is_some_and(|c| c.string("merge.memory-save.driver").is_some())
 }
 
-/// Defines our merge driver, run by `command`, in the repository-local
-/// config at `git_dir` (git reads a driver from its config only, never
-/// from .gitattributes), in-process: the rest of the file keeps its bytes,
-/// and the write is atomic and keeps the file's mode.
+/// Defines our merge driver in the repository-local config at `git_dir`
+/// (git reads a driver only from config), keeping the file's other bytes.
 pub fn define_merge_driver(git_dir: &Path, command: &str) -> Result<()> {
     let path = git_dir.join("config");
     let mut bytes = crate::store::fsutil::read_regular(&path, CONFIG_MAX)?.unwrap_or_default();

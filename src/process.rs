@@ -1,16 +1,8 @@
 //! Everything memory-save runs goes through here, as one of three kinds of
-//! child:
-//! - **bounded**, in the background: its own process group, a time bound
-//!   past which the whole group is killed, and the group killed again when
-//!   the leader exits, before the leader is reaped, so no kill can reach a
-//!   process that took its id since (the fork, git, `claude --version`, a
-//!   wrapped status line);
-//! - **in the foreground**, with the terminal: the caller's process group,
-//!   no bound (the editor, a `sync` a person runs that may ask for an ssh
-//!   passphrase);
-//! - **detached**: the worker, this binary again in its own session.
-//!
-//! The system calls are `sys`'s.
+//! child: **bounded** in its own process group (the fork, git, `claude
+//! --version`; docs/design.md §4, Bounds), **in the foreground** with the
+//! terminal and no bound (the editor, a person's `sync`), or **detached**
+//! (the worker). The system calls are `sys`'s.
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -20,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use crate::sys;
 
-/// How a bounded child ended.
 #[derive(Debug)]
 pub enum Ended {
     Exited(ExitStatus),
@@ -28,7 +19,6 @@ pub enum Ended {
     TimedOut,
 }
 
-/// A bounded child, started by `spawn`.
 pub struct Bounded {
     child: Child,
     /// Kills the group and unlinks its scratch files if this process dies.
@@ -39,15 +29,12 @@ pub struct Bounded {
 const TERM_GRACE: Duration = Duration::from_secs(2);
 /// After the group ends, its pipes have this long to close.
 const PIPE_GRACE: Duration = Duration::from_secs(1);
-/// Past the bound, the caller has this long to end the child itself before
-/// the watcher does.
+/// Past the bound, the caller's time to end the child before the watcher does.
 const WATCH_GRACE: Duration = Duration::from_secs(5);
 
 impl Bounded {
-    /// Starts `command` in its own process group; on Linux it also gets
-    /// SIGKILL when this process dies. With `watch`, a watcher process
-    /// kills its group and unlinks those files when this process dies or
-    /// `bound` and a grace pass (a SIGKILL gives this process no chance).
+    /// Starts `command` in its own process group (on Linux, SIGKILLed when
+    /// this process dies). With `watch`, a `sys::Watcher` guards it.
     pub fn spawn(command: &mut Command, watch: Option<(Duration, &[&Path])>) -> std::io::Result<Bounded> {
         command.process_group(0);
         sys::kill_child_with_parent(command);
@@ -61,8 +48,7 @@ impl Bounded {
         &mut self.child
     }
 
-    /// Waits up to `limit` (counted from `started`). Whatever the leader
-    /// left running in its group ends with it.
+    /// Waits up to `limit` from `started`; the leader's group ends with it.
     pub fn wait(mut self, started: Instant, limit: Duration) -> std::io::Result<Ended> {
         let pid = self.child.id() as sys::Pid;
         loop {
@@ -102,7 +88,6 @@ impl Bounded {
     }
 }
 
-/// What a bounded run with captured output gave.
 #[derive(Debug)]
 pub struct Captured {
     pub ended: Ended,
@@ -110,10 +95,9 @@ pub struct Captured {
     pub stderr: Vec<u8>,
 }
 
-/// Runs `command` bounded, with `input` on its stdin and its stdout and
-/// stderr captured (each at most `max` bytes kept; the rest is read and
-/// dropped, so a child that prints without end cannot block on a full
-/// pipe).
+/// Runs `command` bounded, `input` on stdin, stdout and stderr captured (at
+/// most `max` bytes each kept; the rest is read and dropped, so a full pipe
+/// never blocks the child).
 pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: usize) -> std::io::Result<Captured> {
     let stdin = if input.is_empty() { Stdio::null() } else { Stdio::piped() };
     command.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -144,8 +128,7 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
     let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     if let Some(mut stdin) = child.stdin.take() {
         // Written beside the wait, so a child that never reads its input
-        // cannot hold this caller past the bound; one that does not read
-        // it is not an error of ours.
+        // cannot hold this caller past the bound.
         let input = input.to_vec();
         std::thread::spawn(move || {
             let _ = stdin.write_all(&input);
@@ -158,9 +141,8 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
     Ok(Captured { ended, stdout: collect(out), stderr: collect(err) })
 }
 
-/// Runs `command` in the foreground: this process's group, which holds the
-/// terminal, so it may ask the person at it (an editor, an ssh
-/// passphrase); no bound, since a person is waiting on it.
+/// Runs `command` in this process's group, which holds the terminal, so it
+/// may ask the person; no bound, since a person is waiting on it.
 pub fn run_in_foreground(command: &mut Command) -> std::io::Result<ExitStatus> {
     command.status()
 }

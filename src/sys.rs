@@ -1,9 +1,6 @@
 //! The one seam for the operating system: every libc call memory-save makes
-//! is here, for Unix (Linux and macOS). Opens that neither follow links nor
-//! block, the user id and access checks, the hook's deadline timer, fork,
-//! setsid and exec of the detached worker, the fork's guard, closing
-//! descriptors, and signalling and waiting on process groups. A Windows
-//! port has this file and `process` to fill; none is asked for now.
+//! is here, for Unix (Linux and macOS; docs/design.md §1). A Windows port
+//! has this file and `process` to fill.
 
 use std::ffi::{CStr, CString};
 use std::io;
@@ -11,13 +8,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
-/// A process or process group id.
 pub type Pid = libc::pid_t;
 
-/// Flags for every file of ours we open by name: never through a planted
-/// symlink (the open fails with ELOOP), never blocking on a FIFO or device
-/// planted in a file's place (the open returns at once and `fstat` then
-/// says what it is), and never leaked into the fork or a user's command.
+/// Flags for every file of ours we open by name: never through a symlink
+/// (ELOOP), never blocking on a planted FIFO or device (`fstat` then says
+/// what it is), never leaked into a child.
 pub const SAFE_OPEN: i32 = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
 /// Never through a symlink, for a file we create.
 pub const NO_FOLLOW: i32 = libc::O_NOFOLLOW;
@@ -27,13 +22,11 @@ pub fn is_link_refused(error: &io::Error) -> bool {
     error.raw_os_error() == Some(libc::ELOOP)
 }
 
-/// The user this process runs as.
 pub fn effective_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
-/// Whether this user may write `path` (access(2), W_OK).
 pub fn check_writable(path: &Path) -> io::Result<()> {
     let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other("the path has a NUL byte"))?;
     // SAFETY: a valid C string; access has no other preconditions.
@@ -73,10 +66,9 @@ extern "C" fn on_deadline(_signal: libc::c_int) {
     }
 }
 
-/// Arms a one-shot real-time timer that, when it fires, says so on stderr
-/// and exits 0 at once. Neither the timer nor the handler reaches a
-/// process this one starts: fork(2) drops timers, and exec resets
-/// handlers.
+/// Arms a one-shot timer that says so on stderr and exits 0. Neither the
+/// timer nor the handler reaches a child: fork(2) drops timers, exec
+/// resets handlers.
 pub fn arm_deadline(limit: Duration) {
     let value =
         libc::timeval { tv_sec: limit.as_secs() as libc::time_t, tv_usec: limit.subsec_micros() as libc::suseconds_t };
@@ -89,18 +81,14 @@ pub fn arm_deadline(limit: Duration) {
     }
 }
 
-/// Starts `argv[0]` with `argv` detached: its own session and process
-/// group, stdio on /dev/null, no descriptor of ours. A plain fork and exec:
-/// the caller returns right after fork (`std::process::Command` waits for
-/// the exec, a millisecond on every hook that starts the worker); an exec
-/// failure ends the child with 127.
+/// Starts `argv[0]` detached: its own session, stdio on /dev/null, no
+/// descriptor of ours. A plain fork and exec, since `std::process::Command`
+/// waits for the exec, a millisecond on every hook; exec failure exits 127.
 pub fn spawn_detached(argv: &[CString]) -> io::Result<()> {
     let Some(program) = argv.first() else { return Err(io::Error::other("no program to start")) };
     let mut pointers: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     pointers.push(std::ptr::null());
     let null: &CStr = c"/dev/null";
-    // Everything the child needs is prepared above: between fork and exec
-    // it may only make async-signal-safe calls.
     // SAFETY: the callers are single-threaded, and the child only calls
     // setsid, open, dup2, close, close_range or getrlimit, execv and _exit
     // before it is replaced.
@@ -158,9 +146,8 @@ pub fn signal_group(pgid: Pid, hard: bool) {
     unsafe { libc::kill(-pgid, signal) };
 }
 
-/// Whether child `pid` has exited, without reaping it: while it is not
-/// reaped its pid, and so its process group's id, cannot be reused, so a
-/// kill of the group after this cannot reach a stranger.
+/// Whether child `pid` has exited, without reaping it: until reaped, its
+/// pid and group id cannot be reused, so a group kill cannot hit a stranger.
 pub fn exited_unreaped(pid: Pid) -> io::Result<bool> {
     // SAFETY: siginfo_t is plain data; waitid fills it.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -176,10 +163,9 @@ pub fn exited_unreaped(pid: Pid) -> io::Result<bool> {
     Ok(unsafe { info.si_pid() } != 0)
 }
 
-/// A forked watcher of this process and a child's process group: when this
-/// process is gone (a SIGKILL gives it no chance to clean up), or a bound
-/// and a grace have passed, the watcher kills the group and unlinks the
-/// scratch files, then exits. Killed when dropped.
+/// A forked watcher: when this process is gone (a SIGKILL leaves no chance
+/// to clean up) or the bound has passed, it kills the child's group and
+/// unlinks the scratch files. Killed when dropped.
 pub struct Watcher {
     pid: Pid,
 }
@@ -188,8 +174,7 @@ pub struct Watcher {
 const WATCH_TICK: Duration = Duration::from_millis(100);
 
 impl Watcher {
-    /// `None` when fork(2) failed: the child still runs, with only the
-    /// caller's own bound.
+    /// `None` when fork(2) failed: the child runs with the caller's bound only.
     pub fn start(pgid: Pid, after: Duration, scratch: &[&Path]) -> Option<Watcher> {
         let paths: Vec<CString> = scratch.iter().filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok()).collect();
         let deadline_ns = after.as_nanos().min(i64::MAX as u128) as i64;
@@ -233,10 +218,9 @@ impl Drop for Watcher {
     }
 }
 
-/// Closes every descriptor from `lowest` up, in a child between fork and
-/// exec: close_range(2) where the kernel has it (Linux 5.9), else each one
-/// up to the soft RLIMIT_NOFILE, capped at 65,536 (macOS, older kernels).
-/// Only system calls, so it is async-signal-safe.
+/// Closes every descriptor from `lowest` up: close_range(2) on Linux 5.9+,
+/// else each up to the soft RLIMIT_NOFILE, capped at 65,536. Only system
+/// calls, so it is async-signal-safe.
 ///
 /// # Safety
 /// Call only in a single-threaded child about to exec or exit: it closes

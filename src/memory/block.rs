@@ -3,9 +3,8 @@
 
 use super::template::{LineKind, classify};
 
-/// Claude Code keeps one hook's output whole up to this many characters
-/// (measured); past it the model sees a 2 KB preview. JavaScript counts
-/// UTF-16 units, so that is what we count too.
+/// Claude Code keeps one hook's output whole up to this many UTF-16 units
+/// (measured); past it the model sees a 2 KB preview.
 pub const PART_LIMIT: usize = 10_000;
 /// How many `session-start --part N` commands hooks.json registers: enough
 /// for a file at the 50,000-character cap.
@@ -19,9 +18,7 @@ pub fn width(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
-/// `trailer` holds the lines after the file: the "Topic files in …" line
-/// when topic files exist, and the load gate's note when it left lines out.
-/// Returns at most `MAX_PARTS` parts.
+/// At most `MAX_PARTS` parts; `trailer` holds the lines after the file.
 pub fn context_parts(project: &str, memory: &str, trailer: &[&str]) -> Vec<String> {
     let mut lines: Vec<&str> = vec![LANGUAGE_LINE, ""];
     lines.extend(memory.lines());
@@ -78,8 +75,7 @@ pub fn context_parts(project: &str, memory: &str, trailer: &[&str]) -> Vec<Strin
             bodies.push(std::mem::take(&mut body));
             body_width = 0;
         } else {
-            // One line longer than a whole part: cut it at a character
-            // boundary and carry the rest into the next part.
+            // One line longer than a whole part: cut it, carry the rest on.
             let (head, tail) = split_at_width(line, room.saturating_sub(1).max(1));
             body.push_str(head);
             body.push('\n');

@@ -1,10 +1,6 @@
-//! What a save costs, worked out before it runs: the price table, a save's
-//! estimate from the session's last request, and the billing month. Pure:
-//! the caller brings the transcript's figures, the clock and the settings.
-//!
-//! The table is the one place prices live. Each entry says where its
-//! figures come from and when they were read; `[prices."<prefix>"]` in
-//! memory-save.toml adds or overrides entries.
+//! What a save costs, worked out before it runs: the price table (the one
+//! place prices live), a save's estimate, and the billing month. Pure: the
+//! caller brings the transcript's figures, the clock and the settings.
 
 /// Prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,12 +10,10 @@ pub struct Price {
     pub cache_read: f64,
     pub cache_write_5m: f64,
     pub cache_write_1h: f64,
-    /// The rates for a request over `LONG_CONTEXT_TOKENS` of input, where
-    /// the model has them.
+    /// Over `LONG_CONTEXT_TOKENS` of input, where the model has them.
     pub long: Option<Rates>,
 }
 
-/// One set of per-million rates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
     pub input: f64,
@@ -69,17 +63,14 @@ impl Price {
     }
 }
 
-/// A request over this many input tokens is billed at the long-context
-/// rates, where a model has them.
+/// Over this many input tokens, the long-context rates apply.
 pub const LONG_CONTEXT_TOKENS: u64 = 200_000;
 
-/// Where the table's figures come from.
 pub const TABLE_SOURCE: &str = "Anthropic's pricing page (claude.com/pricing#api), read 2026-12-01; \
 the 5.x families at their class's price (docs/cost.md)";
 
-/// The price table, keyed by model-id prefix: the longest prefix that a
-/// model id starts with wins, so `claude-opus-4-1` ($15/$75) and
-/// `claude-opus-4-5` ($5/$25) differ.
+/// Keyed by model-id prefix; the longest match wins, so `claude-opus-4-1`
+/// and `claude-opus-4-5` differ.
 pub const TABLE: &[(&str, Price)] = &[
     // Opus-class
     ("claude-opus-5", Price::of(5.0, 25.0)),
@@ -112,16 +103,14 @@ pub struct PriceList<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Priced {
     pub price: Price,
-    /// The prefix that matched; `None`: an unknown model, priced at the
-    /// dearest entry.
+    /// The prefix that matched; `None`: unknown, priced at the dearest entry.
     pub prefix: Option<String>,
 }
 
 impl PriceList<'_> {
-    /// The price of `model`: the longest matching prefix of the user's
-    /// entries, then of the table; an unknown id (a Bedrock ARN, a Vertex
-    /// `@` id, a future name) at the dearest entry, so a budget is never
-    /// spent faster than it says.
+    /// The longest matching prefix of the user's entries, then the table's;
+    /// an unknown id (a Bedrock ARN, a future name) at the dearest entry, so
+    /// a budget is never spent faster than it says.
     pub fn price(&self, model: &str) -> Priced {
         let id = model.strip_suffix("[1m]").unwrap_or(model);
         let user = self.overrides.iter().map(|(p, price)| (p.as_str(), *price));
@@ -138,30 +127,25 @@ impl PriceList<'_> {
 
 /// Output tokens a save's reply takes, typically: a few ops.
 pub const TYPICAL_REPLY_TOKENS: u64 = 400;
-/// The prompt cache's lifetime, and the one-hour kind's.
 pub const CACHE_5M_SECONDS: i64 = 5 * 60;
 pub const CACHE_1H_SECONDS: i64 = 60 * 60;
 
-/// What a save's estimate starts from: the session's last request, as its
-/// transcript records it.
+/// What a save's estimate starts from: the session's last request.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SaveShape {
-    /// The parent's last request, all of its input (fresh, cache read and
-    /// cache write): the prefix the fork resends.
+    /// All input of the parent's last request: the prefix the fork resends.
     pub prefix_tokens: u64,
     /// The parent's last reply: part of the fork's request, never cached.
     pub parent_output_tokens: u64,
     /// The session writes one-hour cache entries.
     pub one_hour: bool,
-    /// Seconds since the parent's last request (or the last save that read
-    /// the cache); `None`: unknown, counted as cold.
+    /// Seconds since the parent's last request or a save's cache read; `None`: cold.
     pub idle_seconds: Option<i64>,
     /// The fork's message, in bytes.
     pub message_bytes: usize,
 }
 
 impl SaveShape {
-    /// Whether the prompt cache still holds the prefix.
     pub fn warm(&self) -> bool {
         let lifetime = if self.one_hour { CACHE_1H_SECONDS } else { CACHE_5M_SECONDS };
         self.idle_seconds.is_some_and(|idle| (0..lifetime).contains(&idle))
@@ -183,9 +167,8 @@ pub fn message_tokens(bytes: usize) -> u64 {
     bytes as u64 / 3 + 1
 }
 
-/// What a save of this shape costs at `price`: a warm cache serves the
-/// prefix at the read rate and writes the parent's last reply and our
-/// message; a cold one writes all of it again.
+/// A warm cache serves the prefix at the read rate and writes the parent's
+/// last reply and our message; a cold one writes all of it again.
 pub fn estimate(shape: &SaveShape, price: &Price) -> Estimate {
     let tail = shape.parent_output_tokens + message_tokens(shape.message_bytes);
     let warm = shape.warm();
@@ -197,15 +180,12 @@ pub fn estimate(shape: &SaveShape, price: &Price) -> Estimate {
     Estimate { usd, cache_read_tokens: read, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm }
 }
 
-/// What Claude Code adds to a fresh run's request besides our message: its
-/// opening line, our system prompt and an environment note, about 400
-/// tokens on 2.1.328 and 2.1.332 **[measured, tests/e2e/spend.rs s21]**;
-/// rounded up.
+/// What Claude Code adds to a fresh run's request besides our message:
+/// about 400 tokens measured (tests/e2e/spend.rs s21), rounded up.
 pub const FRESH_OVERHEAD_TOKENS: u64 = 600;
 
-/// What a fresh save costs at `price`: a run that resumes nothing, so no
-/// prefix to read or write again, only its own request, written to the
-/// cache once (docs/cost.md, "a save after the cache expired").
+/// What a fresh save costs: it resumes nothing, so only its own request is
+/// written to the cache (docs/cost.md, "A save after the cache expired").
 pub fn estimate_fresh(message_bytes: usize, price: &Price) -> Estimate {
     let write = FRESH_OVERHEAD_TOKENS + message_tokens(message_bytes);
     let rates = price.rates(write);
@@ -226,8 +206,7 @@ pub fn priced(usage: (u64, u64, u64, u64), one_hour: bool, price: &Price) -> f64
         / 1_000_000.0
 }
 
-/// The first day of the billing month that holds `date` (year, month,
-/// day), for a month that starts on `billing_day` (1–28).
+/// The first day of the billing month holding `date`, starting on `billing_day`.
 pub fn period_start(date: (i32, u8, u8), billing_day: u8) -> (i32, u8, u8) {
     let (year, month, day) = date;
     let billing_day = billing_day.clamp(1, 28);
@@ -246,8 +225,7 @@ pub fn next_period(start: (i32, u8, u8)) -> (i32, u8, u8) {
     if month == 12 { (year + 1, 1, day) } else { (year, month + 1, day) }
 }
 
-/// Dollars with at least two significant digits: `$0.0010`, `$0.41`,
-/// `$12.30`.
+/// Dollars with at least two significant digits: `$0.0010`, `$0.41`, `$12.30`.
 pub fn usd(amount: f64) -> String {
     if !amount.is_finite() {
         return "$?".into();

@@ -1,7 +1,6 @@
-//! Lines of one section that say nearly the same thing: a word-set
-//! measure (Jaccard) over each bullet's words, with character bigrams for
-//! CJK text, which has no spaces between words. The threshold is tuned on
-//! the labelled pairs in the tests, which print its precision and recall.
+//! Lines of one section that say nearly the same thing: Jaccard over each
+//! bullet's words (bigrams for CJK, which has no spaces), the threshold
+//! tuned on the labelled pairs in the tests.
 
 use std::collections::BTreeSet;
 
@@ -10,8 +9,7 @@ pub const THRESHOLD: f64 = 0.5;
 /// Bullets compared, at most (a memory is under 200 lines by its cap).
 const MAX_BULLETS: usize = 200;
 
-/// Two lines of one section that say nearly the same thing, with their
-/// 1-based line numbers.
+/// Two near-duplicate lines, with their 1-based line numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
     pub section: String,

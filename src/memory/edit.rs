@@ -1,7 +1,5 @@
-//! A person's edit of MEMORY.md (`memory-save edit`), checked as a save's
-//! result is: the template, the caps, and every line the edit added or
-//! changed as a new bullet. The edit also comes back as ops, so that it can
-//! be merged by line into a file a save changed meanwhile.
+//! A person's edit of MEMORY.md, checked as a save's result is. It comes
+//! back as ops, so it merges by line into a file a save changed meanwhile.
 
 use super::reply::Op;
 use super::template::{self, ARCHITECTURE, LineKind, SECTIONS};

@@ -1,26 +1,6 @@
-//! The one gate for text that reaches memory or a session. Every door asks
-//! it: a fork's reply (`apply`), import, edit, a sync pull or fast-forward,
-//! a merge, a team pull, an undo; and the load itself, which withholds any
-//! line already in the file that no door could have admitted (a hand edit,
-//! a pull, an older version). Pure: text in, verdicts out.
-//!
-//! What no line may be, whatever its door (`refusal`):
-//! - a secret (`secrets`), or hold a control, format, bidirectional, tag or
-//!   zero-width character (`text::check`);
-//! - markup that opens or closes a frame the model reads: the tags Claude
-//!   Code and the API wrap text in (`FRAMING_TAGS`); `<system-reminder>`
-//!   wraps the loaded block itself, so a closing tag would end it early;
-//! - our block header, or the fork's own first line, in any disguise: at
-//!   the line's start or after its list marker, compared after confusable
-//!   folding (UTS #39 skeletons, small capitals, compatibility forms), and
-//!   anywhere behind an opening bracket (`text::imitates_header`). Inside
-//!   backticks at the start it is code and passes.
-//!
-//! What a fork may not write on top (`fork_refusal`): a line that pipes a
-//! download into a shell. A person who wants one writes it with `edit`.
-//!
-//! What is shown and, with the review gate on, held (`gives_order`): a new
-//! line outside CRITICAL RULES that gives the model an order.
+//! The one gate for text that reaches memory or a session: every door asks
+//! it, and the load withholds any line no door could have admitted
+//! (docs/design.md §5). Pure: text in, verdicts out.
 
 use super::secrets;
 use super::text;
@@ -81,8 +61,7 @@ pub fn refusal(line: &str) -> Option<String> {
     refusal_without_secrets(line)
 }
 
-/// `refusal` but for secrets, which a caller scanning a whole text looks
-/// for once (`load`).
+/// `refusal` but for secrets, which `load` scans for once in the whole text.
 fn refusal_without_secrets(line: &str) -> Option<String> {
     if let Err(why) = text::check(line) {
         return Some(why);
@@ -104,8 +83,7 @@ fn refusal_without_secrets(line: &str) -> Option<String> {
     None
 }
 
-/// What a fork may not write, on top of `refusal`: a line that pipes a
-/// download into a shell.
+/// What a fork may not write, on top of `refusal`.
 pub fn fork_refusal(line: &str) -> Option<String> {
     refusal(line).or_else(|| {
         pipes_into_shell(line).then(|| {
@@ -190,11 +168,10 @@ fn small_capital(c: char) -> char {
     }
 }
 
-/// Text as the model reads it, for comparing with our own words:
-/// compatibility forms, small capitals and confusables folded (UTS #39
-/// skeletons of capitals, from `unicode-security`'s data through the table
-/// build.rs makes), combining overlays dropped. Our words go through the
-/// same folding, so the skeleton's own choices (`I` as `l`) cancel out.
+/// Text as the model reads it, for comparing with our own words: NFKC,
+/// small capitals and UTS #39 confusables folded (build.rs's table),
+/// combining marks dropped. Our words are folded the same way, so the
+/// skeleton's own choices (`I` as `l`) cancel out.
 fn fold(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     text.nfkc()
@@ -217,10 +194,9 @@ pub fn same_when_folded(a: &str, b: &str) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// `text` as the model reads it, in ASCII where it can be: compatibility
-/// forms (full-width letters and brackets), look-alike letters and
-/// punctuation of other scripts folded to theirs, every kind of space a
-/// plain one. ASCII itself is kept, so patterns still read it as written.
+/// `text` as the model reads it, in ASCII where it can be: full-width forms
+/// and look-alikes folded, every space a plain one. ASCII itself is kept,
+/// so patterns still read it as written.
 pub fn fold_ascii(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     if text.is_ascii() {
@@ -244,10 +220,8 @@ pub fn fold_ascii(text: &str) -> String {
         .collect()
 }
 
-/// What the line's start imitates, if it does: our block header
-/// (`[PROJECT MEMORY: …`, `PROJECT MEMORY: x · part 2 of 2`, any brackets,
-/// letters spaced out or run together) or the fork's own first line, after
-/// any list, table or quote markers.
+/// What the line's start imitates, after any list, table or quote markers:
+/// our block header (any brackets or spacing) or the fork's first line.
 pub fn imitates_at_start(line: &str) -> Option<&'static str> {
     let mut content = line.trim_start();
     loop {
@@ -299,8 +273,6 @@ pub fn imitates_at_start(line: &str) -> Option<&'static str> {
 
 /// The lines of `memory` every later session takes as instructions: the
 /// CRITICAL RULES bullets, and any line elsewhere that gives an order.
-/// What a door did not write here is foreign (`store::approvals`,
-/// `team`): held with the review gate on.
 pub fn instruction_lines(memory: &str) -> Vec<String> {
     let mut lines = super::template::critical_rules(memory);
     let sections = super::template::sections_of_lines(memory);
@@ -313,9 +285,8 @@ pub fn instruction_lines(memory: &str) -> Vec<String> {
     lines
 }
 
-/// The lines `after` gains over `before` that no door may admit, each with
-/// its number (from 1) and why: what a door that puts back or brings in a
-/// whole text (an undo, a pull) asks before it writes.
+/// The lines `after` gains over `before` that no door may admit, with their
+/// numbers (from 1): for a door that brings in a whole text (an undo, a pull).
 pub fn refused_additions(before: &str, after: &str) -> Vec<Withheld> {
     let had: std::collections::HashSet<&str> = before.lines().collect();
     after
@@ -326,8 +297,7 @@ pub fn refused_additions(before: &str, after: &str) -> Vec<Withheld> {
         .collect()
 }
 
-/// A memory text as a session may load it: every line that no door could
-/// have admitted is withheld, with its number (from 1) and why.
+/// A memory text as a session may load it, and the lines withheld.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Loaded {
     pub text: String,
@@ -340,9 +310,8 @@ pub struct Withheld {
     pub why: String,
 }
 
-/// The load gate: `text` without the lines no door could have admitted.
-/// The secret scan runs over the whole text once, and line by line only on
-/// a hit, so a clean file costs one pass.
+/// The load gate. The secret scan runs over the whole text once, and line
+/// by line only on a hit, so a clean file costs one pass.
 pub fn load(text: &str) -> Loaded {
     let secret_somewhere = secrets::find_secret(text).is_some();
     let mut out = Loaded { text: String::with_capacity(text.len()), withheld: Vec::new() };

@@ -1,7 +1,6 @@
-//! Bringing an existing memory in (`memory-save import`): a markdown file
-//! repaired into the template and merged into ours by section, and topic
-//! files copied, with every line that cannot come in accounted for in the
-//! report. Text in, text out.
+//! `memory-save import`: a markdown file repaired into the template and
+//! merged into ours by section, topic files copied, every line that cannot
+//! come in named in the report. Text in, text out.
 
 use super::MAX_BULLET_CHARS;
 use super::apply::check_topic_name;
@@ -19,8 +18,7 @@ pub struct Imported {
     pub report: Vec<String>,
 }
 
-/// The lines between the title and the first section, and the body lines
-/// of each of the four sections, of a text in the template.
+/// The lines before the first section, and each section's body.
 fn sections(text: &str) -> (Vec<String>, [Vec<String>; 4]) {
     let mut preamble = Vec::new();
     let mut bodies: [Vec<String>; 4] = Default::default();
@@ -37,9 +35,8 @@ fn sections(text: &str) -> (Vec<String>, [Vec<String>; 4]) {
 }
 
 /// `ours` with the lines of `theirs` it lacks added at the end of their
-/// section, in their order (lines of theirs above its first section go to
-/// Architecture & Config Facts); a placeholder goes once the section holds
-/// anything else. Both must be in the template; so is the result.
+/// section (lines above the first go to Architecture & Config Facts). Both
+/// must be in the template; so is the result.
 pub fn merge_sections(ours: &str, theirs: &str, project: &str) -> String {
     let title = ours.lines().find(|l| !l.trim().is_empty()).map_or_else(|| format!("# {project}"), str::to_string);
     let ((preamble, mut bodies), (their_preamble, mut theirs)) = (sections(ours), sections(theirs));
@@ -105,9 +102,7 @@ pub fn valid_topic_name(name: &str) -> String {
     format!("{out}.md")
 }
 
-/// `current`: our MEMORY.md (`None` when there is none yet). `memory`: the
-/// text to bring in, `topics` its topic files by name. `existing`: the
-/// topic files we have.
+/// `memory`: the source and text to bring in; `existing`: our topic files.
 pub fn import(
     current: Option<&str>,
     memory: Option<(&str, &str)>,
@@ -126,8 +121,7 @@ pub fn import(
         }
         let kinds = template::classify(&repaired);
         let mut kept = Vec::new();
-        // Lines are named by where they stand in the file given, not in
-        // its repaired form.
+        // Lines are named by their number in the file given, not the repair.
         let source_lines: Vec<&str> = text.lines().collect();
         let line_of = |n: usize, line: &str| source_lines.iter().position(|l| *l == line).map_or(n + 1, |i| i + 1);
         for (n, (line, kind)) in repaired.lines().zip(kinds).enumerate() {

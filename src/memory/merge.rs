@@ -1,13 +1,8 @@
 //! A three-way merge that knows the format, for git's merge driver
-//! (`memory-save merge-driver %O %A %B`): two changed versions of MEMORY.md
-//! against their base, by line. A line one side removed or replaced and the
-//! other left alone is removed or replaced; a line replaced differently on
-//! both sides keeps both versions; the lines each side added stay where that
-//! side put them (so in their section), once each. The result is repaired
-//! into the template, and a new line that no save could write (a secret, a
-//! control character) is left out and reported. A merge never drops a line
-//! to meet a cap: the next save's offload note brings a large result back.
-//! Topic files merge as appends. Text in, text out.
+//! (`memory-save merge-driver %O %A %B`), by line; the rules are in
+//! docs/sync.md. A new line the gate refuses is left out and reported. A
+//! merge never drops a line to meet a cap: the next save's offload note
+//! brings a large result back. Text in, text out.
 
 use std::collections::HashSet;
 
@@ -22,8 +17,7 @@ pub struct Merged {
 
 /// What one side did to each base line, and what it put before each.
 struct Side<'a> {
-    /// Per base line: `None` kept, `Some(lines)` removed and replaced by
-    /// `lines` (empty: removed).
+    /// Per base line: `None` kept, `Some(lines)` replaced by `lines` (empty: removed).
     fate: Vec<Option<Vec<&'a str>>>,
     /// Per base position (0..=len): the lines inserted before it.
     inserted: Vec<Vec<&'a str>>,
@@ -32,11 +26,9 @@ struct Side<'a> {
 }
 
 /// A diff gets this long; past it, `similar` gives a coarser one (larger
-/// replaced blocks, whose lines the merge keeps both ways), so a merge is
-/// bounded whatever git hands the driver (20,000 lines took 8 s, 40,000
-/// took 37 s). The pure core reads no clock: a count of work would do, but
-/// the deadline is `similar`'s own bound, and only the driver's process
-/// runs it.
+/// replaced blocks, kept both ways), so a merge is bounded whatever git
+/// hands the driver (20,000 lines took 8 s). The deadline is `similar`'s
+/// own bound, the one clock this pure core touches.
 const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
@@ -66,8 +58,7 @@ fn side<'a>(base: &[&'a str], version: &[&'a str]) -> Side<'a> {
     out
 }
 
-/// Merges `ours` and `theirs` against `base` (`None`: the two were started
-/// apart, a merge of two adds).
+/// `base` is `None` when the two were started apart.
 pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str) -> Merged {
     let fit = |text: &str| template::repair(text, project).unwrap_or_else(|| text.to_string());
     let (ours, theirs) = (fit(ours), fit(theirs));
@@ -113,12 +104,10 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
     Merged { text: fit(&text), refused }
 }
 
-/// Topic files only grow: what either side appended to the base, once
-/// each, ours first. Without a common start (a hand edit, two files
-/// started apart), every line of theirs that ours lacks is appended.
+/// Topic files only grow: what either side appended, once each, ours first;
+/// without a common start, every line of theirs that ours lacks.
 pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> Merged {
-    // What theirs brought that no save could write stays out, and is named.
-    // A line ends at `\n` or `\r\n`: a teammate's CRLF line is a line.
+    // A teammate's CRLF line is a line.
     let bare = |line: &'_ str| line.trim_end_matches('\n').trim_end_matches('\r').to_string();
     let known: HashSet<String> = base.unwrap_or("").lines().chain(ours.lines()).map(bare).collect();
     let mut refused = Vec::new();

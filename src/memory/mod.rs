@@ -18,15 +18,13 @@ pub mod secrets;
 pub mod template;
 pub mod text;
 
-/// A short id that is the same for the same text on every machine: 8 hex
-/// digits of FNV-1a. For names and ids, not for security.
+/// 8 hex digits of FNV-1a, the same on every machine. Not for security.
 pub fn stable_id(text: &str) -> String {
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     format!("{:08x}", hash >> 32)
 }
 
-/// A 64-bit FNV-1a hash of `text`, the same on every machine: to tell a
-/// text already checked from a changed one. Not for security.
+/// A 64-bit FNV-1a hash, the same on every machine. Not for security.
 pub fn stable_hash(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }

@@ -1,12 +1,8 @@
 //! The references a memory makes to its repository's files, found in its
-//! text alone: backticked paths (`` `src/lib.rs` ``, `` `target/` ``),
-//! script paths inside backticked commands (`` `./scripts/build.sh -j2` ``)
-//! and path-shaped words (`docs/design.md`, `config.toml`). Whether each
-//! exists is the edge's question (`project::check`); this finds them.
-//!
-//! Not references: URLs, absolute and home paths, globs, placeholders
-//! (`<name>`, `$HOME/x`, `…`), version numbers and product names such as
-//! `Node.js`, and slash-joined words (`and/or`, `I/O`, `client/server`).
+//! text alone: backticked paths, script paths in backticked commands, and
+//! path-shaped words. Whether each exists is `project::check`'s question.
+//! Not references: URLs, absolute and home paths, globs, placeholders,
+//! versions, product names (`Node.js`), and `and/or`-style words.
 
 /// Lines read, at most: a memory is under 200 lines by its cap.
 pub const MAX_LINES: usize = 200;
@@ -96,9 +92,8 @@ fn split_backticks(line: &str) -> (Vec<&str>, String) {
     (quoted, plain)
 }
 
-/// `path` when it reads as a plain repository path (the rules a quoted
-/// reference meets): what a name from git's log must be before a note
-/// quotes it, since a file's name can be anything but NUL.
+/// `path` when it reads as a plain repository path: a name from git's log
+/// must, before a note quotes it, since a file's name can be anything.
 pub fn plain_path(path: &str) -> Option<String> {
     candidate(path, Quoting::Quoted).filter(|p| p == path)
 }
@@ -119,7 +114,6 @@ enum Quoting {
     Plain,
 }
 
-/// `word` as a repository path, when it reads as one.
 fn candidate(word: &str, quoting: Quoting) -> Option<String> {
     if word.is_empty() || word.len() > 255 || word.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return None;

@@ -3,8 +3,7 @@
 
 use serde_json::{Map, Value};
 
-/// An op, in the reply's own JSON form (`{"op":"add",…}`), which is also
-/// how a held op is stored for review.
+/// An op, in the reply's own JSON form, also how a held op is stored.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum Op {
@@ -34,8 +33,7 @@ pub struct Reply {
     pub malformed: Vec<Malformed>,
 }
 
-/// Reads the reply text. `Err` carries the reason for the status line
-/// ("reply has no JSON object").
+/// `Err` carries the reason for the status line.
 pub fn parse(text: &str) -> Result<Reply, String> {
     let object = find_object(text)?;
     let mut reply = Reply::default();
@@ -66,32 +64,24 @@ pub fn parse(text: &str) -> Result<Reply, String> {
     Ok(reply)
 }
 
-/// A reply's entries are read up to these counts. A MEMORY.md under its
-/// caps never needs more (rewriting all 200 lines is 400 ops), and applying
-/// stays bounded in time however long the reply.
+/// A file under its caps never needs more ops (rewriting all 200 lines is
+/// 400), and applying stays bounded however long the reply.
 pub const MAX_OPS: usize = 1000;
 pub const MAX_TOPICS: usize = 100;
 
-/// The object runs from the last `}` back to the first `{` that opens an
-/// object of named fields and parses: prose before it, braces in that prose
-/// (`{ tool: 'Edit' }`) and code fences around it are all fine. It must
-/// carry "ops" or "topics", so a lone op cut from a longer reply is not
-/// mistaken for the answer.
+/// From the last `}` back to the first `{` that opens an object and parses,
+/// so prose and fences around it are fine. It must carry "ops" or "topics",
+/// so a lone op is not mistaken for the answer.
 ///
-/// Each candidate is parsed on its own, so a hostile reply (millions of
-/// `{"`, or deep objects around a long array that every candidate re-reads)
-/// could make this quadratic. The parser's work is metered instead: the
-/// bytes it read up to each failure plus a fixed charge per candidate, at
-/// most `FINDER_WORK_PER_BYTE` times the text plus `FINDER_WORK_BASE`, and a
-/// candidate is only tried when the text after it fits in what is left. A
-/// real reply (a few braces in prose, then the object) uses a small part of
-/// that; a hostile one gets "gave up" instead of the parse it was after.
+/// Parsing each candidate on its own could be quadratic on a hostile reply
+/// (millions of `{"`), so the parser's work is metered: bytes read plus a
+/// charge per candidate, at most `finder_budget`; a candidate is tried only
+/// when the text after it fits in what is left, else "gave up".
 pub fn find_object(text: &str) -> Result<Map<String, Value>, String> {
     find_object_metered(text).0
 }
 
-/// `find_object`, and the work it spent (bytes the parser read plus the
-/// fixed charge per candidate), which never passes `finder_budget`.
+/// `find_object`, and the work it spent (never over `finder_budget`).
 fn find_object_metered(text: &str) -> (Result<Map<String, Value>, String>, usize) {
     let allowed = finder_budget(text.rfind('}').map_or(0, |end| end + 1));
     let mut left = allowed;
@@ -122,8 +112,7 @@ fn find_within(text: &str, budget: &mut usize) -> Result<Map<String, Value>, Str
         }
         let rest = &body[start..];
         if rest.len() > *budget {
-            // Reading it might overrun the budget: go on from where the
-            // rest of the text fits in what is left.
+            // Might overrun the budget: go on where the rest fits.
             gave_up = true;
             if *budget == 0 {
                 break;
@@ -175,8 +164,7 @@ const FINDER_WORK_PER_BYTE: usize = 1;
 const FINDER_WORK_BASE: usize = 64 * 1024;
 const FINDER_WORK_PER_CANDIDATE: usize = 256;
 
-/// How far into `text` the parser got before `error`: its line and column
-/// turned into a byte offset.
+/// How far into `text` the parser got before `error`, in bytes.
 fn bytes_read(text: &str, error: &serde_json::Error) -> usize {
     let line_start = match error.line() {
         0 => return text.len(),

@@ -4,8 +4,7 @@
 use super::apply::Outcome;
 use super::text::shorten;
 
-/// A report line is shown to the user and kept until shown: bounded, so a
-/// reply of a thousand bad ops makes one readable line, not a megabyte.
+/// A reply of a thousand bad ops makes one readable line, not a megabyte.
 const MAX_REPORT_CHARS: usize = 1_500;
 /// Items listed per clause; the rest are counted.
 const MAX_LISTED: usize = 3;
@@ -132,7 +131,6 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
     items
 }
 
-/// Joins report lines that belong to one save.
 pub fn join(first: Option<&str>, second: Option<&str>) -> String {
     [first, second].into_iter().flatten().collect::<Vec<_>>().join("\n")
 }

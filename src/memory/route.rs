@@ -1,14 +1,7 @@
 //! Who pays for a save: the billing route the fork will use, worked out in
-//! Claude Code's own order for `-p` (its authentication docs): a cloud
-//! provider, then `ANTHROPIC_AUTH_TOKEN` or a gateway, then
-//! `ANTHROPIC_API_KEY` or an `apiKeyHelper`, else the subscription login,
-//! whose `-p` runs draw on the plan's monthly Agent SDK credit since
-//! 2026-06-15 (docs/cost.md).
-//!
-//! Pure: a `Source` brings each variable the fork will see and whether its
-//! settings carry an `apiKeyHelper` (`claude::route` reads the session's).
-//! No credentials file is ever opened; only whether a variable is set
-//! matters, never its value.
+//! Claude Code's own order for `-p` (docs/cost.md, Who pays). Pure: a
+//! `Source` brings what the fork will see. No credentials file is ever
+//! opened; only whether a variable is set matters, never its value.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,15 +22,13 @@ pub enum Payer {
     Subscription,
 }
 
-/// How the fork's requests authenticate, as the API sees them
-/// **[measured: 2.1.328, 2.1.332; tests/e2e/billing.rs]**.
+/// How the fork's requests authenticate, as measured (tests/e2e/billing.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Header {
     /// `x-api-key: …` alone (`ANTHROPIC_API_KEY`).
     XApiKey,
-    /// `Authorization: Bearer …` alone (`ANTHROPIC_AUTH_TOKEN`, or the
-    /// subscription's OAuth token).
+    /// `Authorization: Bearer …` alone (an auth token, or the subscription's).
     Bearer,
     /// Both: an `apiKeyHelper` sends its key as both, and a key beside an
     /// auth token sends each.
@@ -55,8 +46,7 @@ pub struct Route {
     pub detail: String,
 }
 
-/// What the route is read from: each variable the fork will see, and
-/// whether its settings carry an `apiKeyHelper`.
+/// Each variable the fork will see, and whether its settings carry an `apiKeyHelper`.
 pub trait Source {
     fn var(&self, name: &str) -> Option<String>;
     fn api_key_helper(&self) -> bool;
@@ -78,9 +68,8 @@ impl Route {
             return Route { payer: Payer::Cloud, header: Header::Provider, detail: provider.to_string() };
         }
         let set = |name: &str| source.var(name).is_some_and(|v| !v.is_empty());
-        // The credentials decide the headers, whoever bills them: the key or
-        // the helper's key as x-api-key, the auth token or the helper's key
-        // as Bearer, and the OAuth token only when none of them is set.
+        // The credentials decide the headers, whoever bills them; the OAuth
+        // token is sent only when none of them is set.
         let (key, token, helper) = (set("ANTHROPIC_API_KEY"), set("ANTHROPIC_AUTH_TOKEN"), source.api_key_helper());
         let header = match (key || helper, token || helper || !key) {
             (true, true) => Header::Both,
@@ -109,8 +98,7 @@ impl Route {
         if self.detail.is_empty() { payer } else { format!("{payer}:{}", self.detail) }
     }
 
-    /// Whether the plan's Agent SDK credit pays, so the monthly budget's
-    /// default applies.
+    /// Whether the plan's credit pays, so the monthly budget's default applies.
     pub fn is_subscription(&self) -> bool {
         self.payer == Payer::Subscription
     }
@@ -138,8 +126,7 @@ exported in your shell (for your scripts, say) pays for every save"
     }
 }
 
-/// The host of a URL: `https://user@llm.example.com:8443/v1` →
-/// `llm.example.com`.
+/// `https://user@llm.example.com:8443/v1` → `llm.example.com`.
 pub fn host(url: &str) -> Option<String> {
     let rest = url.trim().split_once("://").map_or(url.trim(), |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next()?;

@@ -26,13 +26,11 @@ pub enum LineKind {
     Text,
 }
 
-/// `text` with the placeholder where a section holds nothing and nowhere
-/// else (a person added a bullet above `- None yet.`, or took a section's
-/// last one away): the file says "nothing here" exactly where nothing is.
+/// `text` with the placeholder exactly where a section holds nothing (a
+/// person may have added a bullet above it, or removed a section's last).
 pub fn tidy_placeholders(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let kinds = classify(text);
-    // Each body runs from after a heading to the next heading.
     let headings: Vec<usize> = kinds
         .iter()
         .enumerate()
@@ -87,8 +85,7 @@ pub fn heading_name(line: &str) -> &str {
     line.trim_start_matches('#').trim()
 }
 
-/// For each line of a text in the template, the index in `SECTIONS` of the
-/// section it sits in (a heading, its own); `None` above the first.
+/// For each line, the index in `SECTIONS` of its section; `None` above the first.
 pub fn sections_of_lines(text: &str) -> Vec<Option<usize>> {
     let mut current = None;
     text.lines()
@@ -102,8 +99,7 @@ pub fn sections_of_lines(text: &str) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The CRITICAL RULES bullets of `memory`, trimmed: every line of the
-/// section but its heading, blanks and the placeholder.
+/// The CRITICAL RULES lines of `memory`, trimmed, without blanks and the placeholder.
 pub fn critical_rules(memory: &str) -> Vec<String> {
     memory
         .lines()
@@ -121,9 +117,8 @@ fn canonical_section(line: &str) -> Option<usize> {
     SECTIONS.iter().position(|s| s.eq_ignore_ascii_case(name))
 }
 
-/// True when the file is exactly in the template: a `# ` title as its first
-/// non-blank line, no other title, and the four `##` headings, once each, in
-/// order, spelled exactly.
+/// Exactly in the template: a `# ` title first and no other, and the four
+/// `##` headings once each, in order, spelled exactly.
 pub fn is_in_template(text: &str) -> bool {
     let kinds = classify(text);
     let lines: Vec<&str> = text.lines().collect();
@@ -146,11 +141,9 @@ pub fn is_in_template(text: &str) -> bool {
         && sections.iter().zip(SECTIONS).all(|(line, want)| line.strip_prefix("## ") == Some(want))
 }
 
-/// Puts `text` into the template. `None` when it already is. Sections go in
-/// order, repeats are merged, a missing section gets the placeholder, and any
-/// other `##` section moves under `### Unsorted: <heading>` at the end of
-/// Architecture & Config Facts. Every non-blank line survives; only blank
-/// runs and redundant placeholders are folded.
+/// Puts `text` into the template; `None` when it already is. Any other `##`
+/// section moves under `### Unsorted: <heading>` at the end of Architecture
+/// & Config Facts. Every non-blank line survives (docs/design.md §5).
 pub fn repair(text: &str, project: &str) -> Option<String> {
     if is_in_template(text) {
         return None;
@@ -162,8 +155,6 @@ pub fn repair(text: &str, project: &str) -> Option<String> {
     let mut preamble: Vec<&str> = Vec::new();
     let mut bodies: [Vec<&str>; 4] = Default::default();
     let mut unsorted: Vec<String> = Vec::new();
-    // Where the lines being read go: before any section, a known section, or
-    // the unsorted tail.
     enum Target {
         Preamble,
         Known(usize),
@@ -174,13 +165,11 @@ pub fn repair(text: &str, project: &str) -> Option<String> {
         if Some(i) == title_at {
             continue;
         }
-        // A second `# ` title is another heading the template has no room
-        // for: it goes to the unsorted tail like any unknown section.
+        // A second title, or a `###` above the first section, is a heading
+        // the template has no room for: it goes to the unsorted tail.
         let known = match kind {
             LineKind::Section => canonical_section(line),
             LineKind::Title => None,
-            // A stray `###` above the first section is repaired like any
-            // heading the template has no room for.
             LineKind::Subheading if matches!(target, Target::Preamble) => None,
             _ => {
                 match target {

@@ -1,10 +1,8 @@
-//! Characters that have no place in memory or on a terminal. Memory is read
-//! by every later session as instructions and shown to people in
-//! terminals: a control or escape sequence can rewrite what a terminal
-//! shows, a bidirectional override makes a line read differently from what
-//! it says, and a zero-width character hides text from the person reviewing
-//! it. So new text carrying one is refused where it enters, and everything
-//! memory-save prints shows such characters as visible `\u{…}` escapes.
+//! Characters that have no place in memory or on a terminal: an escape
+//! sequence can rewrite what a terminal shows, a bidirectional override
+//! makes a line read differently from what it says, a zero-width character
+//! hides text from a reviewer. New text carrying one is refused where it
+//! enters, and everything memory-save prints shows them as `\u{…}`.
 
 /// What an unwanted character is, in the words of a refusal.
 pub fn unwanted(c: char) -> Option<&'static str> {
@@ -22,9 +20,8 @@ pub fn unwanted(c: char) -> Option<&'static str> {
         // Tag characters: invisible everywhere, yet a model reads them as
         // the ASCII they encode ("ASCII smuggling").
         '\u{e0000}'..='\u{e007f}' => "an invisible tag character",
-        // The rest of Unicode's format (Cf) characters and the characters
-        // that render as nothing: fillers, joiners, annotation marks,
-        // shaping controls.
+        // The rest of Unicode's format (Cf) characters, and those that render
+        // as nothing: fillers, joiners, annotation marks, shaping controls.
         '\u{600}'..='\u{605}'
         | '\u{6dd}'
         | '\u{70f}'
@@ -83,9 +80,8 @@ fn first_unwanted(text: &str) -> Option<(char, &'static str)> {
 /// it could make the model take memory text for a part of its own.
 pub const BLOCK_HEADER: &str = "[PROJECT MEMORY";
 
-/// Why `text` may not enter memory, or `Ok`. With `multiline`, newlines are
-/// allowed (topic appends); otherwise a newline is refused by the caller's
-/// own rule first.
+/// Why `text` may not enter memory, or `Ok`. Newlines pass (topic appends);
+/// a caller that wants one line refuses them first.
 pub fn check(text: &str) -> Result<(), String> {
     if let Some((c, what)) = first_unwanted(text) {
         return Err(format!(
@@ -99,10 +95,8 @@ pub fn check(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `line` reads to a model as our block header: an opening bracket
-/// of any kind (`[`, full-width, CJK), then PROJECT MEMORY in any case,
-/// with any separators, in compatibility forms (NFKC) and with Cyrillic or
-/// Greek look-alike letters.
+/// Whether `line` reads to a model as our block header: any opening bracket,
+/// then PROJECT MEMORY in any case, spacing, NFKC form or look-alike letters.
 pub fn imitates_header(line: &str) -> bool {
     // An ASCII line needs an ASCII bracket: most lines have none, and are
     // spared the folding (SessionStart checks every line of the file).
@@ -162,8 +156,7 @@ fn is_opening_bracket(c: char) -> bool {
     )
 }
 
-/// The Latin letter a Cyrillic or Greek capital or small letter looks like,
-/// for the letters of PROJECT MEMORY.
+/// The Latin letter a Cyrillic or Greek letter of PROJECT MEMORY looks like.
 fn latin_lookalike(c: char) -> char {
     match c {
         'Р' | 'р' | 'Ρ' | 'ρ' => 'P',
@@ -178,16 +171,14 @@ fn latin_lookalike(c: char) -> char {
     }
 }
 
-/// `text` as it may be printed to a terminal: every unwanted character but
-/// newlines and tabs becomes a visible `\u{…}`.
+/// `text` as it may be printed: every unwanted character becomes `\u{…}`.
 pub fn visible(text: &str) -> String {
     escape(text, |c, out| out.push_str(&format!("\\u{{{:x}}}", c as u32)))
 }
 
-/// JSON text (serde_json's output) as it may be printed: serde_json escapes
-/// only C0 controls, so every other unwanted character becomes a JSON
-/// `\u` escape of four hex digits (a surrogate pair past U+FFFF). Outside strings JSON has
-/// none of them, so this keeps the JSON valid and its meaning.
+/// serde_json's output as it may be printed: serde_json escapes only C0
+/// controls, so every other unwanted character becomes a JSON `\u` escape.
+/// Outside strings JSON has none of them, so the JSON keeps its meaning.
 pub fn json_visible(json: &str) -> String {
     escape(json, |c, out| {
         let mut units = [0u16; 2];
@@ -220,8 +211,7 @@ fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
     out
 }
 
-/// A unified diff with two lines of context (similar's Myers diff, linear
-/// in what changed), headed `a/<name>` and `b/<name>` when a file is named.
+/// A unified diff with two lines of context, headed `a/<name>` and `b/<name>`.
 pub fn unified_diff(old: &str, new: &str, name: Option<&str>) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
     let mut unified = diff.unified_diff();

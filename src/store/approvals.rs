@@ -1,23 +1,9 @@
 //! Which CRITICAL RULES of a personal memory are not foreign. A rule is
-//! foreign when it did not come from this machine's own writes: a sync
-//! pull brought it, or a hand edit outside `memory-save edit`. Foreign rules
-//! are quoted once, and with `review = "rules"` held until approved.
-//!
-//! - `memory/<folder>/.approved`: the rules approved with `review`, one a
-//!   line. It travels with sync (git merges it as a union), but anyone who
-//!   can push to the remote can write it, so on another machine an approval
-//!   is a suggestion: a rule approves there only once that machine's own
-//!   `review` approved it too (`approvals-seen`).
-//! - the folder's record (`folder_record`), `own`: the rules this machine's
-//!   saves, edits, imports and approvals wrote. It never travels: a rule
-//!   written by a save on a machine whose gate was off is not approved on
-//!   another. `quoted`: foreign rules already quoted (the gate off), so
-//!   each is said once.
-//! - `state/…/rules-upgraded.json`: the mark that this machine approved,
-//!   once, the rules its folders held when it first ran a version with
-//!   approvals. Once per machine, not per folder: a folder that first
-//!   arrives by sync, or a rule pulled into a folder before its first load,
-//!   is foreign like any other.
+//! foreign when it did not come from this machine's own writes (a sync
+//! pull, a hand edit outside `memory-save edit`); foreign rules are quoted
+//! once, and with `review = "rules"` held until approved. `.approved`
+//! travels with sync but counts only where it was made (`approved_here`),
+//! since anyone who can push can write it (docs/design.md §5).
 
 use std::path::{Path, PathBuf};
 
@@ -39,8 +25,7 @@ pub fn approved(folder: &Folder) -> Option<Vec<String>> {
     Some(String::from_utf8_lossy(&bytes).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
 }
 
-/// Adds `rules` to the approved list (in the memory folder, so sync carries
-/// it), and to the approvals made on this machine, the ones that count here.
+/// Adds `rules` to `.approved` (which sync carries) and to this machine's approvals.
 pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     let existing = approved(folder);
     if rules.is_empty() && existing.is_none() {
@@ -93,7 +78,6 @@ fn upgraded(roots: &Roots) -> bool {
     super::fsutil::read_regular(&upgrade_mark(&roots.state), 64).ok().flatten().is_some()
 }
 
-/// Records that this machine had its one-time upgrade.
 pub fn mark_upgraded(state: &Path) {
     let recorded =
         super::fsutil::create_private_dir(state).and_then(|()| super::record::write(&upgrade_mark(state), &true));
@@ -102,11 +86,10 @@ pub fn mark_upgraded(state: &Path) {
     }
 }
 
-/// The one-time approval of the rules already on this machine: at the
-/// first load, or the first sync pull, of a version with approvals, every
-/// folder's rules as they stand count as this machine's own, so none of a
-/// user's rules disappears. A machine that made the earlier per-folder marks was
-/// upgraded already: it only gains the machine's mark.
+/// The one-time approval of the rules already on this machine, at its
+/// first load or sync pull: every folder's rules count as its own, so none
+/// of a user's rules disappears. A machine with per-folder
+/// `.upgraded.json` marks was upgraded already.
 pub fn upgrade_once(roots: &Roots) {
     if upgraded(roots) {
         return;
@@ -117,8 +100,7 @@ pub fn upgrade_once(roots: &Roots) {
         for (name, _) in super::owner::all(roots) {
             let folder = Folder::new(roots, &name);
             let Ok(Some(memory)) = folder.read_memory() else { continue };
-            // This machine's own, not `.approved`: an upgrade's approval
-            // never travels to another machine as if the user had given it.
+            // Not `.approved`: an upgrade's approval never travels as the user's.
             if let Err(e) = add_own(&folder, &instruction_lines(&folder, &read(&folder), &memory)) {
                 crate::store::log::error(&format!("cannot record the approved rules of {name}: {e:#}"));
             }
@@ -136,8 +118,8 @@ pub fn foreign_as_recorded(roots: &Roots, folder: &Folder, memory: &str) -> Vec<
     unapproved(folder, memory)
 }
 
-/// The rules of `memory` neither approved nor this machine's own, the
-/// upgrade aside: what a write must not launder as its own.
+/// The rules neither approved nor this machine's own: what a write must not
+/// launder as its own.
 pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
     // One read of the record: every session start asks.
     let record = read(folder);
@@ -148,19 +130,16 @@ pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
         .collect()
 }
 
-/// The foreign rules of `memory`: neither approved nor this machine's own.
-/// The machine's one-time upgrade comes first (`upgrade_once`); a mark of
-/// its own, so a remote that deletes `.approved` does not have every rule
-/// approved again.
+/// `unapproved`, after the machine's one-time upgrade (a mark of its own, so
+/// a remote that deletes `.approved` approves nothing again).
 pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
     upgrade_once(roots);
     unapproved(folder, memory)
 }
 
 /// `gate::instruction_lines`, remembered for the text last asked about:
-/// every session start asks, and reading each line of a large memory for
-/// orders cost the load more than the rest of the hook (measured with
-/// callgrind: 5.8M of 9.2M instructions for a 49 KB file).
+/// every session start asks, and on a 49 KB file it is most of the load's
+/// cost (5.8M of 9.2M instructions).
 fn instruction_lines(folder: &Folder, record: &FolderRecord, memory: &str) -> Vec<String> {
     let mark = super::folder::checked_mark(memory);
     if let Some(remembered) = &record.orders

@@ -1,7 +1,5 @@
-//! A memory folder's history as `history`, `history show` and `undo` see
-//! it: memory-save's own `.history/`, the one history. With sync on, git's
-//! log mirrors it (each change is also a commit, a pull is an entry), but
-//! is never read as the history.
+//! A memory folder's history as `history` and `undo` see it: our own
+//! `.history/`, the one history; with sync on, git's log only mirrors it.
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -24,7 +22,6 @@ pub struct Listed {
     pub added: Vec<String>,
 }
 
-/// What an undo did.
 pub struct Undone {
     /// Each file it changed, as a unified diff.
     pub diffs: Vec<(String, String)>,
@@ -52,10 +49,8 @@ impl History<'_> {
         Ok((listed(number, entry), diffs))
     }
 
-    /// Puts the files back as they were before change `number` (the newest
-    /// when `None`), every later change with it, recorded so that a second
-    /// undo redoes. Refuses to throw away a hand edit made since the newest
-    /// change unless `force`. Call with the folder's lock held.
+    /// `plan_undo` and `apply_undo`, refusing to throw away a hand edit made
+    /// since the newest change unless `force`. Call with the lock held.
     pub fn undo(&self, number: Option<u64>, force: bool) -> Result<Undone> {
         let plan = plan_undo(self.folder, number)?;
         if !plan.hand_edited.is_empty() && !force {
@@ -90,14 +85,12 @@ fn listed(number: u64, entry: Entry) -> Listed {
     }
 }
 
-/// A unified diff of one file, `a/<name>` to `b/<name>`.
 fn unified_diff(name: &str, old: &str, new: &str) -> String {
     crate::memory::text::unified_diff(old, new, Some(name))
 }
 
-/// The text of each file of change `number` before and after it. Entries
-/// of earlier versions did not record the after: it is the next entry's
-/// before of that file, or the file now when no later change touched it.
+/// The text of each file of change `number` before and after it. An entry
+/// without `after` takes the next entry's before, or the file now.
 fn before_and_after(folder: &Folder, number: u64, entries: &[(u64, Entry)]) -> Result<Vec<(String, String, String)>> {
     let Some((_, entry)) = entries.iter().find(|(n, _)| *n == number) else {
         bail!("project {} has no history entry #{number} (see memory-save history)", folder.project);

@@ -28,9 +28,8 @@ pub struct Folder {
     /// The repository this folder belongs to, recorded in it on the first
     /// write (see `claim`); `None` for a folder named by hand in a test.
     identity: Option<crate::store::owner::Record>,
-    /// A team memory lives in a working tree, where a repository can ship
-    /// any file, `.history/` included: its history is kept in our state
-    /// folder instead.
+    /// A team memory lives in a working tree, which can ship any file
+    /// (`.history/` too): its history is kept in our state folder instead.
     team: bool,
 }
 
@@ -45,9 +44,8 @@ impl Folder {
         }
     }
 
-    /// A team's memory in its repository's working tree (`team init`): no
-    /// identity record (the repository itself says whose it is), and a lock
-    /// of its own per working tree, since each worktree has its own copy.
+    /// A team's memory in its repository's working tree: no identity record
+    /// (the repository says whose it is), and a lock per worktree.
     pub fn team(roots: &Roots, project: &str, dir: &Path) -> Folder {
         let tag = crate::memory::stable_id(&dir.display().to_string());
         Folder {
@@ -59,9 +57,8 @@ impl Folder {
         }
     }
 
-    /// Where this folder's history lives: beside MEMORY.md for a personal
-    /// memory (sync never carries it), in the state folder for a team
-    /// memory, never inside a working tree.
+    /// Beside MEMORY.md for a personal memory (sync never carries it), in
+    /// the state folder for a team memory, never inside a working tree.
     pub fn history_dir(&self) -> PathBuf {
         if self.team {
             self.lock_path.with_extension("history")
@@ -70,7 +67,6 @@ impl Folder {
         }
     }
 
-    /// A folder that records `identity` as its repository on its first write.
     pub fn with_identity(roots: &Roots, project: &str, identity: &str) -> Folder {
         Folder::with_record(roots, project, crate::store::owner::Record::new(identity))
     }
@@ -80,9 +76,8 @@ impl Folder {
         Folder { identity: Some(record), ..Folder::new(roots, project) }
     }
 
-    /// Records the folder's repository in it, unless one is recorded: the
-    /// first repository to record a folder keeps it. `O_EXCL` makes two
-    /// claims race-free; the loser finds the record at its next lookup.
+    /// Records the folder's repository in it unless one is: the first keeps
+    /// it. `O_EXCL` makes two claims race-free.
     pub fn claim(&self) -> Result<()> {
         use std::io::Write;
         let Some(identity) = &self.identity else { return Ok(()) };
@@ -107,10 +102,9 @@ impl Folder {
         }
     }
 
-    /// Whether `text` is the MEMORY.md last found free of unwanted
-    /// characters and secrets (or written by us from one): the load's scan
-    /// compiles the secret rules, five times a hook's own cost (measured),
-    /// so it runs only on a text nobody checked, a hand edit or a pull.
+    /// Whether `text` is the MEMORY.md last found clean: the load's scan
+    /// compiles the secret rules, five times a hook's own cost, so it runs
+    /// only on a text nobody checked.
     pub fn is_checked(&self, text: &str) -> bool {
         let mark = crate::store::folder_record::read(self).checked;
         checked_mark(text).is_some_and(|wanted| mark.as_deref() == Some(wanted.as_str()))
@@ -141,8 +135,7 @@ impl Folder {
         self.dir.join(MEMORY_FILE)
     }
 
-    /// Holds every other memory-save process of this project off the files:
-    /// a load's repair, a save's apply-and-write.
+    /// Holds every other memory-save process of this project off the files.
     pub fn lock(&self) -> Result<Lock> {
         self.lock_within(LOCK_WAIT)
     }
@@ -154,9 +147,8 @@ impl Folder {
         Lock::acquire(&self.lock_path, limit)
     }
 
-    /// MEMORY.md as it is, `None` when there is none. A folder planted as
-    /// a link would hand another folder's file to the context and the fork,
-    /// so it is refused.
+    /// MEMORY.md, `None` when there is none. A folder planted as a link
+    /// would hand another folder's file to the fork, so it is refused.
     pub fn read_memory(&self) -> Result<Option<String>> {
         if std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.file_type().is_symlink()) {
             bail!("{} is a symlink; memory-save reads only from a real folder", self.dir.display());
@@ -204,8 +196,7 @@ impl Folder {
         self.write_file(MEMORY_FILE, text)
     }
 
-    /// Keeps an unreadable reply as evidence, line by line, with any line
-    /// that looks like it holds a secret replaced by a note saying so.
+    /// Keeps an unreadable reply as evidence, any line holding a secret redacted.
     pub fn keep_failed_reply(&self, text: &str) -> Result<()> {
         use crate::memory::secrets::{find_secret, redact};
         // Evidence, not an archive: the head of a huge reply says enough.
@@ -241,23 +232,18 @@ impl Folder {
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads a file that may not exist. A symlink, FIFO or device is refused
-/// (see `fsutil::open_regular`), so a planted one can neither leak another
-/// file into the context or the fork's message nor block the reader.
+/// (`fsutil::open_regular`): a planted one neither leaks a file nor blocks.
 pub fn read_if_exists(path: &Path) -> Result<Option<String>> {
     Ok(fsutil::read_regular(path, MAX_FILE_BYTES)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// What marks a text as checked: its SHA-1 under the gate's version, so a
-/// text found clean by an older gate is checked again by a stricter one.
-/// The hash must resist a made-up match: whoever can push to a sync remote
-/// knows the memory this machine found clean, and a text of the same
-/// 64-bit FNV hash (which can be computed) would skip the gate at load.
-/// SHA-1 with collision detection (already built for git discovery) has
-/// no known second preimage; a detected collision attack marks nothing.
+/// What marks a text as checked: its SHA-1 (with collision detection)
+/// under the gate's version. A sync remote knows the texts found clean, so
+/// a computable hash such as FNV would let a forged text skip the gate
+/// (docs/design.md §5); a detected collision attack marks nothing.
 pub fn checked_mark(text: &str) -> Option<String> {
-    // A load asks twice for the same text (is it checked, which of its
-    // lines are orders); the hash is most of what a load costs, so the
-    // last answer is kept, by the whole text, not by a weaker hash.
+    // A load asks twice for the same text, and the hash is most of what a
+    // load costs: the last answer is kept, by the whole text.
     thread_local! {
         static LAST: std::cell::RefCell<Option<(String, Option<String>)>> = const { std::cell::RefCell::new(None) };
     }

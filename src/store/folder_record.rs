@@ -1,10 +1,7 @@
 //! One record per memory folder in the state folder, beside its lock
 //! (`projects/<folder>.json`): what this machine keeps about the folder
-//! and never syncs. Versioned: a record of another version is never read
-//! as this one, and one of a newer version is never overwritten.
-//!
-//! Every change is a read-modify-write under the folder's lock (`update`),
-//! so two processes changing different parts lose neither change.
+//! and never syncs (docs/design.md §6). One of a newer version is never
+//! overwritten; every change is a read-modify-write under the lock.
 
 use std::path::PathBuf;
 
@@ -27,8 +24,7 @@ pub struct FolderRecord {
     pub review: Vec<Pending>,
     /// The rules this machine's saves, edits, imports and approvals wrote.
     pub own: Vec<String>,
-    /// The approvals of `.approved` this machine's own review gave (the
-    /// only ones that count here).
+    /// The approvals this machine's own review gave, the only ones that count here.
     pub approved_here: Vec<String>,
     /// Foreign rules already quoted to the user (the gate off).
     pub quoted: Vec<String>,
@@ -62,8 +58,8 @@ fn path(folder: &Folder) -> PathBuf {
     folder.state_file("json")
 }
 
-/// The folder's record; a fresh one when there is none or it cannot be
-/// read. Records an installed version wrote are folded in first.
+/// A fresh record when there is none or it cannot be read; an installed
+/// version's files are folded in first.
 pub fn read(folder: &Folder) -> FolderRecord {
     match super::record::read::<FolderRecord>(&path(folder)) {
         Some(record) if record.version == VERSION => record,
@@ -73,10 +69,9 @@ pub fn read(folder: &Folder) -> FolderRecord {
     }
 }
 
-/// Changes the record under the folder's lock (taken here unless this
-/// process holds it), and writes it only when it changed. `durable`: a
-/// change a person made (an approval, a held edit) that a crash must not
-/// take back.
+/// Changes the record under the folder's lock (unless this process holds
+/// it), writing only a change. `durable`: a person's change a crash must
+/// not take back.
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
     let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
     let found = super::record::load::<FolderRecord>(&path(folder))?;
@@ -107,9 +102,8 @@ fn write(folder: &Folder, record: &FolderRecord, durable: bool) -> Result<()> {
     }
 }
 
-/// The files an installed version kept for a folder, one per feature, by
-/// their name beside the lock. The notes were `<folder>.json`, where the
-/// record is now.
+/// The files an installed version kept per folder beside the lock (its
+/// notes were `<folder>.json`, where the record is now).
 const EARLIER: &[&str] = &[
     "review.json",
     "own.json",
@@ -124,8 +118,7 @@ const EARLIER: &[&str] = &[
     "upgraded.json",
 ];
 
-/// Folds the earlier files into one record, writes it and removes them,
-/// under the folder's lock: once, since the record then has its version.
+/// Folds the earlier files in under the lock, once: the record then has its version.
 fn fold_once(folder: &Folder) -> FolderRecord {
     let folded = update(folder, true, |record| record.clone());
     folded.unwrap_or_else(|e| {
@@ -134,8 +127,7 @@ fn fold_once(folder: &Folder) -> FolderRecord {
     })
 }
 
-/// The record the earlier files make, removing them once it is written.
-/// Call under the folder's lock.
+/// The record the earlier files make, removing them once written. Call under the lock.
 fn fold(folder: &Folder) -> FolderRecord {
     fn list<T: serde::de::DeserializeOwned + Default>(folder: &Folder, ext: &str) -> T {
         super::record::read(&folder.state_file(ext)).unwrap_or_default()
@@ -160,8 +152,7 @@ fn fold(folder: &Folder) -> FolderRecord {
     // files, folded again the same way.
     if write(folder, &record, true).is_ok() {
         if upgraded {
-            // An earlier version's per-folder mark: this machine had its
-            // one-time approval already.
+            // This machine had its one-time approval already.
             super::approvals::mark_upgraded(&folder.state_root());
         }
         for ext in EARLIER {

@@ -10,9 +10,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::sys::{SAFE_OPEN, is_link_refused};
 
-/// Opens `path` for reading when it is a regular file; `None` when it does
-/// not exist. A symlink, FIFO, socket or device is an error that names the
-/// path, found without a check-then-open race: the open itself cannot
+/// Opens `path` for reading when it is a regular file; `None` when missing.
+/// Anything else is an error, with no check-then-open race: the open cannot
 /// block or follow a link, and `fstat` looks at what was opened.
 pub fn open_regular(path: &Path) -> Result<Option<File>> {
     let file = match OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) {
@@ -27,14 +26,12 @@ pub fn open_regular(path: &Path) -> Result<Option<File>> {
     Ok(Some(file))
 }
 
-/// `open_regular`, then at most `max` bytes: a file larger than that is an
-/// error, never a read without end.
+/// `open_regular`, then at most `max` bytes: a larger file is an error.
 pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     let Some(file) = open_regular(path)? else {
         return Ok(None);
     };
-    // Sized from the file up front: one read for a 49 KB MEMORY.md, where a
-    // growing Vec took a dozen (measured with strace).
+    // Sized up front: one read for a 49 KB MEMORY.md, where a growing Vec took a dozen.
     let len = file.metadata().map_or(0, |m| m.len()).min(max);
     let mut bytes = Vec::with_capacity(len as usize + 1);
     file.take(max.saturating_add(1))
@@ -54,17 +51,14 @@ fn check_regular(file: &File, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Replaces `path` with `contents` so that a reader sees the old file or the
-/// new one, never a mix: a temp file in the same folder, then rename. With
-/// `durable` the data is fsynced before the rename (user files); state files
-/// skip it, because losing the last flag flip on power loss is harmless and the
-/// hot paths must stay fast.
+/// Replaces `path` via a temp file and rename, so a reader sees the old file
+/// or the new one. `durable` (user files) fsyncs first; state files skip it:
+/// losing the last flag flip on power loss is harmless, and hooks are hot.
 pub fn write_atomic(path: &Path, contents: &[u8], durable: bool) -> Result<()> {
     write_atomic_inner(path, contents, durable, None)
 }
 
-/// `write_atomic`, durable, of a user's file that keeps its mode (a 0644
-/// settings file must not come back 0600).
+/// `write_atomic`, durable, keeping a user's file's mode (0644 must not come back 0600).
 pub fn write_atomic_keeping_mode(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     write_atomic_inner(path, contents, true, Some(mode))
 }
@@ -98,8 +92,7 @@ fn write_atomic_inner(path: &Path, contents: &[u8], durable: bool, mode: Option<
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     } else if durable {
-        // The rename itself lives in the folder; flush it too so the new name
-        // survives a crash.
+        // The rename lives in the folder: flush it so the new name survives a crash.
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
@@ -107,10 +100,9 @@ fn write_atomic_inner(path: &Path, contents: &[u8], durable: bool, mode: Option<
     result
 }
 
-/// A new file only we can read, created with `O_EXCL` and `O_NOFOLLOW`: a
-/// name planted beforehand (a symlink, a FIFO, anything) is removed first,
-/// never written through. Every caller holds the lock that makes a file
-/// of that name a stale one of ours.
+/// A new 0600 file, `O_EXCL` and `O_NOFOLLOW`: anything planted at the name
+/// is removed, never written through. Every caller holds the lock that makes
+/// a file of that name a stale one of ours.
 pub fn create_new_private(path: &Path) -> std::io::Result<File> {
     let open = || OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(SAFE_OPEN).open(path);
     match open() {
@@ -122,12 +114,10 @@ pub fn create_new_private(path: &Path) -> std::io::Result<File> {
     }
 }
 
-/// Rewrites a small file of ours in place: no temp file, no rename. For the
-/// session state only, written on every hook under its lock, where a rename
-/// cost a journal commit (about 0.2 ms of a 1 ms hook on ext4, measured).
-/// A kill cannot split the one small write; killed between the write and
-/// the truncation, the file holds the new JSON followed by the old one's
-/// tail, and its reader takes the first JSON value only.
+/// Rewrites a small file of ours in place, for the session state only: a
+/// rename costs a journal commit, 0.2 ms of a 1 ms hook (docs/design.md §3).
+/// Killed before the truncation, the file holds the new JSON and the old
+/// one's tail; its reader takes the first JSON value only.
 pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
     let mut file =
         fs_err::File::from_parts(open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?, path);
@@ -135,10 +125,9 @@ pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(file.set_len(contents.len() as u64)?)
 }
 
-/// Removes the temp files that `write_atomic` left in `dir` for the files
-/// `of` names (`.<name>.<pid>.tmp`) when its process was killed between
-/// create and rename. Only for files whose every writer holds a lock that
-/// the caller holds now: then no such temp file belongs to a live write.
+/// Removes the temp files (`.<name>.<pid>.tmp`) a killed `write_atomic` left
+/// for the files `of` names. Only call holding the lock every writer of those
+/// files holds, so no such temp file belongs to a live write.
 pub fn remove_stale_temps(dir: &Path, of: impl Fn(&str) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -157,9 +146,8 @@ pub fn remove_stale_temps(dir: &Path, of: impl Fn(&str) -> bool) {
     }
 }
 
-/// Creates `dir` (and every missing parent) private to the user: mode 0700.
-/// A symlink planted in its place is refused, so nothing of ours is written
-/// through it into another folder.
+/// Creates `dir` (and every missing parent) with mode 0700. A symlink in its
+/// place is refused, so nothing of ours is written through it.
 pub fn create_private_dir(dir: &Path) -> Result<()> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -180,9 +168,8 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
     }
 }
 
-/// A folder of ours must be the user's own and closed to others: one owned
-/// by someone else is refused (they could swap its files under us), one
-/// open to others is closed to 0700.
+/// One owned by someone else is refused (they could swap its files under
+/// us); one open to others is closed to 0700.
 fn check_private_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<()> {
     let me = crate::sys::effective_uid();
     if meta.uid() != me {
@@ -199,15 +186,10 @@ fn check_private_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<()> {
     Ok(())
 }
 
-/// Test-only fault injection (debug builds only): with
-/// `MEMORY_SAVE_FAULT_WRITE=<file name>`, writing that file stops halfway
-/// with "No space left on device", as on a full disk.
+/// Test-only fault injection (debug builds only): `MEMORY_SAVE_FAULT_WRITE`
+/// fails a write halfway as on a full disk; `MEMORY_SAVE_FAULT_KILL`
+/// SIGKILLs halfway or after the rename, moments a random kill rarely hits.
 #[cfg(debug_assertions)]
-///
-/// With `MEMORY_SAVE_FAULT_KILL=<file name>:half` (or `:renamed`) the
-/// process kills itself with SIGKILL halfway through writing that file's
-/// temp copy (or right after the rename), so crash tests reach the moments
-/// a random kill almost never hits.
 mod fault {
     use std::io::Write;
 
@@ -249,7 +231,6 @@ mod fault {
     }
 
     fn die() {
-        // As a crash would end it.
         crate::sys::kill_self();
     }
 }
@@ -265,7 +246,6 @@ pub struct Lock {
 /// process would wait for itself (`flock` is per open file).
 static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// Whether this process holds the lock on `path`.
 pub fn held_here(path: &Path) -> bool {
     HELD.lock().is_ok_and(|held| held.iter().any(|p| p == path))
 }
@@ -290,14 +270,12 @@ impl Lock {
 }
 
 impl Lock {
-    /// Waits at most `limit`: every wait has a bound, and a holder that hangs
-    /// must not hang the hooks behind it.
+    /// Waits at most `limit`: a holder that hangs must not hang the hooks behind it.
     pub fn acquire(path: &Path, limit: Duration) -> Result<Lock> {
         let mut file = open_lock_file(path)?;
         let deadline = Instant::now() + limit;
-        // Holders keep these locks for well under a millisecond: poll soon,
-        // then back off, so a hook behind a worker's state update waits
-        // microseconds rather than a fixed tick.
+        // Holders keep these locks well under a millisecond: poll soon, then
+        // back off, rather than wait a fixed tick.
         let mut pause = Duration::from_micros(50);
         loop {
             match file.try_lock() {
@@ -334,8 +312,7 @@ impl Lock {
     }
 }
 
-/// Whether another process holds the lock on `path` now. Only looks: a
-/// missing lock file is not created, and a free lock is not kept.
+/// Whether another process holds the lock on `path` now; only looks.
 pub fn is_locked(path: &Path) -> bool {
     let Ok(file) = OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) else {
         return false;
@@ -343,9 +320,8 @@ pub fn is_locked(path: &Path) -> bool {
     matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
-/// Whether the file we locked is still the one at `path` (jj's check): a
-/// sweep that removes a stale lock file between our open and our lock
-/// would leave us holding a lock no one else can see.
+/// Whether the file we locked is still the one at `path` (jj's check): else
+/// a sweep left us holding a lock no one else can see.
 fn still_linked(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (file.metadata(), std::fs::symlink_metadata(path)) {
@@ -358,8 +334,7 @@ fn open_lock_file(path: &Path) -> Result<File> {
     open_own(path, OpenOptions::new().read(true).write(true).create(true).truncate(false))
 }
 
-/// Opens (or creates, 0600) a file of ours in our state folder: never
-/// through a symlink, never a FIFO or device planted in its place.
+/// Opens (or creates, 0600) a file of ours: never a symlink, FIFO or device.
 fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
     let file = match options.mode(0o600).custom_flags(SAFE_OPEN).open(path) {
         Ok(file) => file,
@@ -372,9 +347,8 @@ fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
     Ok(file)
 }
 
-/// Appends one line to a private log-like file, keeping one old file
-/// (`<name>.1`) once it passes `max_bytes`, so it never grows without bound.
-/// Best effort: a log that cannot be written must not fail what it logs.
+/// Appends one line, rotating to `<name>.1` past `max_bytes`. Best effort: a
+/// log that cannot be written must not fail what it logs.
 pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max_bytes) {
         let mut old = path.as_os_str().to_os_string();

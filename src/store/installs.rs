@@ -1,7 +1,5 @@
-//! What each install wrote, so that uninstall can give a settings file back
-//! exactly as it was: `state/memory-save/installs.json`, one record per
-//! settings file. The file's bytes before the first install are its backup
-//! (`<file>.memory-save.bak`, beside it, never overwritten).
+//! What each install wrote, one record per settings file, so uninstall can
+//! give the file back exactly as it was (docs/design.md §6).
 
 use std::path::Path;
 
@@ -20,22 +18,19 @@ const MAX_INSTALLS_BYTES: u64 = 16 * 1024 * 1024;
 pub struct InstallRecord {
     /// The settings file, as install named it.
     pub path: String,
-    /// The file's text as our last install or uninstall left it: when it
-    /// still reads so, nobody else changed it since.
+    /// As our last install or uninstall left it: if it still reads so, nobody changed it.
     pub written: String,
-    /// The file's text before the first install (`None`: there was no
-    /// file): what an uninstall of an untouched file gives back.
-    /// The backup beside it may be older (a cycle whose uninstall found the
-    /// file edited keeps it), so it is never what is restored.
+    /// The file's text before the first install (`None`: no file): what an
+    /// uninstall of an untouched file gives back. Never the backup, which
+    /// may be older.
     pub original: Option<String>,
     /// The folder the first install created for it (`.claude/`).
     pub created_dir: Option<String>,
-    /// `--disable-auto-memory` set `autoMemoryEnabled`; this was its value
-    /// before (`None`: the key was absent).
+    /// `--disable-auto-memory` set `autoMemoryEnabled`.
     pub auto_memory_set: bool,
-    /// The git exclude file install added the project-local settings to
-    /// (so git never offers to commit them); uninstall takes the line out.
+    /// The git exclude file install added the project-local settings to.
     pub excluded_in: Option<String>,
+    /// `autoMemoryEnabled` before (`None`: the key was absent).
     pub auto_memory_before: Option<Value>,
     /// `--statusline` gave the user's own statusLine a `refreshInterval`.
     pub refresh_set: bool,
@@ -54,10 +49,8 @@ pub fn find(roots: &Roots, settings: &Path) -> Option<InstallRecord> {
     all(roots).into_iter().find(|r| r.path == key)
 }
 
-/// Stores `record` for its file, or forgets the file with `None`.
-/// Under `installs.lock`: installs into several projects at once each read
-/// and rewrite the whole list, and without the lock one lost another's
-/// record (measured: 4 or 5 of 7 kept).
+/// Stores `record` for its file, or forgets the file with `None`, under
+/// `installs.lock`: concurrent installs each rewrite the whole list.
 pub fn put(roots: &Roots, settings: &Path, record: Option<InstallRecord>) -> Result<()> {
     fsutil::create_private_dir(&roots.state)?;
     let _lock = fsutil::Lock::acquire(&roots.state.join("installs.lock"), std::time::Duration::from_secs(10))?;

@@ -7,8 +7,7 @@ use std::sync::OnceLock;
 const MAX_LOG_BYTES: u64 = 1024 * 1024;
 const FILE_NAME: &str = "memory-save.log";
 
-/// The state folder the log goes to, set once the roots are known; before
-/// that (no HOME, say) nothing is logged.
+/// Set once the roots are known; before that (no HOME, say) nothing is logged.
 static STATE_DIR: OnceLock<PathBuf> = OnceLock::new();
 
 pub fn init(state_dir: &std::path::Path) {
@@ -19,8 +18,7 @@ pub fn path(state_dir: &std::path::Path) -> PathBuf {
     state_dir.join(FILE_NAME)
 }
 
-/// A message may quote what it failed on: it passes the secret scanner
-/// first, as everything we keep does.
+/// A message may quote what it failed on, so it passes the secret scanner first.
 pub fn error(message: &str) {
     line("error", &crate::memory::secrets::redact(message));
 }

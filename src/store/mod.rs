@@ -1,7 +1,5 @@
-//! All disk I/O of memory-save's own files: atomic writes and locks, the
-//! memory folder, its history, the session state, the review list, the
-//! notes for the next fork, `saves.jsonl` and the log. No command line and
-//! no environment reads (the debug-only fault hooks aside).
+//! All disk I/O of memory-save's own files (docs/design.md §1). No command
+//! line and no environment reads (the debug-only fault hooks aside).
 
 pub mod approvals;
 pub mod changes;

@@ -1,5 +1,4 @@
-//! What the last save of a project leaves for the next fork's notes (the
-//! lines it could not find, the entries it refused), bounded, in the
+//! What the last save leaves for the next fork's notes, bounded, in the
 //! project folder's record.
 
 use anyhow::Result;
@@ -20,8 +19,8 @@ pub struct Notes {
 }
 
 impl Notes {
-    /// The first `keep` of each, and a count of the rest: a reply of a
-    /// thousand bad ops must not make every later message large.
+    /// The first `keep` of each and a count of the rest, so one bad reply
+    /// does not make every later message large.
     pub fn bounded(skipped: &[String], refused: &[Refusal], keep: usize) -> Notes {
         Notes {
             skipped: skipped.iter().take(keep).cloned().collect(),

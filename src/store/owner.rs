@@ -1,10 +1,7 @@
-//! Whose a memory folder is. `.identity` in the folder travels with sync:
-//! the identity of the repository that recorded it first, the identities
-//! it gained since (an origin the repository gained, a repository that
-//! adopted it), and the repository's root commit. The paths it had on this
-//! machine are kept in the state folder instead: no other machine has
-//! them, and two machines each adding theirs would conflict at every merge,
-//! while the root commit and an origin read the same everywhere.
+//! Whose a memory folder is (docs/design.md §7). `.identity` in the folder
+//! travels with sync; the paths it had on this machine are kept in the
+//! state folder instead, since two machines each adding theirs would
+//! conflict at every merge.
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +23,7 @@ pub struct Record {
     /// Identities it gained since, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<String>,
-    /// The repository's one root commit (never a shallow clone's, nor one
-    /// of a repository with several).
+    /// The repository's one root commit (`git::root_commit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
     /// The paths it had on this machine (the state folder's part).
@@ -51,7 +47,6 @@ impl Record {
         self.names().any(|name| identities.iter().any(|id| id == name))
     }
 
-    /// The paths it was recorded at.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.names().filter_map(|name| name.strip_prefix(PATH))
     }
@@ -63,9 +58,8 @@ impl Record {
             && self.paths().all(|path| std::fs::symlink_metadata(path).is_err())
     }
 
-    /// Where it was last seen, for a person and the memory block's label:
-    /// its newest path, else its first identity, shown only when plain
-    /// (`shown`).
+    /// Its newest path, else its first identity, for a person and the
+    /// memory block's label (`shown`).
     pub fn seen_at(&self) -> String {
         shown(self.paths().last().unwrap_or(&self.identity))
     }
@@ -81,19 +75,16 @@ impl Record {
     }
 }
 
-/// The record of memory folder `name`, `None` when it has none (a folder
-/// from before identities, or no folder at all).
+/// The record of memory folder `name`, `None` when it has none.
 pub fn read(roots: &Roots, name: &str) -> Option<Record> {
     let mut record = read_dir(&roots.project_dir(name))?;
     record.here = crate::store::folder_record::read(&crate::store::folder::Folder::new(roots, name)).paths;
     Some(record)
 }
 
-/// A record's identity or path as a person or the model may see it. A
-/// sync remote writes `.identity` too, and what it says reaches the memory
-/// block's label and the terminal: only one plain line passes, without
-/// brackets, angle brackets or backticks (a forged `]`, `</system>` or
-/// header would leave the label), else a stand-in.
+/// A record's identity or path as a person or the model may see it: a sync
+/// remote writes `.identity` too, so only one plain line without brackets
+/// or backticks passes (a forged `]` or `</system>` would leave the label).
 fn shown(text: &str) -> String {
     let plain = !text.is_empty()
         && text.chars().count() <= 300
@@ -123,8 +114,7 @@ pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
     })
 }
 
-/// An alias from an identity to the folder it adopted, for a folder whose
-/// name the lookup by the project's name would not reach.
+/// Aliases from an identity to the folder it adopted, which a lookup by name would miss.
 fn adopted_path(roots: &Roots) -> PathBuf {
     roots.projects_state_dir().join("adopted.json")
 }
@@ -142,8 +132,7 @@ pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
     crate::store::record::write(&path, &aliases)
 }
 
-/// Every folder under the memory root with a record, by name (bounded: a
-/// memory root holds a person's projects, not a tree).
+/// Every folder under the memory root with a record, by name (bounded).
 pub fn all(roots: &Roots) -> Vec<(String, Record)> {
     let Ok(entries) = std::fs::read_dir(&roots.memory) else { return Vec::new() };
     let mut found: Vec<(String, Record)> = entries

@@ -16,16 +16,14 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Option<T> {
     read_bounded(path, MAX_BYTES)
 }
 
-/// `read`, for a record that may be larger (the install records keep whole
-/// settings files).
+/// `read`, for a larger record (install records keep whole settings files).
 pub fn read_bounded<T: DeserializeOwned>(path: &Path, max: u64) -> Option<T> {
     let bytes = crate::store::fsutil::read_regular(path, max).ok().flatten()?;
     serde_json::from_slice(&bytes).ok()
 }
 
-/// The record at `path`, for a reader that must not take a link, a FIFO or
-/// an oversized file for a missing record: those are errors that name the
-/// path. Missing, or not the record's shape: `None`.
+/// `read`, but a link, FIFO or oversized file is an error, not a missing
+/// record. Missing, or not the record's shape: `None`.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
     let bytes = crate::store::fsutil::read_regular(path, MAX_BYTES)?;
     Ok(bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
@@ -36,8 +34,7 @@ pub fn write<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, false)
 }
 
-/// `write`, flushed to the disk before it returns: for a record a person
-/// made (an install, a held review) that a crash must not take back.
+/// `write`, fsynced: for a person's record that a crash must not take back.
 pub fn write_durable<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, true)
 }

@@ -1,6 +1,5 @@
-//! The review gate's pending list: CRITICAL RULES edits held by a save
-//! (`review = "rules"`) until `memory-save review` approves or rejects
-//! them, in the project folder's record.
+//! The review gate's pending list of held CRITICAL RULES edits, in the
+//! project folder's record.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -10,9 +9,8 @@ use crate::store::folder::Folder;
 use crate::store::history::Origin;
 use crate::store::paths::Roots;
 
-/// One held op. The id is a hash of the op itself, so it is stable: the
-/// same op held twice is one entry, and an id read off the status line
-/// still names it later.
+/// One held op. Its id is a hash of the op, so the same op held twice is
+/// one entry, and an id read off the status line still names it later.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pending {
     pub id: String,
@@ -23,7 +21,6 @@ pub struct Pending {
     pub origin: Origin,
 }
 
-/// The id of an op: a stable id of its JSON form.
 pub fn id_of(op: &Op) -> String {
     crate::memory::stable_id(&serde_json::to_string(op).unwrap_or_default())
 }
@@ -37,7 +34,6 @@ pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
     super::folder_record::update(&Folder::new(roots, project), true, |r| r.review = pending.to_vec())
 }
 
-/// Adds held ops to the project's list.
 pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());

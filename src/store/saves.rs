@@ -1,6 +1,5 @@
-//! `saves.jsonl`: one record per save, what `status`, the benchmarks and
-//! the budgets read to show and judge what saves cost. Written and read
-//! through one type; `save::budget` holds the lock it is written under.
+//! `saves.jsonl`: one record per save, what `status` and the budgets read.
+//! `save::budget` holds the lock it is written under.
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -26,32 +25,27 @@ pub struct SaveRecord {
     pub status: String,
     pub report: Option<String>,
     pub usage: Option<Usage>,
-    /// Who paid (`claude::route::Route::key`); `None` in records from
-    /// before routes were kept, which every route's budget counts.
+    /// Who paid (`Route::key`); `None` in older records, which every
+    /// route's budget counts.
     pub route: Option<String>,
     /// What the save was estimated to cost before its fork ran.
     pub estimate_usd: Option<f64>,
-    /// What budgets count: the larger of the estimate and the CLI's figure
-    /// (which is 0 or wrong for a model it does not know); the CLI's alone
-    /// for a fork the API never billed.
+    /// The larger of the estimate and the CLI's figure (0 or wrong for a
+    /// model it does not know); the CLI's alone for a fork never billed.
     pub counted_usd: Option<f64>,
-    /// The model the save was priced for, when the price table did not
-    /// know it (priced at the dearest entry).
+    /// The model, when the price table did not know it (priced at the dearest entry).
     pub unknown_model: Option<String>,
-    /// The save resumed nothing: its cache had expired at the session's
-    /// end, so it read the turns since the last save instead.
+    /// The save resumed nothing and read the turns instead (a fresh save).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fresh: bool,
 }
 
 impl SaveRecord {
-    /// What this save counts against a budget.
     pub fn counted(&self) -> f64 {
         self.counted_usd.unwrap_or_else(|| self.usage.as_ref().map_or(0.0, |u| u.total_cost_usd))
     }
 
-    /// When it counts: a record dated in the future (a clock set back
-    /// since) counts as now, so a budget never waits for that date.
+    /// A record dated in the future (a clock set back) counts as now.
     pub fn counted_at(&self, now: i64) -> i64 {
         self.at.min(now)
     }
@@ -83,7 +77,7 @@ pub fn all(roots: &Roots) -> Vec<SaveRecord> {
 }
 
 /// What every save since `since` (Unix time) counted, all projects; with
-/// `route`, only saves billed that way (and those from before routes).
+/// `route`, only saves billed that way (and older records without one).
 pub fn spent_since(roots: &Roots, since: i64, route: Option<&str>) -> f64 {
     let now = crate::env::now_unix();
     all(roots)

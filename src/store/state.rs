@@ -1,6 +1,5 @@
-//! Per-session state on disk. Every hook is a new process, so the turn's
-//! flags, the save queue and the last result live in one small JSON file per
-//! session, read and written under a separate `.lock` file.
+//! Per-session state on disk: every hook is a new process, so it lives in
+//! one small JSON file per session, under a separate `.lock` file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,10 +21,8 @@ const STALE_AFTER: Duration = Duration::from_secs(14 * 24 * 3600);
 
 const SNAPSHOT_EXT: &str = "transcript.jsonl";
 
-/// A session's id, checked once where it arrives (a hook's input, the
-/// worker's argument, the status line's input, a file name): it names
-/// files, so only a plain id is one. Everything past the wire takes this
-/// type, never a string to check again.
+/// A session's id, checked once where it arrives: it names files, so only
+/// a plain id is one.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct SessionId(String);
@@ -93,9 +90,8 @@ impl SessionStore {
         self.path(id, "worker.lock")
     }
 
-    /// A new name for a copy of a session's transcript taken at PreCompact
-    /// (see `hook::pre_compact`): one per copy, so a save still reading an
-    /// earlier copy keeps it. It ends in `.jsonl`: that is how `claude
+    /// A new name for a PreCompact copy of the transcript, one per copy so a
+    /// save still reading an earlier one keeps it. `.jsonl` is how `claude
     /// --resume` tells a file from a session id.
     pub fn new_snapshot_name(&self, id: &SessionId) -> String {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
@@ -106,16 +102,14 @@ impl SessionStore {
     /// other name, so a state file cannot point the fork elsewhere.
     pub fn snapshot_path(&self, id: &SessionId, name: &str) -> Option<PathBuf> {
         let plain = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
-        // Only a copy of this session's: a state file cannot name, and so
-        // have a save read and then remove, another session's copy.
+        // Only this session's copy: a state file cannot have a save read and
+        // remove another session's.
         let own = name.strip_prefix(id.as_str()).is_some_and(|rest| rest.starts_with('.'));
         (plain && own && name.ends_with(SNAPSHOT_EXT)).then(|| self.dir.join(name))
     }
 
-    /// Marks that a session has a claimed job (see `save::queue`): an empty
-    /// file beside its state, so the project's next SessionStart finds a
-    /// dead worker's job by listing the folder, without reading every
-    /// session's state.
+    /// Marks a claimed job with an empty file, so the next SessionStart finds
+    /// a dead worker's job by listing the folder, not reading every state.
     pub fn mark_claim(&self, id: &SessionId, claimed: bool) {
         let path = self.path(id, "claim");
         if claimed {
@@ -125,12 +119,10 @@ impl SessionStore {
         }
     }
 
-    /// Every session's id and state.
     pub fn all(&self) -> Vec<(SessionId, SessionState)> {
         self.with_file("json")
     }
 
-    /// The sessions whose claim mark is set, with their state.
     pub fn claimed(&self) -> Vec<(SessionId, SessionState)> {
         self.with_file("claim")
     }
@@ -149,19 +141,16 @@ impl SessionStore {
             .collect()
     }
 
-    /// Creates the sessions folder (0700) when missing; refuses one that is
-    /// a symlink, so no state or lock file lands outside our folder.
+    /// Creates the sessions folder (0700); a link, or another user's folder,
+    /// here or at the state root would carry every file below it away.
     pub fn ensure_dir(&self) -> Result<()> {
-        // The state root is checked too: a link or a folder of someone
-        // else's there would carry every file below it away.
         if let Some(root) = self.dir.parent() {
             fsutil::create_private_dir(root)?;
         }
         fsutil::create_private_dir(&self.dir)
     }
 
-    /// Whether a worker holds the session's worker lock right now. A worker
-    /// that was killed holds nothing: the system drops its lock.
+    /// Whether a worker holds the session's worker lock (a killed one holds nothing).
     pub fn worker_running(&self, id: &SessionId) -> bool {
         fsutil::is_locked(&self.worker_lock_path(id))
     }
@@ -172,8 +161,7 @@ impl SessionStore {
         read_state(&self.path(id, "json"))
     }
 
-    /// Runs `change` on the session's state under its lock and writes the
-    /// result back when it changed.
+    /// Runs `change` under the session's lock, writing back only a change.
     pub fn update<R>(&self, id: &SessionId, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
         self.ensure_dir()?;
         let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
@@ -238,15 +226,13 @@ fn read_state(path: &Path) -> SessionState {
     read_state_bytes(path).and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
 }
 
-/// A session file's bytes, if it is a small regular file of ours.
 pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {
     fsutil::read_regular(path, MAX_STATE_BYTES).ok().flatten()
 }
 
-/// The state in a session file, for every reader. Only the first JSON value
-/// counts: the file is rewritten in place (`fsutil::overwrite`), and a
-/// writer killed between its write and its truncation, or a reader that
-/// looks right then, finds the new state followed by the old one's tail.
+/// The state in a session file. Only the first JSON value counts: the file
+/// is rewritten in place and may end in the old state's tail
+/// (`fsutil::overwrite`).
 pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
 }

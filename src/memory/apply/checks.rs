@@ -5,8 +5,7 @@ use super::super::reply::{Op, TopicAppend};
 use super::super::{MAX_BULLET_CHARS, secrets};
 use super::{MAX_TOPIC_APPEND_CHARS, RETIRED_HEADING};
 
-/// A short name for an op in refusals and in the next fork's notes. A field
-/// that holds a secret is shown as what it holds, never as itself.
+/// A short name for an op in refusals and notes; a secret is named, never shown.
 pub fn describe_op(op: &Op) -> String {
     let r = secrets::redact;
     let json = match op {
@@ -19,8 +18,7 @@ pub fn describe_op(op: &Op) -> String {
         }
     };
     let text = json.to_string();
-    // Quoting or cutting can make a shape that the fields alone did not
-    // have (an escaped newline inside a URL, a key cut to its exact length).
+    // Quoting or cutting can make a shape the fields alone did not have.
     secrets::redact(&match text.char_indices().nth(300) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,

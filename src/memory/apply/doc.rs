@@ -4,9 +4,8 @@ use super::super::reply::Op;
 use super::super::template::{self, CRITICAL_RULES, LineKind, PLACEHOLDER, SECTIONS, TOPIC_FILES};
 use super::{check_bullet, strip_marker};
 
-/// MEMORY.md as lines, with what each line is. The kinds are kept in step
-/// with the lines rather than classified again for every op, so a reply's
-/// ops cost time linear in the file each, not a re-read of it.
+/// MEMORY.md as lines, with their kinds kept in step rather than classified
+/// again for every op.
 #[derive(Clone)]
 pub struct Doc {
     pub lines: Vec<String>,
@@ -15,8 +14,7 @@ pub struct Doc {
     pub last_insert: Option<usize>,
 }
 
-/// A line that opens or closes a fenced code block, as `template::classify`
-/// reads it: the only lines whose change changes the kind of others.
+/// A fence line: the only lines whose change changes the kind of others.
 fn is_fence(line: &str) -> bool {
     let trimmed = line.trim_start();
     trimmed.starts_with("```") || trimmed.starts_with("~~~")
@@ -38,8 +36,7 @@ impl Doc {
         &self.kinds
     }
 
-    /// `template::is_in_template` on the kinds kept in step, without
-    /// rendering the text.
+    /// `template::is_in_template` on the kept kinds, without rendering the text.
     pub fn in_template(&self) -> bool {
         let Some(first) = self.lines.iter().position(|l| !l.trim().is_empty()) else {
             return false;
@@ -68,8 +65,7 @@ impl Doc {
         self.kinds = template::classify(&self.lines.join("\n"));
     }
 
-    /// Inserts a list item (`- ...`): plain text, so no other line changes
-    /// kind.
+    /// Inserts a list item: plain text, so no other line changes kind.
     pub fn insert_item(&mut self, at: usize, item: String) {
         debug_assert!(item.starts_with("- "));
         self.lines.insert(at, item);
@@ -77,8 +73,7 @@ impl Doc {
         self.last_insert = Some(at);
     }
 
-    /// Whether an op adds to, or changes or removes a line of, CRITICAL
-    /// RULES (the review gate's business).
+    /// Whether an op touches CRITICAL RULES (the review gate's business).
     pub fn touches_rules(&self, op: &Op) -> bool {
         let in_rules = |at: Option<usize>| at.is_some_and(|at| self.section_of(at) == Some(CRITICAL_RULES));
         match op {
@@ -87,7 +82,6 @@ impl Doc {
         }
     }
 
-    /// Puts a list item in place of a line.
     pub fn set_item(&mut self, at: usize, item: String) {
         debug_assert!(item.starts_with("- "));
         let was_fence = is_fence(&self.lines[at]);
@@ -119,8 +113,7 @@ impl Doc {
             .and_then(|i| SECTIONS.iter().position(|s| template::heading_name(&self.lines[i]) == *s))
     }
 
-    /// Exactly, else after a leading list marker when exactly one line
-    /// matches.
+    /// Exactly, else after a list marker when exactly one line matches.
     pub fn locate(&self, wanted: &str) -> Option<usize> {
         let wanted = wanted.trim_end();
         if wanted.trim().is_empty() {
@@ -154,10 +147,8 @@ impl Doc {
             .unwrap_or(self.lines.len())
     }
 
-    /// The heading an add names: a `##` section first, then a `###`
-    /// subheading, so a subheading that shares a section's name (`###
-    /// CRITICAL RULES`) never takes adds meant for the section, nor lets
-    /// them escape the rules' policy.
+    /// A `##` section first, then a `###` subheading, so a `### CRITICAL
+    /// RULES` never takes adds meant for the section past the rules' policy.
     pub fn find_heading(&self, name: &str) -> Option<usize> {
         let want = template::heading_name(name);
         let kinds = self.kinds();
@@ -228,8 +219,7 @@ impl Doc {
         }
     }
 
-    /// A section whose last bullet went gets the placeholder back, so the
-    /// file keeps saying "nothing here" rather than looking broken.
+    /// A section whose last bullet went gets the placeholder back.
     pub fn fill_empty_sections(&mut self) {
         let kinds = self.kinds();
         let sections: Vec<usize> = (0..self.lines.len()).filter(|&i| kinds[i] == LineKind::Section).collect();

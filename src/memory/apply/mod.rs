@@ -19,8 +19,7 @@ pub const HISTORY_FILE: &str = "history.md";
 pub const RETIRED_HEADING: &str = "## Retired CRITICAL RULES";
 /// One topic append may carry at most this much text.
 pub const MAX_TOPIC_APPEND_CHARS: usize = 50_000;
-/// All topic appends of one save together carry at most this much: a reply
-/// of a hundred full appends must not grow the topic files by megabytes.
+/// All topic appends of one save: a hundred full appends must not add megabytes.
 pub const MAX_TOPIC_CHARS_PER_SAVE: usize = 100_000;
 
 /// An op or topic that was not written, and why. Kept between saves, so the
@@ -45,22 +44,17 @@ pub struct Outcome {
     /// Lines a remove or replace named that the file does not have.
     pub skipped: Vec<String>,
     pub refused: Vec<Refusal>,
-    /// CRITICAL RULES bullets this save added or rewrote: every later
-    /// session takes them as instructions, so the user is shown them.
+    /// CRITICAL RULES bullets this save added or rewrote, shown to the user.
     pub rules: Vec<String>,
-    /// Ops on CRITICAL RULES held back for the user's review (the review
-    /// gate), not applied.
+    /// Ops on CRITICAL RULES held for the user's review, not applied.
     pub held: Vec<Op>,
-    /// New lines outside CRITICAL RULES that give the model an order
-    /// (`gate::gives_order`): quoted to the user as rules are.
+    /// New order lines outside CRITICAL RULES, quoted to the user as rules are.
     pub orders: Vec<String>,
 }
 
-/// How a reply is applied.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
-    /// The review gate: ops that add, change, remove or retire a CRITICAL
-    /// RULES bullet are held, not applied.
+    /// The review gate: ops on a CRITICAL RULES bullet are held, not applied.
     pub hold_rules: bool,
 }
 
@@ -120,8 +114,7 @@ fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String], hold:
     let after = Size::of(&outcome.memory);
     let shrinks = !before.under_caps() && after.lines <= before.lines && after.chars <= before.chars && after != before;
     if !after.under_caps() && !shrinks {
-        // Keep what cannot grow the file: the removes. The rest is refused
-        // and counted, not lost silently.
+        // Keep the removes, which cannot grow the file; refuse the rest.
         let removes_only = Reply {
             ops: reply.ops.iter().filter(|op| matches!(op, Op::Remove { .. })).cloned().collect(),
             topics: Vec::new(),
@@ -162,16 +155,14 @@ fn apply_ops(
     let over_cap = !before.under_caps();
     let offloading = before.needs_offload();
     for op in &reply.ops {
-        // The review gate looks again on the file as the ops before left
-        // it: a replace whose exact line an earlier op removed may match a
-        // CRITICAL RULES line by its text alone.
+        // Looked at again on the file as the ops before left it: a replace
+        // whose line an earlier op removed may now match a CRITICAL RULES line.
         if hold && (doc.touches_rules(op) || gives_order(op)) {
             out.held.push(op.clone());
             continue;
         }
-        // Every op is applied to a copy first: one whose result leaves the
-        // template (removing a code fence's opening line makes its closing
-        // fence swallow the headings below) is refused alone.
+        // Each op is applied to a copy: one whose result leaves the template
+        // (a removed fence opening swallows the headings below) is refused alone.
         let before_op = (
             doc.clone(),
             out.topics.len(),
@@ -180,9 +171,8 @@ fn apply_ops(
             (out.added, out.removed, out.replaced),
         );
         let result = match op {
-            // A line of the file holds no newline and nothing memory never
-            // holds: such a "line" is refused, never kept as a skipped line
-            // that the report and the next fork's notes would quote.
+            // No line of the file holds a newline: such a "line" is refused,
+            // never kept as a skipped line for the report and notes to quote.
             Op::Remove { line } | Op::Replace { line, .. } if line.contains(['\n', '\r']) => {
                 Err(NOT_A_LINE.to_string())
             }
@@ -275,8 +265,7 @@ fn quote_if_rule_or_order(doc: &Doc, at: usize, out: &mut Outcome) {
     }
 }
 
-/// Whether an op writes a line that gives the model an order (held with
-/// the review gate on, wherever it goes).
+/// Whether an op writes an order line (held with the review gate on).
 fn gives_order(op: &Op) -> bool {
     match op {
         Op::Add { text, .. } | Op::Replace { text, .. } => super::gate::gives_order(text),
@@ -284,9 +273,8 @@ fn gives_order(op: &Op) -> bool {
     }
 }
 
-/// A refusal as it is kept and shown: a reason can quote the op (an
-/// unknown section named after a key), so it passes the scanner too, as
-/// the entry did.
+/// A refusal as it is kept and shown: a reason can quote the op, so it
+/// passes the secret scanner too.
 fn refusal(entry: String, why: String) -> Refusal {
     Refusal { entry, why: secrets::redact(&why) }
 }
@@ -294,11 +282,9 @@ fn refusal(entry: String, why: String) -> Refusal {
 const NOT_A_LINE: &str =
     "the line to match holds a newline or a character no memory line may hold; copy one line of the file exactly";
 
-/// A remove or replace whose line the file does not have is skipped, and
-/// the line is quoted in the report and the next fork's notes; so a line
-/// that could not have been written (hidden characters, a header look-alike)
-/// is refused instead. One that the file does hold (a hand edit) may still
-/// be removed or replaced.
+/// A remove or replace whose line the file lacks is skipped and quoted in
+/// the report and notes; so a line no door could have written is refused
+/// instead. One the file does hold (a hand edit) may still be removed.
 fn skip(out: &mut Outcome, line: &str) -> Result<(), String> {
     if super::text::check(line).is_err() {
         return Err(NOT_A_LINE.to_string());

@@ -43,10 +43,8 @@ pub fn pipes_into_shell(line: &str) -> bool {
 
 /// Whether a line gives the model an order: emphasis that addresses it,
 /// words aimed at the model, an order to set instructions aside, or an
-/// absolute to act. Ordinary imperatives of a fact (`Set FOO in .env`,
-/// `Use gh auth token`) do not count: CRITICAL RULES is where a save puts
-/// orders, and a line elsewhere that gives one is quoted to the user (and
-/// held with the review gate on). Proven on tables of lines each way.
+/// absolute to act. Ordinary imperatives of a fact (`Set FOO in .env`) do
+/// not count. Proven on tables of lines each way.
 pub fn gives_order(line: &str) -> bool {
     // Read as the model reads it: look-alike letters, odd spaces and
     // emphasis marks (`**IMPORTANT**`, `IMPORTANT :`) change nothing.
@@ -56,19 +54,16 @@ pub fn gives_order(line: &str) -> bool {
     if starts_with_order(&lower, true) || aimed_at_the_model(&lower) {
         return true;
     }
-    // A label first (`System note - …: you must …`): what follows it is
-    // read alone too, but for a bare "never"/"always", which a fact's label
-    // takes as often (`The secret: never log it`). What is aimed anywhere
-    // in the rest was found in the whole line already.
+    // After a label (`System note - …: you must …`) the rest is read alone
+    // too, but for a bare "never"/"always" (`The secret: never log it`).
     match lower.split_once(": ") {
         Some((label, rest)) if label.len() <= 48 => starts_with_order(rest, false),
         _ => false,
     }
 }
 
-/// `content` lowercased, without emphasis marks, every run of spaces one
-/// space and none before a colon, in one pass: the load runs this on every
-/// line of every memory.
+/// `content` lowercased, without emphasis, spaces squeezed and none before
+/// a colon, in one pass: the load runs this on every line.
 fn order_text(content: &str) -> String {
     if content.is_ascii() {
         return order_text_ascii(content.as_bytes());
@@ -211,11 +206,9 @@ const OVERRIDE_OBJECTS: &[&str] = &[
     "earlier",
 ];
 
-/// Every phrase looked for anywhere, in one automaton: one pass a line
-/// instead of one a phrase.
+/// Every phrase looked for anywhere, in one automaton: one pass a line.
 static ANYWHERE: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-    // A contiguous NFA: a DFA would cost more to build, at every load,
-    // than a memory's few hundred short lines take to search.
+    // A DFA would cost more to build, at every load, than the search.
     aho_corasick::AhoCorasick::builder()
         .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .build(AIMED.iter().chain(OVERRIDE_VERBS).chain(OVERRIDE_OBJECTS))

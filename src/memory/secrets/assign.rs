@@ -1,42 +1,15 @@
 //! `NAME=value`, `NAME: value`, quoted, JSON, YAML, `:=`, `=>`: a value
-//! given to a secret-ish name. The regex finds the name and the operator;
-//! the value (at most 256 characters) is read and judged here.
-//!
-//! A name counts when one of its parts (split at `_ - .` and camelCase) is a
-//! password word (PASSWORD, PASSWD, PWD, PW, PASS, PASSPHRASE), a secret word
-//! (SECRET, TOKEN, CREDENTIALS, API KEY, PRIVATE/SECRET/ENCRYPTION/MASTER/
-//! SIGNING/ACCESS/AUTH/APP KEY, ...) or ends in KEY, and its last part is
-//! not one that makes it about the secret (`PASSWORD_MIN_LENGTH`,
-//! `TOKEN_TTL`, `API_KEY_FILE`, `apiKeyHelper`, `secretName`). `MAX_TOKENS`
-//! has no TOKEN part; `PUBLIC`/`PUBLISHABLE` names are public by design.
-//!
-//! The value is classified in `value.rs` (a stand-in, random, or
-//! word-like). Random values count for every secret-ish name; a name that
-//! only ends in KEY (`ALGOLIA_ADMIN_KEY`, `PresharedKey`; `API_KEY` is a
-//! secret word) needs 16 such characters, and no KEY after `PRIMARY`,
-//! `CACHE`, `SSH`, `SITE` and the like counts. Word-like values (`correcthorse`, `cl100k_base`,
-//! `hunter22`) are where passwords and prose meet. They count when the name
-//! is UPPER_CASE, as env files and YAML env blocks are
-//! (`DB_PASSWORD=correcthorse`: people choose such passwords); when a
-//! password name gets a word with digits (`password: hunter22`); or when a
-//! password name gets a quoted value, an unspaced `=` (`password=...` in
-//! properties, query strings, connection strings `Server=x;Pwd=...;`), or
-//! a spaced `=` ending its line (`password = correcthorse` in an INI
-//! file). They do not count after a markdown-styled name
-//! (`` `GITHUB_TOKEN`: needed ``), in a list item (`- NPM_TOKEN:
-//! automation`), when more prose follows a letters-only word (`Password:
-//! stored in the keychain`), after a bare `PASS:` (a test result), or after
-//! a lowercase name that is not a password word: `token: cl100k_base` names
-//! a tokenizer, `secret: db-credentials-v2` a Kubernetes Secret, and real
-//! tokens are random.
+//! given to a secret-ish name (`secret_name`), classified in `value.rs`.
+//! Random values always count. Word-like values (`correcthorse`) are where
+//! passwords and prose meet: they count where config, not prose, is written
+//! (`counts`).
 
 use super::value::{Class, classify};
 use regex::Regex;
 use std::sync::LazyLock;
 
-/// From a secret-ish word to the operator. The match starts at the word
-/// (a literal the regex crate searches for first, in its usual spellings:
-/// `secret`, `SECRET`, `Secret`); the name's start is found by hand.
+/// From a secret-ish word (a literal, for the regex crate's prefilter) to
+/// the operator; the name's start is found by hand.
 static NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?:secret|SECRET|Secret|token|TOKEN|Token|pass|PASS|Pass|pw|PW|Pw|key|KEY|Key",
@@ -91,10 +64,8 @@ pub(super) fn assignment(text: &str) -> Option<&'static str> {
             continue;
         };
         let before = text[..start].trim_end_matches([' ', '\t']);
-        // The line's start, looked for at most LINE_WINDOW back: on one
-        // long line, scanning back to its start for every match made the
-        // scan quadratic (400 KB of `token=abc `: 12 s). A line longer than
-        // that is no bullet anyway.
+        // At most LINE_WINDOW back: scanning to the start of one long line
+        // for every match is quadratic, and a longer line is no bullet.
         let window = start.saturating_sub(LINE_WINDOW);
         let back = &b[window..start];
         let line = match back.iter().rposition(|&c| c == b'\n' || c == b'\r') {
@@ -206,9 +177,8 @@ struct Value<'a> {
     line_end: bool,
 }
 
-/// A quoted value up to its closing quote (or the line's end), or a bare one
-/// up to a space or punctuation. `None` for code: `os.environ["X"]`,
-/// `getpass()`, `Option<String>`.
+/// A quoted value, or a bare one up to a space or punctuation. `None` for
+/// code: `os.environ["X"]`, `getpass()`, `Option<String>`.
 fn read_value(rest: &str) -> Option<Value<'_>> {
     for quote in ["\\\"", "\\'", "\"", "'", "`"] {
         if let Some(inner) = rest.strip_prefix(quote) {
@@ -282,9 +252,8 @@ const NOT_SECRET_KEY: &[&str] = &[
     "GROUP", "ORDER", "INDEX", "SSH", "GPG", "PGP", "HOST",
 ];
 
-/// Splits `dbPassword`, `DB_PASSWORD`, `x-api-key`, `AWSSecretKey` into
-/// upper case parts, joining `API` `KEY` into `APIKEY`; `None` unless the
-/// name is secret-ish and not about the secret.
+/// The upper case parts of `dbPassword`, `x-api-key`, `AWSSecretKey`; `None`
+/// unless the name is secret-ish and not about the secret.
 fn secret_name(name: &str, op: &str) -> Option<Name> {
     let b = name.as_bytes();
     let mut buf = String::with_capacity(b.len());

@@ -1,22 +1,12 @@
-//! Stage 4: a generated token with no prefix, shape or assignment the
-//! stages before know, found by how random it is (after gitleaks'
-//! `generic-api-key` and detect-secrets' high-entropy strings): a run of
-//! token characters whose Shannon entropy passes a bar, lowered when a
-//! keyword (`key`, `token`, `secret`, …) stands just before it on its line.
-//!
-//! What an ordinary memory line holds passes: commit hashes and digests
-//! (hexadecimal passes without a keyword, and with a hash word near it
-//! even with one), UUIDs, paths, URLs (a word holding `://` is a URL's;
-//! a password or token in one has rules of its own), long identifiers
-//! (they hold no digits, or too few class changes to be generated), and
-//! base64 of ordinary text (it decodes to words). The labelled table is in
-//! this file's tests; docs/security.md reports its precision and recall.
+//! Stage 4: a generated token with no known prefix, shape or name, found by
+//! its Shannon entropy (after gitleaks' `generic-api-key`), the bar lowered
+//! after a keyword. Hashes, UUIDs, paths, URLs, identifiers and base64 of
+//! text pass; docs/security.md gives the rules and the measured precision.
 
 /// Without a keyword: long, and as random as a generated body of its
 /// length is (this share of the most its length allows, `log2(n)`).
 const PLAIN_MIN_CHARS: usize = 20;
-/// Without a keyword, a body of lower case and digits only (base36) counts
-/// from this length.
+/// Without a keyword, a base36 body counts from this length.
 const BASE36_MIN_CHARS: usize = 28;
 const PLAIN_ENTROPY_SHARE: f64 = 0.8;
 /// With a keyword just before it.
@@ -34,8 +24,8 @@ pub(super) fn high_entropy(text: &str) -> Option<&'static str> {
     text.lines().any(line_has_secret).then_some(KIND)
 }
 
-/// Token characters; `joined` also lets `.`, `~`, `!` and `:` stand inside
-/// one, as in a key written in dotted groups, judged only after a keyword.
+/// `joined` also lets `.~!:` stand inside one (a key in dotted groups),
+/// judged only after a keyword.
 fn is_token_char(c: char, joined: bool) -> bool {
     c.is_ascii_alphanumeric() || "+/_-".contains(c) || (joined && ".~!:".contains(c))
 }
@@ -75,10 +65,8 @@ fn run(line: &str, start: usize, end: usize, joined: bool) -> bool {
     })
 }
 
-/// The words that decide how a token reads: any keyword in the stretch
-/// before it, and the one word right before it (a hash word there, an id
-/// word or a public name clears it: `commit <hex>`, `playlist id …`,
-/// `NEXT_PUBLIC_…_KEY=`).
+/// Any keyword in the stretch before a token; a hash, id or public word
+/// right before it clears it (`commit <hex>`, `NEXT_PUBLIC_…_KEY=`).
 struct Context {
     keyword: bool,
     hex_keyword: bool,
@@ -102,15 +90,13 @@ fn context(before: &str) -> Context {
     Context { keyword: has(KEYWORDS), hex_keyword: has(KEYWORDS) || has(HEX_KEYWORDS), cleared }
 }
 
-/// The run `line[start..end]`, in its context.
 fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
     let token = line[start..end].trim_matches(|c| "-_/.~!:".contains(c));
     let chars = token.len(); // ASCII only
     if chars < KEYWORD_MIN_CHARS {
         return false;
     }
-    // A URL's word: its path and query are the URL's (a token in a query
-    // has rules of its own).
+    // A URL's word is the URL's (a token in a query has rules of its own).
     let word_start = line[..start].rfind(char::is_whitespace).map_or(0, |i| i + 1);
     let word_end = line[end..].find(char::is_whitespace).map_or(line.len(), |i| end + i);
     let word = &line[word_start..word_end];
@@ -136,11 +122,9 @@ fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
         && !decodes_to_text(token)
 }
 
-/// A name, not a key: made of words (`TokenCounterV2Impl32Bit`,
-/// `node-modules-Linux-X64-20-…`): half its `-`/`_` parts plain words, or
-/// half its letters in word-like runs (a capital and three lower-case
-/// letters, or four lower-case) with a word's share of vowels, a quarter
-/// or more (a random body has about a fifth).
+/// A name made of words (`TokenCounterV2Impl32Bit`): half its parts plain
+/// words, or half its letters in word-like runs with a quarter vowels (a
+/// random body has about a fifth).
 fn name_like(token: &str) -> bool {
     let chunks: Vec<&str> = token.split(['-', '_', '.']).filter(|c| !c.is_empty()).collect();
     let words = chunks.iter().filter(|c| c.len() >= 3 && c.bytes().all(|b| b.is_ascii_alphabetic())).count();
@@ -164,10 +148,8 @@ fn name_like(token: &str) -> bool {
     wordy * 2 >= letters.len().max(1) && vowels * 4 >= letters.len()
 }
 
-/// Material that is public by design: an SRI hash (`sha512-…`), an ssh
-/// host key's fingerprint (`SHA256:…`) or public key's blob, DER that
-/// starts a certificate or public key (a private key's DER has a rule of
-/// its own before this stage).
+/// Public by design: SRI hashes, ssh fingerprints and public keys, DER of a
+/// certificate or public key (a private key's DER is caught earlier).
 fn public_shape(token: &str) -> bool {
     #[rustfmt::skip]
     const PUBLIC: &[&str] = &[
@@ -236,11 +218,9 @@ fn hex_secret(token: &str) -> bool {
     digits.len() >= HEX_MIN_CHARS && super::value::entropy(&digits) >= 3.0
 }
 
-/// Generated, not a name: two classes of character or more (digits,
-/// upper, lower), changing often (a random base62 body changes class at
-/// about 60% of its characters); without a keyword, all three (a random
-/// body of 20 or more has them; a ULID or a long camelCase name lacks
-/// one), or a long body of lower case and digits alone (`base36`).
+/// Generated, not a name: two character classes or more, changing often (a
+/// random base62 body changes at about 60%); without a keyword, all three
+/// (a ULID or camelCase name lacks one) or `base36`.
 fn generated(token: &str, keyword: bool) -> bool {
     let b: Vec<u8> = token.bytes().filter(u8::is_ascii_alphanumeric).collect();
     let class = |c: u8| {

@@ -1,67 +1,9 @@
-//! Secrets a fork might copy from the transcript into memory. Memory files
-//! are plain text that every later session reads, so a bullet or topic text
-//! that carries one is refused, and the refusal never repeats it.
-//!
-//! Patterns for the `regex` crate, each compiled once: it matches in time
-//! linear in the text whatever the pattern or the input, so hostile text
-//! cannot make a scan slow, and a pattern reads like the provider's
-//! documented shape, which hand-written byte scanning did not. Each
-//! candidate is then confirmed in code. Candidates of one regex never
-//! overlap and each is read once, so the whole scan stays linear; there is
-//! no length cap to hide a secret behind. In four stages, the first kind
-//! found is named:
-//!
-//! 1. Tokens with a documented prefix and shape (from the providers'
-//!    documentation and gitleaks' rule set): Anthropic `sk-ant-api03-`,
-//!    `-admin01-`, `-oat01-`; OpenAI `sk-proj-`, `sk-svcacct-`, `sk-admin-`
-//!    and legacy `sk-` + 32 or more; AWS `AKIA`/`ASIA`/`ABIA`/`ACCA` + 16
-//!    of base32; GitHub `ghp_` (and `gho_ ghu_ ghs_ ghr_`) + 36 and
-//!    `github_pat_`; GitLab `glpat-` and kin; Slack `xox?-` tokens, `xapp-`
-//!    and webhook URLs; Stripe `sk_live_`, `rk_live_`, `sk_test_`,
-//!    `whsec_`; Google `AIza` + 35, `GOCSPX-`, `ya29.`; npm `npm_` + 36;
-//!    PyPI `pypi-AgEIcHlwaS5vcmc`; SendGrid `SG.` 22 `.` 43; Twilio `SK` +
-//!    32 hex; Mailgun `key-` + 32 hex; Hugging Face `hf_` + 34; Azure
-//!    `AccountKey=`, `SharedAccessKey=`, SAS `sig=`; Discord webhooks;
-//!    DigitalOcean, Shopify, Atlassian, Databricks, Heroku, Doppler,
-//!    Linear, Postman, Sentry (`sntrys_`, `sntryu_`, DSNs with a key),
-//!    Vault, Grafana, Supabase, Groq, Perplexity, xAI, 1Password, age;
-//!    JWTs (`eyJ..` `.eyJ..` `.signature`); private key blocks (the
-//!    `-----BEGIN ... PRIVATE KEY-----` header followed by key material,
-//!    also `\n`-escaped in JSON; the header alone or a `PUBLIC KEY`
-//!    passes); and `Bearer` tokens (named by their own kind when known). A
-//!    prefix counts only before a body of the documented length that looks
-//!    generated (enough distinct characters, no `xxxx`, `EXAMPLE`, `your`,
-//!    `abcdef`, `123456`): `sk-btn`, `ghp_` in prose, `AKIAIOSFODNN7EXAMPLE`
-//!    pass.
-//!    Then families: a provider's prefix and 16 generated characters,
-//!    whatever the length or the tail (`FAMILY_RULES`).
-//! 2. Shapes without a literal prefix: Discord bot tokens (the first part
-//!    must decode to a numeric id), Telegram bot tokens (digits `:` 35),
-//!    Azure AD client secrets (`Q~`), `Authorization: Basic` (decoded, it
-//!    must read `user:password`) and `Authorization: Token`, `curl -u`,
-//!    `.netrc` lines, `docker login -p`, `mysql -p...`, `sshpass -p`,
-//!    `redis-cli -a`, `.npmrc` `_auth=` and Docker `"auth":`, and URL
-//!    passwords (`scheme://user:password@host`; the password may hold `/`,
-//!    `#`, `%`). A password that is empty, a placeholder (`${DB_PASSWORD}`,
-//!    `<password>`, `$TOKEN`), the user name again (`postgres:postgres`,
-//!    `guest:guest`: local defaults, not chosen secrets) or a port
-//!    (`http://localhost:3000/@vite`) passes.
-//! 3. Assignments (`assign.rs`, values judged in `value.rs`): `NAME=value`,
-//!    `NAME: value`, quoted, JSON, YAML, `:=`, `=>`, connection strings,
-//!    where NAME has a secret-ish part and does not end in a word that makes
-//!    it about the secret (`PASSWORD_MIN_LENGTH`, `TOKEN_TTL`,
-//!    `API_KEY_FILE`, `apiKeyHelper`). A random value counts; a word-like
-//!    one (`DB_PASSWORD=correcthorse`) counts where config, not prose, is
-//!    written: see `assign.rs`.
-//!
-//! 4. A generated token with no known prefix, shape or name, by its
-//!    entropy (`generic.rs`), the bar lowered after a keyword.
-//!
-//! What is not caught, by choice: a secret with no name, prefix or shape
-//! (`the staging password is Tr0ub4dor&3`, `admin:Tr0ub4dor&3`); a
-//! letters-only word after a lowercase name and a colon (`password:
-//! correcthorse` reads like `password: string`); a secret split over
-//! several memory lines. The corpus in `corpus/` holds the cases each way.
+//! Secrets a fork might copy into memory: a line that carries one is
+//! refused, and the refusal never repeats it. Four stages: documented
+//! tokens and prefix families, shapes, assignments (`assign.rs`), entropy
+//! (`generic.rs`). The `regex` crate and reading each candidate once keep the
+//! scan linear with no length cap. What passes by choice is in
+//! docs/security.md (Secrets); `corpus/` holds the cases each way.
 
 mod assign;
 #[cfg(test)]
@@ -74,13 +16,11 @@ mod value;
 use regex::Regex;
 use std::sync::LazyLock;
 
-/// The kind of secret found first, in the words of a refusal ("it looks like
-/// it holds an Anthropic API key"), or `None`.
+/// The kind of secret found first, in a refusal's words ("an Anthropic API key").
 pub fn find_secret(text: &str) -> Option<&'static str> {
     find_in(text).or_else(|| {
-        // A key written with look-alike characters (full-width letters, a
-        // non-breaking hyphen) is the key still: the text folded to ASCII
-        // is scanned too.
+        // A key in look-alike characters (full-width, a non-breaking hyphen)
+        // is the key still.
         (!text.is_ascii()).then(|| find_in(&fold_for_scan(text))).flatten()
     })
 }
@@ -93,8 +33,7 @@ fn find_in(text: &str) -> Option<&'static str> {
         .or_else(|| generic::high_entropy(text))
 }
 
-/// Compatibility forms (full-width) and the hyphens and dashes of Unicode
-/// as ASCII.
+/// Full-width forms and Unicode's hyphens and dashes as ASCII.
 fn fold_for_scan(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     text.nfkc()
@@ -105,8 +44,7 @@ fn fold_for_scan(text: &str) -> String {
         .collect()
 }
 
-/// The text itself, or a stand-in that names what it held, for refusals,
-/// skipped lines and notes that are stored and shown again.
+/// The text, or a stand-in naming what it held, for text stored and shown.
 pub fn redact(text: &str) -> String {
     match find_secret(text) {
         Some(kind) => format!("[not shown: it looks like it holds {kind}]"),
@@ -114,7 +52,6 @@ pub fn redact(text: &str) -> String {
     }
 }
 
-/// The refusal's reason.
 pub fn refusal(kind: &str) -> String {
     format!("it looks like it holds {kind}; secrets are never written to memory")
 }
@@ -124,8 +61,7 @@ pub fn refusal(kind: &str) -> String {
 enum Check {
     /// The last n characters (the generated body) look generated.
     Tail(usize),
-    /// The 12 to 16 characters after a prefix of this length look generated,
-    /// whatever comes after them.
+    /// The 12 to 16 characters after a prefix of this length look generated.
     Head(usize),
     Custom(fn(&str) -> bool),
 }
@@ -143,9 +79,8 @@ const fn rule(kind: &'static str, check: Check, pattern: &'static str) -> Rule {
 use Check::{Custom, Head, Tail};
 
 /// Rules joined into regexes of a few alternatives each, one capture group
-/// per rule (patterns use only non-capturing groups). A small alternation
-/// keeps the regex crate's literal prefilter (the rules' prefixes), which
-/// skips most text at memchr speed; one of fifty alternatives loses it.
+/// per rule: a small alternation keeps the regex crate's literal prefilter,
+/// which one of fifty alternatives loses.
 struct Rules {
     groups: Vec<(&'static [Rule], Regex)>,
 }
@@ -167,10 +102,9 @@ fn scan(rules: &Rules, text: &str) -> Option<&'static str> {
     rules.groups.iter().find_map(|(group, regex)| scan_group(group, regex, text))
 }
 
-/// A candidate that fails its check is looked past from its next
-/// character, not its end, so a real key inside a failed one
-/// (`sk-proj-ghp_<key>_xxxx`) is still found; only a short candidate is, so
-/// the scan stays linear in the text.
+/// A short candidate that fails its check is looked past from its next
+/// character, so a key inside it (`sk-proj-ghp_<key>_xxxx`) is still found;
+/// a long one from its end, so the scan stays linear.
 const RESCAN_WITHIN: usize = 256;
 
 fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str> {
@@ -205,8 +139,7 @@ fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str>
             continue;
         }
         {
-            // `Bearer sk-proj-...` names the token's own kind (a JWT too);
-            // the value holds no `Bearer `, so this goes one level deep.
+            // `Bearer sk-proj-...` names the token's own kind, one level deep.
             if rule.kind == BEARER {
                 let value = found.rsplit([' ', '\t']).next().unwrap_or("");
                 return scan(&TOKENS, value).or(Some(BEARER));
@@ -217,8 +150,7 @@ fn scan_group(rules: &[Rule], regex: &Regex, text: &str) -> Option<&'static str>
     None
 }
 
-/// A key with a stand-in appended (`…-xxxxxxxx`, `…_here`, `…xxxx`) is the
-/// key still: the part before the stand-in is checked too.
+/// A key with a stand-in appended (`…-xxxxxxxx`, `…_here`) is the key still.
 fn without_stand_in_tail(found: &str) -> String {
     let mut text = found;
     for _ in 0..2 {
@@ -260,20 +192,18 @@ macro_rules! key_body {
 
 static JWT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ").expect("compiles"));
 
-/// Every pattern here starts with a literal, so the regex crate skips to
-/// candidates with a fast literal search.
+/// Every pattern here starts with a literal, for the regex crate's prefilter.
 static TOKENS: LazyLock<Rules> = LazyLock::new(|| Rules::new(TOKEN_RULES, 12));
 #[rustfmt::skip]
 const TOKEN_RULES: &[Rule] = &[
     rule("a Google Cloud service account key", Tail(40),
         concat!(r#"\\?"private_key\\?"\s*:\s*\\?"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----"#, key_body!())),
-    // Any spacing in the armour line (a double space passed before).
+    // Any spacing in the armour line.
     rule("a private key block", Tail(40),
         concat!(r"-----BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+){0,4}PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?[ \t]*-----", key_body!())),
     rule("a PuTTY private key", Tail(40),
         r"Private-Lines:[ \t]*[0-9]+(?:\s|\\[nr])+[A-Za-z0-9+/=]{40}"),
-    // DER of a PKCS#8, PKCS#1 or EC private key, or an OpenSSH key body,
-    // pasted without its header.
+    // A private key's DER or OpenSSH body, pasted without its header.
     rule("a private key", Tail(40),
         r"(?-u:\b)(?:MII[A-Za-z0-9+/]{2,3}IBA(?:DAN|AKC|AKB)|b3BlbnNzaC1rZXktdjE|MHcCAQEE)[A-Za-z0-9+/]{40}"),
     rule("an Anthropic API key", Tail(16),
@@ -366,9 +296,8 @@ const TOKEN_RULES: &[Rule] = &[
         r"(?-u:\b)ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
     rule("an age secret key", Tail(58),
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    // Documented prefixes: a known prefix and 16 key characters
-    // are a key, whatever its length or ending; short prefixes need their
-    // documented body length, so `sk-learn` and Python's `1//0` pass.
+    // A known prefix and 16 key characters are a key; short prefixes need
+    // their documented length, so `sk-learn` and Python's `1//0` pass.
     rule("an OpenRouter API key", Tail(16),
         r"(?-u:\b)sk-or-v1-[A-Za-z0-9]{16,}"),
     rule("a Replicate API token", Tail(16),
@@ -407,16 +336,9 @@ const TOKEN_RULES: &[Rule] = &[
         r"(?:Bearer|bearer|BEARER)[ \t]+[A-Za-z0-9._~+/-]{16,}=*"),
 ];
 
-/// Families (stage 1b): a provider's prefix and 12 or more token characters
-/// are its key whatever the length, the tail or the version after the
-/// prefix, since the exact shapes above miss every variant they were not
-/// told about (`sk-ant-api03-` with another ending, a new provider's
-/// `pcsk_`), and a key cut short still gives most of itself away. Only the
-/// first 16 characters after the prefix are judged (`generated_head`), so
-/// a stand-in (`ghp_xxxx…`, `…-your-key-here`) passes and an odd tail does
-/// not hide a key. A prefix too plain to be
-/// a provider's alone (Twilio's `SK`, Mailgun's `key-`) keeps only its
-/// exact shape above.
+/// Families (stage 1b): a provider's prefix and 12 token characters are its
+/// key whatever the tail, since exact shapes miss unknown variants. A prefix
+/// too plain to be one provider's (Twilio's `SK`) keeps its exact shape only.
 static FAMILIES: LazyLock<Rules> = LazyLock::new(|| Rules::new(FAMILY_RULES, 12));
 macro_rules! family {
     ($kind:expr, $prefix:literal, $escaped:literal, $body:literal) => {
@@ -469,9 +391,8 @@ const FAMILY_RULES: &[Rule] = &[
     family!("an age secret key", "AGE-SECRET-KEY-", "AGE-SECRET-KEY-", "[A-Z0-9]"),
 ];
 
-/// The 12 to 16 characters after a family's prefix are a key's: half of
-/// them distinct, a digit or both cases (a word or a snake_case name has
-/// neither), and no stand-in run (`xxxx`, `your`, `abcdef`).
+/// A family key's head: half distinct, a digit or both cases (a word or
+/// snake_case name has neither), and no stand-in run.
 fn generated_head(body: &str) -> bool {
     let head: String = body.chars().take(16).collect();
     let n = head.chars().count();
@@ -484,9 +405,8 @@ fn generated_head(body: &str) -> bool {
     distinct * 2 >= n && (digit || cases) && !value::stand_in_run(&head)
 }
 
-/// Shapes whose first character is not a literal, one regex each: each has
-/// a literal inside (`://`, `Q~`, `curl`) that the regex crate searches for
-/// first, which a joined regex would not.
+/// Shapes with no literal first, one regex each, so the regex crate searches
+/// for the literal inside (`://`, `Q~`), which a joined regex would not.
 static SHAPES: LazyLock<Rules> = LazyLock::new(|| Rules::new(SHAPE_RULES, 1));
 #[rustfmt::skip]
 const SHAPE_RULES: &[Rule] = &[
@@ -516,8 +436,7 @@ const SHAPE_RULES: &[Rule] = &[
         r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]+@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
 ];
 
-/// The generated part of a token: enough distinct characters, and none of
-/// the runs that mark a stand-in (`xxxx`, `EXAMPLE`, `abcdef`, `000000`).
+/// Enough distinct characters, and no stand-in run (`xxxx`, `EXAMPLE`).
 fn random_tail(found: &str, n: usize) -> bool {
     let t = &found.as_bytes()[found.len().saturating_sub(n)..];
     distinct_alphanumeric(t) >= (n / 2).clamp(4, 10) && !value::stand_in_run(&String::from_utf8_lossy(t))
@@ -541,8 +460,7 @@ fn last_value_random(found: &str) -> bool {
     value::looks_random(value.trim_end_matches('='))
 }
 
-/// `host:port:database:user:password`: a `.pgpass` line whose password is
-/// not a stand-in.
+/// `host:port:database:user:password` whose password is not a stand-in.
 fn pgpass(found: &str) -> bool {
     let password = found.rsplit(':').next().unwrap_or("");
     !value::stand_in_run(password) && !matches!(password, "password" | "changeme" | "secret" | "postgres")
@@ -563,8 +481,7 @@ fn last_word_random(found: &str) -> bool {
     JWT.is_match(value) || value::looks_random(value)
 }
 
-/// Three base64url parts: the bot's numeric id (so it decodes to digits),
-/// a timestamp, an HMAC.
+/// The bot's numeric id (base64 of digits), a timestamp, an HMAC.
 fn discord(found: &str) -> bool {
     let mut parts = found.split('.');
     let (id, _, mac) = (parts.next().unwrap_or(""), parts.next(), parts.next().unwrap_or(""));
@@ -572,8 +489,7 @@ fn discord(found: &str) -> bool {
     id_digits && random_tail(mac, 27)
 }
 
-/// base64 of `user:password`, as in `Authorization: Basic`, `.npmrc`
-/// `_auth=` and Docker's `"auth":`.
+/// base64 of `user:password` (`Authorization: Basic`, `.npmrc`, Docker).
 fn basic_auth(found: &str) -> bool {
     let value = found.rsplit([' ', '\t', '=', ':', '"']).find(|w| !w.is_empty()).unwrap_or("");
     let Some(decoded) = base64_decode(value.trim_end_matches('=')) else {
@@ -609,8 +525,8 @@ fn flag_value(found: &str) -> bool {
     real_password("", last) && last.chars().count() >= 4
 }
 
-/// A password that is neither empty, a placeholder, the user name again
-/// (`postgres:postgres`, `guest:guest`: local defaults), nor a port.
+/// Not empty, a placeholder, the user name again (`postgres:postgres`, a
+/// local default), nor a port.
 fn real_password(user: &str, password: &str) -> bool {
     let port = password.bytes().take_while(u8::is_ascii_digit).count();
     let is_port = port > 0 && port <= 5 && password[port..].chars().next().is_none_or(|c| "/?#".contains(c));

@@ -1,28 +1,20 @@
 //! How an assigned value reads: a stand-in, random, or word-like
 //! (`assign.rs` decides which count for which names).
 //!
-//! - Stand-ins never count: shorter than 6, placeholders (`${VAR}`, `$VAR`,
-//!   `<your-key>`, `{{ x }}`, `xxx`, `***`, `changeme`, `your-token-here`),
-//!   numbers, booleans and states (`true`, `none`, `required`, `unset`),
-//!   type names (`string`), references (`op://`, `arn:`, `vault:`, `!Ref`),
-//!   code (`os.environ["X"]`, `getpass()`, `Option<String>`,
-//!   `process.env.X`), paths and file names (`src/utils2.test.ts`,
-//!   `creds.json`), e-mail addresses, and identifiers that name a secret
-//!   rather than hold one (`db-credentials-v2`).
+//! - Stand-ins never count: short values, placeholders, numbers, states and
+//!   type names, references, code, paths, e-mail addresses, and names of a
+//!   stored secret (`classify`).
 //! - Random values count for every secret-ish name: a symbol, a long hex
-//!   run with digits, a chunk that switches between letters, digits and case
-//!   four or more times (`Zq8wX2vB`, `Tr0ub4dor`) and is not camelCase
-//!   words, a long chunk with high Shannon entropy or too few vowels to be a
-//!   word. Overall entropy must reach 2.5 bits a character.
-//! - Word-like is the rest: words and identifiers, with or without digits
-//!   (`correcthorse`, `cl100k_base`, `hunter22`).
+//!   run, a chunk that switches class four or more times and is not
+//!   camelCase (`Tr0ub4dor`), a long chunk of high entropy or few vowels.
+//!   Overall entropy must reach 2.5 bits a character.
+//! - Word-like is the rest (`correcthorse`, `cl100k_base`, `hunter22`).
 
 use regex::Regex;
 use std::sync::LazyLock;
 
 const MIN_VALUE: usize = 6;
 
-/// How a value reads.
 pub(super) enum Class {
     StandIn,
     Random,
@@ -87,8 +79,7 @@ pub(super) fn placeholder(v: &str) -> bool {
     WORDS.iter().any(|w| w.eq_ignore_ascii_case(v)) || stand_in_part(v)
 }
 
-/// Words inside a value that mark a stand-in: `your-key-here`, `xxxx`,
-/// `EXAMPLE`, `replace-me`.
+/// Words that mark a stand-in: `your-key-here`, `xxxx`, `EXAMPLE`.
 static STAND_IN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"(?i-u:your|placeholder|redacted|example|changeme|change-me|change_me|changeit|replace",
@@ -101,9 +92,8 @@ fn stand_in_part(v: &str) -> bool {
     STAND_IN.is_match(v)
 }
 
-/// Runs inside a generated token body that mark a stand-in: the words
-/// above, and `abcdef`, `123456`, `000000` (which a chosen password may
-/// hold, a generated body hardly ever).
+/// A stand-in word, or a run like `abcdef` or `000000` (which a chosen
+/// password may hold, a generated body hardly ever).
 pub(super) fn stand_in_run(t: &str) -> bool {
     if stand_in_part(t) {
         return true;
@@ -225,10 +215,8 @@ fn random_chunk(c: &str) -> bool {
     n >= 32 || (n >= 20 && entropy(c) >= 4.0)
 }
 
-/// Runs split where letters meet digits and where lower case meets upper
-/// (`cl100k` is 3, `Zq8wX2vB` is 7, `myAppToken` is 3), and whether they
-/// are camelCase words: letters only, three or more after the first
-/// (`getHTTPResponseCode`).
+/// Runs split where letters meet digits or case changes (`cl100k` is 3,
+/// `Zq8wX2vB` is 7), and whether they are camelCase words.
 fn segments(c: &str) -> (usize, bool) {
     let b = c.as_bytes();
     let (mut count, mut camel, mut start) = (1, b.iter().all(u8::is_ascii_alphabetic), 0);

@@ -1,9 +1,6 @@
-//! A local history of every change to a project's memory files, so nothing
-//! the fork removes is gone for good: before a save, a repair or an undo
-//! writes, the files it is about to change are kept as they were, one JSON
-//! entry per change in `<memory folder>/.history/`. `memory-save undo` puts
-//! the files of the newest entry back, and is itself recorded, so a second
-//! undo redoes.
+//! A local history of every change to a project's memory files, one JSON
+//! entry per change in `.history/`, so nothing the fork removes is gone for
+//! good. An undo is itself recorded, so a second undo redoes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,12 +30,11 @@ pub struct Entry {
     /// Who made the change (absent in entries of earlier versions).
     #[serde(default)]
     pub origin: Origin,
-    /// The lines the change put into MEMORY.md, so a line can be traced to
-    /// the change that wrote it.
+    /// The lines the change put into MEMORY.md (`history --line`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<String>,
-    /// Each changed file as the change left it, for `history show` and to
-    /// tell a hand edit made since (absent in entries of earlier versions).
+    /// Each changed file as the change left it, to tell a later hand edit
+    /// (absent in entries of earlier versions).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub after: BTreeMap<String, After>,
 }
@@ -49,8 +45,7 @@ pub struct Entry {
 pub enum After {
     Text(String),
     Absent,
-    /// A topic file grew to this length by this text (its whole text at
-    /// every save would grow the history with the square of its size).
+    /// A topic file grew to this length by this text (see `Before::Length`).
     Appended {
         length: u64,
         text: String,
@@ -58,8 +53,7 @@ pub enum After {
 }
 
 impl After {
-    /// Whether `now` (the file's text, `None` when missing) is still what
-    /// the change left.
+    /// Whether `now` (`None`: missing) is still what the change left.
     pub fn holds(&self, now: Option<&str>) -> bool {
         match (self, now) {
             (After::Text(text), Some(now)) => text == now,
@@ -72,8 +66,7 @@ impl After {
     }
 }
 
-/// Where a change came from: the session and the turn it followed (its
-/// `prompt_id`, never the prompt's text), and what the save cost. All
+/// Where a change came from (a `prompt_id`, never the prompt's text); all
 /// absent for a repair, an undo or a hand command.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -116,12 +109,10 @@ pub enum Before {
     Text(String),
     /// The file did not exist.
     Absent,
-    /// It was this many bytes long and the change appended to it. Topic
-    /// files only grow: keeping their whole text at every save would make
-    /// the history grow with the square of their size.
+    /// It was this many bytes long and the change appended to it: a whole
+    /// topic file at every save would grow the history with its square.
     Length(u64),
-    /// The change cut this tail off (an undone append): putting it back
-    /// appends it again.
+    /// The change cut this tail off (an undone append).
     Tail(String),
 }
 
@@ -135,9 +126,7 @@ fn dir(folder: &Folder) -> PathBuf {
     folder.history_dir()
 }
 
-/// A recorded entry, so a change that fails halfway can be put back: the
-/// change's writer must `seal` it once the files are written, or
-/// `roll_back` when they could not be.
+/// A recorded entry, so a change that fails halfway can be put back.
 #[must_use = "a recorded change must be sealed once written, or rolled back"]
 pub struct Recorded {
     number: u64,
@@ -152,8 +141,7 @@ impl Recorded {
         fsutil::write_atomic(&path, serde_json::to_string(&self.entry)?.as_bytes(), true)
     }
 
-    /// Puts the files back as recorded and drops the entry: the change it
-    /// announced did not happen.
+    /// Puts the files back and drops the entry: the change did not happen.
     pub fn roll_back(self, folder: &Folder) -> Result<()> {
         put_back(folder, self.number, &self.entry)?;
         let _ = std::fs::remove_file(dir(folder).join(format!("{:08}.json", self.number)));
@@ -196,7 +184,6 @@ pub fn record(
     )
 }
 
-/// The files of a change as they are now, in `After` form.
 fn state_after(folder: &Folder, files: &BTreeMap<String, Before>) -> Result<BTreeMap<String, After>> {
     let mut after = BTreeMap::new();
     for (name, before) in files {
@@ -224,8 +211,7 @@ fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
     let numbers = numbers(folder);
     let next = numbers.last().map_or(1, |n| n.saturating_add(1));
     let path = dir.join(format!("{next:08}.json"));
-    // A writer killed mid-write leaves its temp file; the lock makes any
-    // temp file here no one's.
+    // The lock makes any temp file here a killed writer's.
     fsutil::remove_stale_temps(&dir, |name| name.ends_with(".json"));
     fsutil::write_atomic(&path, serde_json::to_string(&entry)?.as_bytes(), true)?;
     for old in numbers.iter().take((numbers.len() + 1).saturating_sub(KEEP)) {
@@ -238,9 +224,8 @@ fn numbers(folder: &Folder) -> Vec<u64> {
     let Ok(entries) = std::fs::read_dir(dir(folder)) else {
         return Vec::new();
     };
-    // Only names we write count: eight digits. A forged
-    // `18446744073709551615.json` made the next number wrap to 0, so that
-    // later saves overwrote one another.
+    // Only names we write count (eight digits): a forged
+    // `18446744073709551615.json` would wrap the next number to 0.
     let ours = |stem: &str| stem.len() == 8 && stem.bytes().all(|b| b.is_ascii_digit());
     let mut numbers: Vec<u64> = entries
         .flatten()

@@ -1,6 +1,5 @@
-//! Undo: the files put back as they were before a change (every later one
-//! with it), recorded as a change of its own so a second undo redoes; and
-//! a change another tool made (git's undo) recorded after the fact.
+//! Undo, recorded as a change of its own so a second undo redoes; and a
+//! change another tool made (git's undo) recorded after the fact.
 
 use std::collections::BTreeMap;
 
@@ -21,9 +20,8 @@ pub struct UndoPlan {
     pub hand_edited: Vec<String>,
 }
 
-/// Plans putting the files back as they were before change `from` (the
-/// newest when `None`), undoing every later change with it. Call with the
-/// project lock held.
+/// Plans putting the files back as before change `from` (the newest when
+/// `None`) and every later one. Call with the project lock held.
 pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
     let numbers = numbers(folder);
     let Some(&newest) = numbers.last() else {
@@ -98,8 +96,7 @@ fn unlabelled(message: &str) -> &str {
     rest
 }
 
-/// The label of an undo: `undo of #3: …`, `undo of #3-#5: …`, and an undo
-/// of an undo says `redo of`.
+/// `undo of #3: …`, `undo of #3-#5: …`; an undo of an undo says `redo of`.
 fn undo_label(folder: &Folder, plan: &UndoPlan) -> Result<String> {
     let first = read(folder, plan.from)?;
     let redo = plan.from == plan.newest && first.message.starts_with("undo of #");
@@ -108,8 +105,7 @@ fn undo_label(folder: &Folder, plan: &UndoPlan) -> Result<String> {
     Ok(format!("{} of {numbers}: {}", if redo { "redo" } else { "undo" }, plan.message))
 }
 
-/// Carries out `plan`, recording it first (as one entry, whose undo
-/// redoes). Call with the project lock held.
+/// Carries out `plan`, recording it first. Call with the project lock held.
 pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
     let mut inverse = BTreeMap::new();
     for (name, (now, _)) in &plan.files {
@@ -144,9 +140,7 @@ pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
 }
 
 /// Records a change another tool already made (git's undo, with sync on),
-/// from the files as they were before it: the local history stays whole,
-/// so turning sync off later leaves nothing unexplained. Call with the
-/// project lock held.
+/// so the local history stays whole. Call with the project lock held.
 pub fn record_made(
     folder: &Folder,
     message: &str,

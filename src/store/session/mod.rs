@@ -1,19 +1,13 @@
-//! A session's state as types: what its hooks reported, where its saves
-//! stand (the save protocol's state, whose transitions are
-//! `save::machine`'s) and what the last save gave. On disk it is these
-//! types as JSON, under a version number.
+//! A session's state as types (docs/design.md §3; the transitions are
+//! `save::machine`'s). On disk it is these types as JSON, under a version.
 
 use serde::{Deserialize, Serialize};
 
-/// The session file's format. A file of another version is not this
-/// session's state: an older one reads as a fresh session, and a newer one
-/// is never overwritten (`SessionStore::update`).
+/// The session file's format: an older one reads as a fresh session, and a
+/// newer one is never overwritten (`SessionStore::update`).
 pub const VERSION: u32 = 2;
 
-/// One session's state, in three parts: what its hooks were told
-/// (`input`), where its saves stand (`protocol`, whose transitions are
-/// `save::machine`'s), and what the last save gave (`outcome`). A field
-/// added to a part reads as its default from a file that lacks it.
+/// A field added to a part reads as its default from a file that lacks it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
     pub version: Version,
@@ -49,24 +43,20 @@ impl<'de> Deserialize<'de> for Version {
 #[serde(default)]
 pub struct SessionInput {
     pub cwd: String,
-    /// The session's project folder, where Claude Code reads the project's
-    /// settings and CLAUDE.md: `CLAUDE_PROJECT_DIR`, else the first working
-    /// folder a hook reported. A `cd` inside the session does not move it,
-    /// so a cloned dependency's folder can neither name the memory nor
-    /// supply the fork's settings.
+    /// `CLAUDE_PROJECT_DIR`, else the first working folder a hook reported.
+    /// A `cd` inside the session does not move it, so a cloned dependency's
+    /// folder can neither name the memory nor supply the fork's settings.
     pub project_dir: String,
     pub transcript_path: String,
     pub effort: Option<String>,
     /// The turn the next save follows, for the history.
     pub prompt_id: Option<String>,
-    /// The project, worked out once per working folder (it costs a git
-    /// discovery, too much for every hook).
+    /// The project, worked out once per working folder: a git discovery is too dear for every hook.
     pub project_cwd: String,
     pub project: Option<String>,
     /// Why memory-save is off for this project (`off: …`), if it is.
     pub off: Option<String>,
-    /// Who pays for this session's saves, recorded at SessionStart, where
-    /// the hook sees the session's environment.
+    /// Who pays, recorded at SessionStart, which sees the session's environment.
     pub route: Option<crate::memory::route::Route>,
     /// What the session's last SessionStart loaded (`save::baseline`).
     pub baseline: Option<Baseline>,
@@ -79,7 +69,6 @@ impl SessionInput {
     }
 }
 
-/// Where the session's saves stand: the save protocol's state.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Protocol {
@@ -93,7 +82,6 @@ pub struct Protocol {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Turn {
-    /// A person sent a prompt.
     pub person_spoke: bool,
     /// A main-loop tool ran.
     pub tool_ran: bool,
@@ -110,8 +98,7 @@ pub struct Turn {
     pub dropped: bool,
 }
 
-/// The session's save job. A worker holds the session's worker lock while
-/// it runs; this says what it is to do.
+/// The session's save job; a running worker holds the session's worker lock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Job {
@@ -121,9 +108,8 @@ pub enum Job {
     Pending,
     /// Turns wait for the session to be quiet until then (the idle flush).
     Held { until: i64 },
-    /// A worker took the job then; it is cleared only after the save's
-    /// write, so a worker killed before leaves it, and the next takes it
-    /// over (`takeovers` times so far).
+    /// A worker took the job then; cleared only after the save's write, so
+    /// a killed worker's job is taken over (`takeovers` times so far).
     Claimed { since: i64, takeovers: u32, queued: Queued },
 }
 
@@ -145,15 +131,12 @@ pub enum Queued {
 pub struct Guard {
     /// Why per-turn saves of this session stopped, if they did.
     pub paused: Option<Pause>,
-    /// Saves in a row whose input was mostly not read from the cache, and
-    /// what they cost.
+    /// Saves in a row that mostly missed the prompt cache, and what they cost.
     pub cache_misses: u32,
     pub missed_cost_usd: f64,
-    /// A save waited for a warm cache (its own would have been dear): the
-    /// next turn's Stop asks for it at once.
+    /// A save waited for a warm cache: the next Stop asks for it at once.
     pub save_when_warm: bool,
-    /// The last save that read the prompt cache (Unix time): it kept the
-    /// cache alive.
+    /// Unix time of the last save that read the prompt cache, keeping it alive.
     pub cache_read_at: Option<i64>,
     /// When the last save whose fork answered was claimed: a save that
     /// cannot resume the session reads the turns since.
@@ -166,8 +149,7 @@ pub struct Guard {
 pub struct Snapshot {
     /// The message the save resumes at.
     pub resume_at: Option<String>,
-    /// The copy of the transcript it resumes from
-    /// (`SessionStore::snapshot_path`); its worker removes it.
+    /// The transcript copy it resumes from; its worker removes it.
     pub copy: Option<String>,
 }
 
@@ -175,19 +157,16 @@ pub struct Snapshot {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LastSave {
-    /// The last finished save's short result.
     pub status: Option<Status>,
     /// The last save's report line, shown to the user once.
     pub report: Option<String>,
     pub saves: u64,
     pub last_usage: Option<Usage>,
-    /// What this billing month's saves by this session's route counted,
-    /// as of its last save, for the status line.
+    /// This billing month's spend on this session's route, as of its last save.
     pub month_usd: Option<f64>,
 }
 
-/// What a session's last SessionStart loaded, part by part
-/// (`save::baseline`).
+/// What a session's last SessionStart loaded, part by part (`save::baseline`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     pub hash: u64,
@@ -243,7 +222,6 @@ impl Status {
     }
 }
 
-/// What a save's result was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusKind {
@@ -256,8 +234,7 @@ pub enum StatusKind {
     Paused,
     /// Saves of sessions on this model wait (the plan needs usage credits).
     PausedModel,
-    /// The save waits for something that will come (a warm cache, a rate
-    /// limit's end).
+    /// The save waits for something that will come (a warm cache, a rate limit's end).
     Waiting,
     /// This save was not made (over a budget, near the window).
     Skipped,
