@@ -1,9 +1,7 @@
 //! `memory-save adopt <folder>`: this repository takes over a memory folder
-//! recorded for another identity: a moved or copied repository's, which
-//! `status` and `doctor` name, or a fork's, which is never shared unasked.
-//! The folder's record gains this repository's identities, as a change in
-//! its history (so `undo` takes it back); its approved rules come with it,
-//! since they live in the folder and beside its name.
+//! recorded for another identity (a moved, copied or forked repository's),
+//! as a history entry `undo` takes back (docs/design.md §7). Its approved
+//! rules come with it, since they live in the folder and beside its name.
 
 use anyhow::{Context, Result, bail};
 

@@ -1,7 +1,5 @@
-//! Colour on a terminal, as the conventions go: only when stdout is a
-//! terminal, never with `NO_COLOR` set or `CLICOLOR=0`. Every piece of text
-//! passes `visible` first, so the only escape sequences that reach the
-//! terminal are the ones added here.
+//! Colour only on a terminal, never with `NO_COLOR` or `CLICOLOR=0`. Text
+//! passes `visible` first: the only escapes that reach it are added here.
 
 use crate::memory::text::visible;
 

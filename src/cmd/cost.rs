@@ -1,5 +1,4 @@
-//! `memory-save cost [--json]`: this billing month, day by day, with a bar
-//! a day on a terminal, against the budgets.
+//! `memory-save cost [--json]`: the billing month, day by day.
 
 use std::io::IsTerminal;
 

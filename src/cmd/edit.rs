@@ -1,8 +1,6 @@
-//! `memory-save edit`: MEMORY.md in your editor, checked as a save's result
-//! is before it is written. The editor works on a private copy and no lock
-//! is held meanwhile, so saves and SessionStart never wait on it; the check
-//! and the write happen under the lock, merging by line with a save that
-//! changed the file in between.
+//! `memory-save edit`: MEMORY.md in your editor, on a private copy with no
+//! lock held (saves and SessionStart never wait on it); checked as a save's
+//! result and written under the lock, merged by line with a save in between.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -38,9 +36,8 @@ impl super::Run for EditArgs {
             .and_then(|mut f| f.write_all(base.as_bytes()))
             .with_context(|| format!("cannot write the copy to edit, {}", copy.display()))?;
         let result = edit_loop(&folder, &base, &copy);
-        // Kept only when it holds text of yours that was not written: an
-        // editor that could not start, or an edit that changed nothing,
-        // leaves nothing behind.
+        // Kept only when it holds text of yours that was not written (an
+        // editor that could not start, or no change, leaves nothing).
         let yours = crate::store::fsutil::read_regular(&copy, 4 * 1024 * 1024)
             .ok()
             .flatten()
@@ -95,9 +92,8 @@ fn run_editor(copy: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A line that pipes a download into a shell (`curl … | sh`) is never
-/// written by a save; by hand it is, when you say so: on a terminal, asked;
-/// elsewhere, not kept.
+/// A line piping a download into a shell (`curl … | sh`), which no save
+/// writes, is kept by hand only when you say so on a terminal.
 fn piped_kept(ops: &[crate::memory::reply::Op]) -> Result<bool> {
     use crate::memory::reply::Op;
     let piped: Vec<&str> = ops
@@ -140,9 +136,8 @@ fn ask_to_reopen(reasons: &str) -> Result<bool> {
     Ok(!answer.trim().eq_ignore_ascii_case("n"))
 }
 
-/// Writes the edit under the lock: as it stands when nothing changed the
-/// file meanwhile, else merged by line; `Err` with the reasons when the
-/// merge cannot take all of it.
+/// Writes the edit under the lock, merged by line with a change meanwhile;
+/// `Err` with the reasons when the merge cannot take all of it.
 fn write(
     folder: &Folder,
     base: &str,

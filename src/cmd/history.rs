@@ -155,7 +155,6 @@ fn describe(change: &Listed) -> String {
     line
 }
 
-/// `memory-save history show N`.
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = current_folder()?;
     let (change, diffs) = crate::store::changes::History { folder: &folder }.show(number)?;
@@ -176,7 +175,6 @@ fn run_show(number: u64, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `memory-save undo [N] [--force]`.
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let folder = current_folder()?;
     let _lock = folder.lock()?;

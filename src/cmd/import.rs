@@ -1,7 +1,5 @@
-//! `memory-save import <file-or-folder>` and `import --from-auto-memory`:
-//! an existing memory brought into this project's, as one history entry
-//! that `undo` reverts, with every line that could not come in as it was
-//! listed in the report.
+//! `memory-save import`: an existing memory brought in as one history entry
+//! that `undo` reverts; each line that could not come in as it was is listed.
 
 use std::path::{Path, PathBuf};
 

@@ -111,8 +111,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
     }
 }
 
-/// What saves cost and who pays, said once at install: every save is a
-/// `claude -p` run, paid at API rates (docs/cost.md).
+/// What saves cost and who pays, said once at install (docs/cost.md).
 fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
     let config = crate::config::of(roots);
     let month = match config.max_cost_per_month_usd {
@@ -149,9 +148,8 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
     super::println(&who)
 }
 
-/// Warns when a session here would run memory-save twice: the plugin is
-/// enabled, or another settings file (user beside project, or the other
-/// way round) registers our hooks too.
+/// Warns when a session here would run memory-save twice: the plugin, or
+/// another settings file (user beside project, or back), registers it too.
 fn registered_elsewhere(scope: Scope) -> Result<()> {
     let ours = scope.label();
     // Run from the home folder, the project's settings file is the user's.
@@ -196,8 +194,7 @@ fn auto_memory_note(scope: Scope) -> Result<()> {
 fn run_uninstall(options: &UninstallArgs) -> Result<()> {
     let roots = crate::config::roots()?;
     let cwd = cwd()?;
-    // A project's hooks may be in either of its files: earlier versions
-    // installed into .claude/settings.json.
+    // A project's hooks may be in either file (--project's or --shared's).
     let scopes: &[Scope] = if options.project { &[Scope::Local, Scope::Shared] } else { &[Scope::User] };
     let mut changed = false;
     let mut looked = Vec::new();

@@ -1,7 +1,6 @@
-//! `memory-save merge-driver %O %A %B %P`: git's merge-driver protocol for
-//! memory files. The merged text goes into %A, exit 0; exit 1 leaves git's
-//! conflict (only when a version cannot be read). MEMORY.md merges by
-//! meaning (`memory::merge`), any other file as appends.
+//! `memory-save merge-driver %O %A %B %P`: the merge goes into %A, exit 0;
+//! exit 1 (a version cannot be read) leaves git's conflict. MEMORY.md merges
+//! by meaning (`memory::merge`), any other file as appends.
 
 use std::path::{Path, PathBuf};
 
@@ -33,10 +32,9 @@ fn read(path: &Path) -> Result<Option<String>> {
     String::from_utf8(bytes).map(Some).with_context(|| format!("{} is not UTF-8 text", path.display()))
 }
 
-/// Only our files come this far: a `.gitattributes` line that routes
-/// another file here (a teammate's, a remote's) gets git's own conflict
-/// instead of a merge that does not know the file's format. Memory files
-/// are small: anything far larger is not one.
+/// Only our files come this far: another file a `.gitattributes` line routes
+/// here gets git's own conflict, not a merge blind to its format. Memory
+/// files are small: anything far larger is not one.
 const MAX_MEMORY_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 fn is_memory_file(name: &str) -> bool {

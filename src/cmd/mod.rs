@@ -1,6 +1,5 @@
-//! The command line and its subcommands, one file each, behind one `Run`
-//! trait (as zoxide's `src/cmd/`). clap parses every command but `hook`,
-//! whose words `main` hands to `hook::words` first.
+//! The command line: one file per subcommand, behind `Run`. clap parses
+//! every command but `hook`, whose words `main` hands to `hook::words` first.
 
 pub mod adopt;
 pub mod colour;
@@ -32,13 +31,11 @@ pub trait Run {
     fn run(&self) -> Result<()>;
 }
 
-/// Writes `text` to stdout. A closed pipe (`… | head`) comes back as an
-/// error whose chain holds `BrokenPipe`, which `main` ends on quietly, as
-/// ripgrep does, instead of the panic `print!` would give.
+/// Writes `text` to stdout, the one door to the terminal: no escape
+/// sequence, bidi or invisible character passes (they print as `\u{…}`). A
+/// closed pipe (`… | head`) is an error whose chain holds `BrokenPipe`,
+/// which `main` ends on quietly instead of `print!`'s panic.
 pub fn print(text: &str) -> Result<()> {
-    // The one door to the terminal: whatever a command prints, memory text,
-    // a reply's words or a folder's name, passes no escape sequence, bidi
-    // or invisible character (they come out as visible `\u{…}`).
     let text = crate::memory::text::visible(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
@@ -51,9 +48,8 @@ pub fn print_painted(text: &str) -> Result<()> {
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
 }
 
-/// Prints `value` as pretty JSON for scripts: every dollar figure (a key
-/// ending in `usd`) rounded to six decimals, never float noise such as
-/// `0.010119999999999997`, and no character a terminal could act on.
+/// Prints `value` as pretty JSON for scripts, with no character a terminal
+/// acts on and dollars (keys ending `usd`) rounded to six decimals.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let mut value = serde_json::to_value(value).context("cannot encode the JSON")?;
     round_dollars(&mut value);
@@ -154,8 +150,7 @@ impl Run for Command {
             Command::Team(c) => c.run(),
             Command::Statusline(c) => c.run(),
             Command::Completions(c) => c.run(),
-            // main runs every hook before the command line is parsed; this
-            // variant exists for `hook --help` alone, which clap answers.
+            // The variant exists for `hook --help` alone, which clap answers.
             Command::Hook(_) => unreachable!("hooks are run before the command line is parsed"),
             Command::Worker(c) => c.run(),
             Command::MergeDriver(c) => c.run(),
@@ -163,9 +158,8 @@ impl Run for Command {
     }
 }
 
-/// The command line as a person sees it: without the hidden subcommands
-/// (`hook`, `worker`, `merge-driver`), which clap would otherwise offer as
-/// a mistyped command's suggestion and in shell completions.
+/// The command line without the hidden subcommands, which clap would
+/// otherwise suggest for a typo and offer in shell completions.
 pub fn visible_command() -> clap::Command {
     use clap::CommandFactory;
     let full = Cli::command();

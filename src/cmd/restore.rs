@@ -1,6 +1,4 @@
-//! `memory-save restore [on|off]`: context-restore, the sibling mod's
-//! case on classic hooks: a skill or command whose file changed moments
-//! before its call gets its current text (docs/using.md). On by default.
+//! `memory-save restore [on|off]`: context-restore's setting (docs/using.md).
 
 use anyhow::Result;
 

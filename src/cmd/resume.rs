@@ -1,5 +1,4 @@
-//! `memory-save resume [--session ID]`: lets this project's paused sessions
-//! (a cost guard or budget pause) save again.
+//! `memory-save resume [--session ID]`: lifts pauses and the machine's holds.
 
 use anyhow::{Context, Result, bail};
 
@@ -41,9 +40,8 @@ impl super::Run for ResumeArgs {
         for (id, state) in sessions.all() {
             let wanted = self.session.as_deref().is_none_or(|only| only == id.as_str());
             let ours = state.input.project.as_deref() == Some(project.name.as_str());
-            // A session's last word was the pause that is lifted now: the
-            // status line must not go on saying it (a machine-wide hold
-            // reached every project's sessions).
+            // The status line must not go on saying a lifted pause (a
+            // machine-wide hold reached every project's sessions).
             let said_paused = state
                 .outcome
                 .status

@@ -1,10 +1,5 @@
-//! The review gate (`review = "rules"`): CRITICAL RULES bullets are loaded
-//! into every later session as standing instructions, so with the gate on,
-//! a save that would add, change, remove or retire one holds that op in a
-//! pending list instead. `memory-save review` lists them; `--approve ID`
-//! applies one exactly as a save would (every check again, on the file as
-//! it is now); `--reject ID` drops it. Everything else a save writes at
-//! once, as without the gate.
+//! `memory-save review`: the CRITICAL RULES changes the review gate
+//! (`review = "rules"`) holds, and foreign rules (docs/design.md §5).
 
 use anyhow::{Context, Result, bail};
 
@@ -175,8 +170,6 @@ fn foreign_id(rule: &str) -> String {
     format!("rule-{}", crate::memory::stable_id(rule))
 }
 
-/// With sync on, an approval is a commit of the memory folder, so it
-/// travels to your other machines with the next sync.
 /// A rejected rule taken out of MEMORY.md, under the lock, through the
 /// same commit as every write (history, check, mark).
 fn take_out(folder: &Folder, rule: &str, why: &str) -> Result<()> {
@@ -187,6 +180,8 @@ fn take_out(folder: &Folder, rule: &str, why: &str) -> Result<()> {
     crate::save::commit(folder, &current, &outcome, why, &origin)
 }
 
+/// With sync on, an approval is a commit of the memory folder, so it
+/// travels to your other machines with the next sync.
 fn commit_approvals(folder: &Folder) {
     if let Err(e) = crate::sync::commit_change(&folder.dir, "review: approved rules", None, None) {
         crate::store::log::error(&format!("cannot commit the approvals for sync: {e:#}"));

@@ -1,5 +1,4 @@
-//! `memory-save show [--path]`: exactly what the next session of this
-//! project loads, part by part, each against its 10,000-character budget.
+//! `memory-save show [--path|--check]`: what the next session loads.
 
 use anyhow::{Context, Result};
 

@@ -1,7 +1,4 @@
-//! `memory-save status [--json]`: where the current project's memory lives,
-//! its size against the caps, its topic files, the last saves and what they
-//! cost, any save queued or running, the last unreadable reply, and whether
-//! memory-save is on.
+//! `memory-save status [--json]`: this project's memory, saves and spend.
 
 use std::path::Path;
 
@@ -16,7 +13,6 @@ use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
 use crate::store::state::{SessionId, SessionState, SessionStore};
 
-/// How many recent saves to show.
 const RECENT: usize = 5;
 
 #[derive(Serialize)]
@@ -33,10 +29,8 @@ struct Status {
     /// Lines naming a path the repository no longer has, and
     /// near-duplicate pairs (`show --check` lists them).
     memory_check: Option<String>,
-    /// context-restore's setting and its last event.
     restore: crate::restore::state::RestoreState,
-    /// With sync on: the remote, the last pull and push, why the last
-    /// attempt failed.
+    /// With sync on: the remote, the last pull and push, the last error.
     sync: Option<crate::sync::SyncState>,
     memory_dir: String,
     memory_exists: bool,
@@ -47,29 +41,24 @@ struct Status {
     topic_files: Vec<String>,
     /// `None` when on; else why it is off.
     off: Option<String>,
-    /// The settings files (and plugin) that register our hooks.
     hooks: Vec<crate::claude::hooks::Registration>,
     hooks_summary: String,
     config_file: String,
     /// What is wrong in memory-save.toml, each named; see `saves_stopped`.
     config_problems: Vec<String>,
-    /// Why no save runs on this machine now, if none does: a setting that
-    /// fails closed, a budget reached, a used-up allowance.
+    /// Why no save runs on this machine: a setting, a budget, an allowance.
     saves_stopped: Option<String>,
     saving: usize,
     queued: usize,
     last_failed_reply: Option<FailedReply>,
     recent_saves: Vec<SaveRecord>,
-    /// Sessions whose saves are paused, and why.
     paused: Vec<Paused>,
     /// What saves cost today (the local day, every project).
     today: Totals,
-    /// This billing month: saves, tokens, cost, budgets, pace.
     month: crate::save::money::month::Month,
     /// Sessions on models the plan refused without usage credits.
     paused_models: Vec<String>,
-    /// What this project's sessions' saves cost, beside the sessions' own
-    /// cost as their transcripts record it.
+    /// This project's sessions' saves, beside each session's own cost.
     sessions: Vec<SessionCost>,
 }
 
@@ -274,8 +263,7 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
     out
 }
 
-/// The remote, and when memories last went both ways, or since when not
-/// and why.
+/// The remote, and the last pull and push, or since when not and why.
 fn sync_line(sync: &crate::sync::SyncState) -> String {
     let remote = crate::memory::text::shorten(&sync.remote, 60);
     match (&sync.error, sync.synced_at) {

@@ -1,6 +1,5 @@
-//! `memory-save statusline`: the session's save state on one line, under
-//! the prompt. A user's own status command, given after `--`, runs first
-//! with the same input, and its lines are printed before ours.
+//! `memory-save statusline`: the session's save state on one line, after
+//! the lines of the user's own status command (given after `--`).
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -16,8 +15,7 @@ use crate::store::state::{SessionState, SessionStore, StatusKind};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
-/// A status line is a line or two; what the wrapped one prints past this is
-/// dropped.
+/// What the wrapped command prints past this is dropped.
 const WRAPPED_MAX: usize = 64 * 1024;
 /// The whole status line ends by then, whatever it waits on.
 const DEADLINE: Duration = Duration::from_secs(6);
@@ -80,9 +78,8 @@ fn run(wrapped: &[OsString]) -> Result<()> {
     Ok(())
 }
 
-/// What stops this session's saves beyond the session itself: a setting
-/// that fails closed, a budget reached, a used-up allowance, or the plan's
-/// refusal of its model.
+/// What stops this session's saves beyond itself: a setting that fails
+/// closed, a budget, a used-up allowance, the plan's refusal of its model.
 fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
     let limits = crate::save::money::ledger::load(roots);
     let now = crate::env::now_unix();
@@ -102,9 +99,8 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
 
 /// One state at a time, the most urgent first: the last save's error
 /// (until a new save runs), saves paused, rules waiting for review, not
-/// synced, a save running, then the last save with the billing month's
-/// spend (`memory-save: +2 -1 · $3.10 this month · 14:32`). Nothing from
-/// memory or a reply reaches the terminal unescaped.
+/// synced, a save running, then the last save with the month's spend
+/// (`memory-save: +2 -1 · $3.10 this month · 14:32`).
 pub fn state_line(
     state: &SessionState,
     rules_waiting: usize,
@@ -194,9 +190,8 @@ impl Shown {
     }
 }
 
-/// Our line, cut to one row: 80 columns, or fewer when `COLUMNS` says the
-/// terminal is narrower (a longer line wraps and pushes the prompt up). A
-/// wide character (CJK) takes two columns.
+/// Our line, cut to one row of 80 columns or a narrower `COLUMNS` (a longer
+/// line wraps and pushes the prompt up); a CJK character takes two.
 fn fit(line: &str, columns: Option<usize>) -> String {
     use unicode_width::UnicodeWidthChar;
     let limit = columns.map_or(MAX_COLUMNS, |c| c.min(MAX_COLUMNS));

@@ -1,5 +1,4 @@
-//! `memory-save sync`: this machine's memories in a git repository of the
-//! user's, merged with every other machine's (see `crate::sync`).
+//! `memory-save sync`: the arguments; the work is `crate::sync`.
 
 use anyhow::{Result, bail};
 

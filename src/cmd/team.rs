@@ -1,5 +1,4 @@
-//! `memory-save team init`: the project keeps its memory in its own
-//! repository (see `crate::team`).
+//! `memory-save team init`: the arguments; the work is `crate::team`.
 
 use anyhow::{Context, Result};
 

@@ -1,5 +1,5 @@
-//! `memory-save worker --session ID` (hidden): the detached process the
-//! hooks start, which runs the session's saves one after the other.
+//! `memory-save worker --session ID` (hidden): the detached save loop
+//! (`save::queue::run_worker`) the hooks start.
 
 use anyhow::Result;
 

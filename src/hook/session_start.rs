@@ -1,7 +1,6 @@
-//! SessionStart: loads the memory into the context at startup, resume,
-//! /clear and compaction, repairing the file into the template first. Part N
-//! of the block comes from the N-th registered command, since each hook
-//! command has its own 10,000-character budget.
+//! SessionStart: loads the memory (repaired into the template first) at
+//! startup, resume, /clear and compaction. Part N of the block comes from the
+//! N-th registered command: each has its own 10,000-character budget.
 
 use anyhow::Result;
 
@@ -37,9 +36,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         crate::team::register_driver(located.git_dir.as_deref());
     }
     let project = located.name;
-    // What stops saves, said at every session's start until it is fixed: a
-    // setting that fails closed, or a budget reached. Shown to the user, not
-    // the model.
+    // What stops saves (a setting that fails closed, a budget reached), told
+    // the user, not the model, at every session's start until it is fixed.
     let mut stopped = None;
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
@@ -69,8 +67,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         }));
     }
     if part == 1 {
-        // A folder from before identities: the first repository to load it
-        // keeps it.
+        // A folder no repository recorded yet: the first to load it keeps it.
         folder.claim()?;
     }
     // Several parts start at once; the lock lets exactly one of them repair.
@@ -92,17 +89,15 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     } else {
         Vec::new()
     };
-    // A personal memory's foreign rules (a sync pull brought them, or a
-    // hand edit outside `memory-save edit`): held with the gate on, quoted
-    // once with it off.
+    // A personal memory's foreign rules (a sync pull, a hand edit outside
+    // `memory-save edit`): held with the gate on, quoted once with it off.
     let foreign =
         if label == project { crate::store::approvals::foreign(&ctx.roots, &folder, &memory) } else { Vec::new() };
     if config.review_rules() {
         held.extend(foreign.iter().cloned());
     }
-    // The last gate: a line no door could have admitted (a hand edit, a
-    // pull, an older version) never reaches the model. A text found clean
-    // once is remembered by its hash, so the common load scans nothing.
+    // The last gate: a line no door could have admitted never reaches the
+    // model; a text found clean is remembered by hash (docs/design.md §5).
     let gated = if folder.is_checked(&memory) {
         gate::Loaded { text: memory.clone(), withheld: Vec::new() }
     } else {
@@ -121,8 +116,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let total = parts.len();
     let context = parts.into_iter().nth(part - 1);
     if context.is_some() {
-        // What the model now holds: the worker's message points to it
-        // instead of repeating the file (docs/cost.md).
+        // What the model now holds: a save's message points to it (docs/cost.md).
         crate::save::baseline::record(&ctx.sessions(), &ctx.session, &loaded, part, total);
     }
     // Part 1 names what the load left out, once per load.
@@ -170,9 +164,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     }))
 }
 
-/// Who pays for this session's saves, read where the session's environment
-/// is (`install`, `status` and `doctor` run in a shell that lacks it): kept
-/// in the session's state, and as the machine's last seen route.
+/// Who pays, read where the session's environment is (`install`, `status`
+/// and `doctor` lack it): kept in the session's state and as the last route.
 fn record_route(ctx: &Ctx, project_dir: &str) {
     let route = crate::claude::route::of_session(std::path::Path::new(project_dir));
     let sessions = ctx.sessions();

@@ -1,6 +1,4 @@
-//! Asking the fork, and what a refusal of the API means: a used-up
-//! allowance stops every fork on this machine, a model the plan cannot
-//! use stops the sessions on it, a short rate limit is only a wait.
+//! Asking the fork, and what the API's refusal of it holds back (`refused`).
 
 use std::path::Path;
 
@@ -13,11 +11,9 @@ use crate::config::Config;
 use crate::store::paths::Roots;
 use crate::store::state::StatusKind;
 
-/// A fork the API refused: a used-up allowance stops every fork on this
-/// machine until its reset (or, with none named, lets one try an hour); a
-/// model the plan cannot use stops the sessions on it; a short rate limit
-/// is only a wait. Returns the status and, the first time, the report line
-/// that tells the user what to do.
+/// A fork the API refused: a used-up allowance holds every fork until its
+/// reset (none named: one try an hour), a refused model its sessions, and a
+/// short rate limit is a wait. Returns the status and, once, the report line.
 pub(super) fn refused(
     roots: &Roots,
     refusal: &crate::claude::refusal::ApiRefusal,

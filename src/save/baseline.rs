@@ -1,13 +1,6 @@
-//! The memory the session already holds: the text of the last complete
-//! set of parts its SessionStart emitted (the memory as loaded, without
-//! part labels or restated headings). The fork resumes the session's
-//! transcript, which carries that block, so a save's message need not
-//! repeat the file: it points to the block, or gives only the lines that
-//! changed since (docs/cost.md, "A smaller message").
-//!
-//! Each part's hook marks its part seen under the session lock; the text
-//! itself is kept in `<id>.baseline.md`, and a worker trusts it only when
-//! every part of one load was seen and the file's hash is the one marked.
+//! The memory the session already holds: the text of the last complete load
+//! its SessionStart parts emitted, so a save's message points to that block
+//! or gives only the lines changed since (docs/design.md §4, "The message").
 
 use crate::memory::stable_hash;
 pub use crate::store::state::Baseline;

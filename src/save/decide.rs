@@ -1,7 +1,6 @@
-//! The save's second step: the price before the fork, and the one verdict
-//! on it. Every way a save does not run (a hold on the machine or the
-//! model, the context window, a budget, a cold cache) ends here, before
-//! anything is spent; a save that runs has reserved its estimate.
+//! The save's second step: the price and the one verdict. Every way a save
+//! does not run ends here, before anything is spent; one that runs has
+//! reserved its estimate (docs/design.md §4).
 
 use std::path::Path;
 
@@ -40,8 +39,7 @@ pub(super) enum Decision {
 }
 
 impl Priced {
-    /// What this billing month's saves by the same route counted, with
-    /// this one's `counted`.
+    /// This billing month's saves by the same route, with this one's `counted`.
     pub fn month_with(&self, roots: &Roots, config: &Config, counted: f64) -> f64 {
         match self.budgets.month {
             Some((_, spent, _)) => spent - self.budgets.held.0 + counted,
@@ -52,7 +50,6 @@ impl Priced {
         }
     }
 
-    /// A result of this priced save.
     pub fn result(&self, kind: StatusKind, status: String) -> SaveResult {
         SaveResult {
             status,
@@ -66,8 +63,7 @@ impl Priced {
     }
 }
 
-/// A used-up allowance holds every fork on the machine: checked before the
-/// save reads anything.
+/// A used-up allowance holds every fork: checked before the save reads anything.
 pub(super) fn allowance_held(roots: &Roots, job: &SaveJob) -> Option<SaveResult> {
     let hold = ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix()))?;
     let route = crate::claude::route::of_session(Path::new(&job.project_dir)).key();
@@ -109,9 +105,8 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     let budgets = budget::Budgets::of(&ledger, config, &route, now);
     let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
     let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
-    // Resuming past the cache is over the cold cap and no warm turn will
-    // come: the turns since the last save are read instead, priced again
-    // before anything runs.
+    // Over the cold cap with no warm turn to come: the turns since the last
+    // save are read instead, priced again before anything runs.
     let fresh = matches!(verdict, budget::Verdict::ReadTurns);
     if fresh {
         let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);

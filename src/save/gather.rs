@@ -1,8 +1,5 @@
-//! The save's first step: what it reads before anything is priced. The
-//! memory as it is now (repaired into the template under the project
-//! lock), the notes for the fork, what the session already holds, the
-//! lines held back from the fork, and the memory check's notes; and the
-//! fork's message built from them, in one place.
+//! The save's first step: what it reads before anything is priced, and the
+//! fork's message built from it, in one place (docs/design.md §4).
 
 use std::path::Path;
 
@@ -22,11 +19,9 @@ pub(super) struct Gathered {
     /// The read repaired it into the template (its report line leads).
     pub repaired: bool,
     pub notes: Notes,
-    /// What the session's last SessionStart loaded, when the fork resumes
-    /// that session as it is.
+    /// What the last SessionStart loaded, when the fork resumes it as it is.
     loaded: Option<String>,
-    /// The memory as the fork may see it: the load's gate applied, held
-    /// rules left out.
+    /// The memory the fork may see: the load's gate applied, held rules out.
     shown: Option<String>,
     topic_files: Vec<String>,
     pub told: truth::ForFork,

@@ -1,12 +1,8 @@
-//! The save protocol as a pure state machine: each hook and each step of
-//! the worker is a transition of the session's `Protocol` under its lock,
-//! from the state, the input, the time and the limits to a new state and
-//! what the caller must do next. No I/O here: the hooks and the worker
-//! (`queue`) load the state under the lock, apply a transition, store the
-//! result and carry out its actions.
+//! The save protocol as a pure state machine: each hook and worker step is a
+//! transition of the session's `Protocol`, applied under its lock by the hooks
+//! and `queue`, which carry out what it returns (docs/design.md §3). No I/O.
 //!
-//! The rules the transitions keep, property-tested below over arbitrary
-//! event sequences:
+//! The rules the transitions keep, property-tested below:
 //! - no request is lost: a turn worth saving is saved, by the next save or
 //!   by the session's end, unless a budget stops saves;
 //! - at most one worker runs per session: a hook asks for one only when
@@ -39,11 +35,9 @@ pub enum Next {
     /// Run a save, claimed at `now`. `last_chance`: no warm turn will come
     /// after it (the session ended, or the idle flush asked for it).
     Save { last_chance: bool },
-    /// A job whose worker died twice: dropped. The copy it resumed from,
-    /// if any, is the caller's to remove.
+    /// A job whose worker died twice: dropped; its copy is the caller's to remove.
     GaveUp { copy: Option<String> },
-    /// A budget stopped the session's saves: its job is dropped, and the
-    /// copy it would have resumed from is the caller's to remove.
+    /// A budget stopped the session's saves: dropped, its copy the caller's.
     Dropped { copy: Option<String> },
     /// An idle flush is due in this many seconds.
     Wait(i64),
@@ -72,7 +66,6 @@ impl Job {
         !matches!(self, Job::Idle)
     }
 
-    /// When the running save was claimed.
     pub fn claimed_since(&self) -> Option<i64> {
         match self {
             Job::Claimed { since, .. } => Some(*since),
@@ -92,11 +85,10 @@ impl Protocol {
         self.turn.person_spoke || self.turn.tool_ran || self.turn.dropped
     }
 
-    /// Worth saving, on, not paused (but for the one save at the end a
-    /// cache-miss pause allows), and with `save_every_minutes` not too soon
-    /// after the last request. A turn held back stays flagged, so a later
-    /// Stop or the session's end saves it. `limits` is asked only when it
-    /// matters: the common hook call never reads the configuration file.
+    /// Worth saving, on, not paused (but for the end's one save a cache-miss
+    /// pause allows), and not sooner than `save_every_minutes` after the last
+    /// request; a turn held back stays flagged for a later Stop or the end.
+    /// `limits` is asked only when it matters: the common hook reads no config.
     pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
         if !self.worth_saving() || facts.off {
             return false;
@@ -131,9 +123,8 @@ impl Protocol {
     }
 
     /// A turn due a save ended: with `save_every_turns` it is held until N
-    /// have gathered or the session has been quiet for the idle flush;
-    /// else, or when a request not yet taken would read it anyway, it is
-    /// asked for at once.
+    /// have gathered or the idle flush; else, or when a request not yet taken
+    /// would read it anyway, it is asked for at once.
     fn saved_or_held(&mut self, now: i64, limits: &SaveLimits) {
         self.turn.unsaved += 1;
         let covered = self.job.is_pending();
@@ -193,10 +184,9 @@ impl Protocol {
         self.job.is_active()
     }
 
-    /// PreCompact: the held turns are asked for at once, from `copy` (a
-    /// copy of the transcript taken before the summary) or at message
-    /// `last`. A running save keeps the copy it reads; any other earlier
-    /// copy is dropped.
+    /// PreCompact: the held turns are asked for at once, from `copy` (taken
+    /// before the summary) or at message `last`. A running save keeps the
+    /// copy it reads; any other earlier copy is dropped.
     pub fn pre_compact(
         &mut self,
         facts: Facts,
@@ -216,15 +206,12 @@ impl Protocol {
         Compacted { kept: true, remove }
     }
 
-    /// The worker, holding the session's worker lock, takes its next step.
-    /// `idle` is the idle flush; `last_activity` reads when the transcript
-    /// was last written, asked only when a flush is due.
+    /// The worker's next step, under its worker lock. `idle`: the idle flush;
+    /// `last_activity`: the transcript's last write, asked only for a due flush.
     pub fn worker_next(&mut self, now: i64, idle: i64, last_activity: impl FnOnce() -> Option<i64>) -> Next {
-        // A request made before its session was paused is not run: a
-        // budget stops everything, a cache-miss pause all but the save at
-        // the session's end.
-        // A claim a dead worker left goes on under a cache-miss pause (it
-        // was asked for before), never under a budget.
+        // A request made before the pause is not run: a budget stops all, a
+        // cache-miss pause all but the end's save. A dead worker's claim goes
+        // on under a cache-miss pause (asked for before), never a budget.
         match &self.guard.paused {
             Some(pause) if pause.kind == PauseKind::Budget && self.job != Job::Idle => {
                 self.job = Job::Idle;
@@ -286,11 +273,10 @@ impl Protocol {
         Next::Save { last_chance: self.turn.ended || quiet }
     }
 
-    /// The worker's save is written (or failed on our side): the claim is
-    /// cleared and what waited behind it comes up. The copy and message it
-    /// resumed are dropped unless a new PreCompact asked again meanwhile
-    /// (`same_snapshot`). `read_through`: the fork's reply was read, so the
-    /// turns up to its claim are saved.
+    /// The worker's save is written (or failed on our side): the claim clears
+    /// and what waited behind it comes up. The copy and message it resumed go
+    /// unless a new PreCompact asked again (`same_snapshot`). `read_through`:
+    /// the fork's reply was read, so the turns up to its claim are saved.
     pub fn worker_done(&mut self, same_snapshot: bool, read_through: Option<i64>, wait_warm: bool) {
         self.job = match self.job {
             Job::Claimed { queued: Queued::Save, .. } => Job::Pending,

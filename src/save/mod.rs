@@ -45,22 +45,19 @@ pub struct SaveJob {
     pub prompt_id: Option<String>,
     /// Resume the session at this message (a save asked for at PreCompact).
     pub resume_at: Option<String>,
-    /// Resume this copy of the transcript instead of the session (taken at
-    /// PreCompact, see `hook::pre_compact`).
+    /// Resume this transcript copy instead of the session (`hook::pre_compact`).
     pub resume_from: Option<std::path::PathBuf>,
     pub transcript_path: String,
     pub effort: Option<String>,
     /// The last save of this session that read the prompt cache: a read
     /// keeps the cache alive as the parent's own requests do.
     pub cache_read_at: Option<i64>,
-    /// SessionEnd has come, or the session has been quiet past its idle
-    /// flush: a save that waits for a warm cache may wait for ever, so a
-    /// cold one reads the turns instead of resuming (`fresh`).
+    /// SessionEnd came, or the idle flush: no warm turn will come, so a cold
+    /// save reads the turns instead of resuming (`fresh`).
     pub last_chance: bool,
     /// When the last save whose fork answered was claimed: the turns
     /// since are the ones a fresh save reads.
     pub saved_through: Option<i64>,
-    /// When this job was claimed.
     pub claimed_at: i64,
     /// What the session's last SessionStart loaded (`baseline`).
     pub baseline: Option<baseline::Baseline>,
@@ -69,7 +66,6 @@ pub struct SaveJob {
 #[derive(Debug, Default)]
 pub struct SaveResult {
     pub status: String,
-    /// What the status is, for whoever acts on it.
     pub kind: StatusKind,
     pub report: Option<String>,
     pub usage: Option<Usage>,
@@ -80,28 +76,24 @@ pub struct SaveResult {
     pub pause: Option<crate::store::state::Pause>,
     /// Who paid (`Route::key`).
     pub route: Option<String>,
-    /// The price worked out before the fork ran.
     pub estimate_usd: Option<f64>,
     /// What budgets count of it.
     pub counted_usd: Option<f64>,
     /// The save waits for a warm cache: the next turn asks at once.
     pub wait_warm: bool,
-    /// What this billing month's saves by the same route counted, with
-    /// this one.
+    /// This billing month's saves by the same route, this one included.
     pub month_usd: Option<f64>,
     /// A model the price table did not know (priced at the dearest entry).
     pub unknown_model: Option<String>,
-    /// The fork answered with a reply that was read: the turns up to this
-    /// job's claim are saved.
+    /// The fork's reply was read: the turns up to this job's claim are saved.
     pub read_through: Option<i64>,
     /// The save resumed nothing: it read the turns (`Job::last_chance`).
     pub fresh: bool,
 }
 
 impl SaveResult {
-    /// A save that failed on our side (a full disk, a refused symlink): the
-    /// status and one report line say why, so the user learns the turn was
-    /// not saved even without a status line.
+    /// A save that failed on our side (a full disk, a refused symlink): a
+    /// report line says so, for a user without a status line too.
     fn error(status: impl Into<String>) -> SaveResult {
         let status = status.into();
         let report = format!("memory-save: MEMORY.md: not saved ({status})");
@@ -132,8 +124,7 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
     result
 }
 
-/// The save as a pipeline: gather what it reads, decide (priced, one
-/// verdict), ask the fork, apply its reply.
+/// Gather, decide (priced, one verdict), ask, apply (docs/design.md §4).
 fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Result<SaveResult> {
     let config = crate::config::of(roots);
     if let Some(off) = located.off_reason(&config) {
@@ -187,8 +178,7 @@ fn failed(
     let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
     let usage = e.usage();
     // A fork the API never billed (no tokens: not logged in, no network)
-    // counts what the CLI says, nothing; one that used tokens the CLI could
-    // not price counts the estimate, as a read reply does.
+    // counts nothing; one whose tokens the CLI could not price, the estimate.
     let sent = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0;
     let counted = if sent && usage.total_cost_usd == 0.0 { priced.estimate_usd } else { usage.total_cost_usd };
     Ok(SaveResult {

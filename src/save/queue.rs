@@ -1,23 +1,7 @@
 //! One save per session at a time, and exactly one more for turns that end
-//! while it runs. The request is a flag in the session state; the running
-//! worker is whoever holds the session's worker lock.
-//!
-//! Why no request is lost: hooks set the flag and look at the worker lock
-//! while holding the session lock, and the worker gives up its worker lock
-//! only while holding the session lock after finding no flag set. So a hook
-//! either sees the worker still holding (and the worker will see the flag),
-//! or sees it free and starts a new one. The start itself comes after the
-//! session lock is released, so the hook writes its state before forking;
-//! two hooks may then both start a worker, and the one that finds the worker
-//! lock taken exits, since the other will see the request.
-//!
-//! Why no started save is lost: the worker claims a job (`saving_since`)
-//! and clears the claim only after the save's write. A worker killed before
-//! then leaves the claim set and its worker lock free (the system drops a
-//! dead process's locks), which every hook that looks at the queue reads as
-//! "a job needs a worker": the session's next hook, or for a session that
-//! has ended the project's next SessionStart, starts one, and it takes the
-//! job over. A job is taken over once; a second loss is reported.
+//! while it runs. The running worker is whoever holds the session's worker
+//! lock; why no request and no started save is lost (the lock order, the
+//! claim and its one takeover) is docs/design.md §3, Request and Claim.
 
 use anyhow::Result;
 
@@ -29,10 +13,9 @@ use crate::store::state::{PauseKind, SessionId, SessionState, SessionStore, Stat
 use super::machine::Next;
 use super::{SaveJob, SaveResult, run_save};
 
-/// Runs `change` on the session's state under its lock (a transition of
-/// `save::machine`, which also says whether the job needs a worker), then
-/// starts a worker when it does and none runs. Every hook that may request
-/// a save goes through here, so the protocol above lives in one place.
+/// Runs `change` (a `save::machine` transition, which also says whether the
+/// job needs a worker) under the session lock, then starts a worker when it
+/// does and none runs. Every hook that may request a save goes through here.
 pub fn update_then_start<R>(
     sessions: &SessionStore,
     id: &SessionId,
@@ -66,11 +49,9 @@ fn start_worker(id: &SessionId) {
     }
 }
 
-/// The worker is this binary again, detached (`process::spawn_self_detached`):
-/// its own session and process group, stdio on /dev/null, so it outlives
-/// the CLI (which exits right after a `-p` turn) and never holds the hook's
-/// pipes open. An exec failure ends the child with 127, and the next hook
-/// tries again.
+/// Detached (`process::spawn_self_detached`), so the worker outlives the CLI,
+/// which exits right after a `-p` turn, and holds no hook pipe open. An exec
+/// failure ends the child with 127; the next hook tries again.
 fn spawn_worker(id: &SessionId) -> Result<()> {
     crate::process::spawn_self_detached(&["worker", "--session", id])
 }
@@ -119,15 +100,13 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
         }
         sessions.update(id, |s| record(&sessions, id, s, &job, &result))?;
         sessions.mark_claim(id, false);
-        // After the save is recorded: a slow remote delays nothing the
-        // status line shows.
+        // After the record: a slow remote delays nothing the status line shows.
         crate::sync::after_save(roots);
     }
 }
 
-/// The worker's next step, taken under the session lock: a job claimed for
-/// a save, or what else the protocol says (the worker lock is given up
-/// there when nothing is left, see the module comment).
+/// The worker's next step, under the session lock: a claimed job, or what
+/// else the protocol says (on `Idle` the worker lock goes, still under it).
 fn next_step(
     sessions: &SessionStore,
     id: &SessionId,
@@ -185,9 +164,8 @@ fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, l
     }
 }
 
-/// The one place a save's result enters the session's state: the
-/// protocol's step, the cache guard, a budget pause, and what the status
-/// line and the next hook show.
+/// The one place a save's result enters the session's state: the protocol's
+/// step, the cache guard, a budget pause, what the status line and hooks show.
 fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &SaveJob, result: &SaveResult) {
     let p = &mut s.protocol;
     let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
@@ -224,9 +202,8 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     }
 }
 
-/// Starts a worker for every ended session of `project` that left a
-/// claimed job behind (its worker was killed after SessionEnd), while its
-/// transcript still exists. Called at the project's SessionStart.
+/// At the project's SessionStart: a worker for every ended session that left
+/// a claim (its worker killed after SessionEnd) while its transcript exists.
 pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &SessionId) {
     for (id, state) in sessions.claimed() {
         if state.protocol.job.claimed_since().is_none() {

@@ -1,6 +1,5 @@
 //! The repair at load and before a save: a MEMORY.md out of the template is
-//! put back into it (`memory::template::repair`), the old file kept as
-//! `MEMORY.pre-migration.md`, and the change recorded in the history.
+//! put back into it, the old file kept (docs/design.md §5), as a history entry.
 
 use anyhow::Result;
 
@@ -11,9 +10,8 @@ use crate::store::history::{self, Change, Origin};
 pub const REPAIR_REPORT: &str =
     "memory-save: MEMORY.md: put into the four sections (old copy: MEMORY.pre-migration.md)";
 
-/// MEMORY.md in the template, repairing it on disk first when needed (call
-/// with the lock held). `None` when there is no file. The flag says whether
-/// a repair happened.
+/// MEMORY.md in the template, repaired on disk first when needed (call with
+/// the lock held); the flag says whether it was. `None`: no file.
 pub fn read_repaired(folder: &Folder) -> Result<Option<(String, bool)>> {
     let Some(text) = folder.read_memory()? else { return Ok(None) };
     let Some(repaired) = template::repair(&text, &folder.project) else { return Ok(Some((text, false))) };

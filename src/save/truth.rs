@@ -1,8 +1,5 @@
-//! The STALE and DUPLICATES notes of a fork's message (docs/design.md §4):
-//! the memory check (`project::check`) run by the worker before the fork,
-//! bounded, quoting only lines the fork is shown (what passed the gate),
-//! and each finding only once: a line the fork kept after a note is not
-//! noted again until the line or its path changes.
+//! The STALE and DUPLICATES notes of a fork's message: only lines the fork
+//! is shown, each finding told once (docs/design.md §4).
 
 use std::path::Path;
 

@@ -20,9 +20,7 @@ pub(super) struct Written {
 
 /// Applies the reply to the files as they are now, not as the fork saw them:
 /// ops name lines by content, so another writer's lines stay and ops that
-/// no longer fit are reported as skipped. All or nothing: topic files go
-/// first, so a MEMORY.md that cannot be written (a full disk) must not leave
-/// their appends behind.
+/// no longer fit are reported as skipped.
 pub(super) fn write_reply(
     roots: &Roots,
     folder: &Folder,
@@ -45,18 +43,16 @@ pub(super) fn write_reply(
 /// MEMORY.md as it is now, repaired (the skeleton when there is none). Call
 /// with the project lock held.
 pub fn current_under_lock(folder: &Folder) -> Result<String> {
-    // A worker killed mid-write leaves its temp file behind. Every writer of
-    // MEMORY.md, its backup and the topic files holds this lock, so such a
-    // temp file is no one's now.
+    // A worker killed mid-write leaves its temp file; every writer of these
+    // files holds this lock, so such a temp file is no one's now.
     crate::store::fsutil::remove_stale_temps(&folder.dir, |name| name.ends_with(".md"));
     Ok(repair::read_repaired(folder)?.map_or_else(|| template::skeleton(&folder.project), |(text, _)| text))
 }
 
-/// Writes what applying a reply to `current` gave, with a history entry
-/// first. All or nothing: topic files go first, so a MEMORY.md that cannot
-/// be written (a full disk) must not leave their appends behind. The result
-/// is checked once more before the write: it is never out of template.
-/// Call with the project lock held.
+/// Writes what applying a reply to `current` gave, history entry first. All
+/// or nothing: topic files go first, so a MEMORY.md that cannot be written
+/// (a full disk) must not leave their appends behind. The result is checked
+/// against the template once more. Call with the project lock held.
 pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message: &str, origin: &Origin) -> Result<()> {
     let memory_changes = outcome.memory != current;
     if memory_changes && !template::is_in_template(&outcome.memory) {

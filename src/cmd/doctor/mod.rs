@@ -101,7 +101,6 @@ fn run(json: bool) -> Result<()> {
         return Err(super::exit::ProblemsFound(report.problems).into());
     }
     if !json {
-        // "all good" only when nothing above asked for a look.
         match report.warnings {
             0 => super::println("all good")?,
             n => super::println(&format!(
@@ -134,9 +133,8 @@ fn check_sync(report: &mut Report, roots: &Roots) {
     }
 }
 
-/// Only memory files may go to our merge driver: a `.gitattributes` line
-/// that routes others there (a teammate's edit, a remote's) gets them
-/// declined with git's own conflict, but it should not be there.
+/// Only memory files may go to our merge driver: it declines others with
+/// git's own conflict, but a line routing them there should not be.
 fn check_attributes(report: &mut Report, roots: &Roots) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let files = [
@@ -223,7 +221,6 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
     }
 }
 
-/// Sessions whose saves the cost guard or a budget stopped.
 fn check_config(report: &mut Report, roots: &Roots) {
     let file = crate::config::file(roots);
     let config = crate::config::of(roots);
@@ -298,6 +295,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
 }
 
+/// Sessions whose saves the cost guard or a budget stopped.
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {

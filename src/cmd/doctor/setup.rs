@@ -1,6 +1,5 @@
-//! Doctor's checks of the set-up: that `claude` runs and is a tested
-//! release, and that our hooks are registered once, in full, under the
-//! right events, running this binary.
+//! Doctor's checks of the set-up: `claude` runs a tested release, and our
+//! hooks are registered once, in full, under the right events, running us.
 
 use std::path::Path;
 use std::process::Command;

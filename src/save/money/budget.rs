@@ -1,8 +1,5 @@
-//! Budgets that hold before the spend: every save is priced before its
-//! fork runs (`memory::cost`), and a save that would pass a budget never
-//! starts. What the budgets have spent is the ledger's (`save::ledger`);
-//! the Agent SDK credit it guards is the account's, shared with the
-//! user's other machines, scripts and CI (docs/cost.md).
+//! Budgets that hold before the spend: a save priced over one never starts
+//! its fork (docs/cost.md, "Budgets that hold before the spend").
 
 use super::ledger::{Ledger, Stopped, update};
 use crate::config::Config;
@@ -28,8 +25,7 @@ pub struct Budgets {
     pub month: Option<(f64, f64, i64)>,
     /// (limit, spent today by every route, when it turns)
     pub day: Option<(f64, f64, i64)>,
-    /// Of what month and day have spent, the part that saves running now
-    /// hold (their estimates), not yet billed.
+    /// Of month's and day's spent, what running saves hold (not yet billed).
     pub held: (f64, f64),
 }
 
@@ -64,8 +60,7 @@ pub enum Verdict {
         status: String,
         report: String,
     },
-    /// The cache has expired and the save is dear: wait for the next turn
-    /// to warm it.
+    /// The cache has expired and the save is dear: the next turn warms it.
     WaitWarm {
         status: String,
     },
@@ -75,17 +70,14 @@ pub enum Verdict {
         report: String,
         stopped: Stopped,
     },
-    /// Resuming the session is over the cold cap and no warm turn will
-    /// come: read the turns since the last save instead, and be judged
-    /// again at that price.
+    /// Resuming is over the cold cap and no warm turn will come: read the
+    /// turns since the last save instead, judged again at that price.
     ReadTurns,
 }
 
-/// What a save reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reads {
-    /// It resumes the session (its prefix from the cache, or all of it
-    /// again when the cache has expired).
+    /// It resumes the session (the prefix from the cache, or all again cold).
     Session,
     /// It resumes nothing and reads the turns since the last save.
     Turns,
@@ -100,9 +92,8 @@ impl Budgets {
     }
 }
 
-/// The verdict on a save estimated at `estimate`, `warm` or not, with a
-/// warm turn still to come or not (`ended`: the session's end or the idle
-/// flush), and how it reads the session.
+/// The verdict on a save estimated at `estimate`; `ended`: no warm turn
+/// will come (the session's end or the idle flush).
 pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, reads: Reads, route: &str) -> Verdict {
     let about = usd(estimate);
     // A cold save first: it waits for a warm cache (or, when none will

@@ -1,9 +1,6 @@
-//! The cost guard: a save is cheap only while the fork's request is served
-//! from the session's prompt cache, and a Claude Code release or set-up that
-//! loses the cache makes every save pay the whole conversation again,
-//! silently. So each save's usage is read: two misses in a row pause the
-//! session's per-turn saves (it is saved once more when it ends), and the
-//! budgets in the config stop saves outright.
+//! The cost guard: a save is cheap only while its fork reads the session's
+//! prompt cache, and a set-up that loses it makes every save pay the whole
+//! conversation again, silently; two misses in a row pause (docs/design.md §4).
 
 use crate::claude::transcript::TranscriptFacts;
 use crate::config::Config;
@@ -13,7 +10,6 @@ use crate::store::state::{Guard, Pause, PauseKind, Usage};
 /// The prompt cache's lifetime: a parent whose last request is older has
 /// no cache left to read, so a miss then is expected and does not count.
 pub const CACHE_LIFETIME_SECONDS: i64 = 5 * 60;
-/// Misses in a row that pause a session.
 pub const MISSES_TO_PAUSE: u32 = 2;
 
 /// Whether a save's input was mostly not read from the cache: `None` when
@@ -58,8 +54,7 @@ pub fn count(state: &mut Guard, usage: Option<&Usage>, parent_last_request_at: O
     }
 }
 
-/// The context window a model name gives a session: `[1m]` names the
-/// 1M-token window, anything else the 200K one.
+/// The context window: a model name ending `[1m]` has 1M tokens, others 200K.
 pub fn window_tokens(model: Option<&str>) -> u64 {
     if model.is_some_and(|m| m.ends_with("[1m]")) { 1_000_000 } else { 200_000 }
 }
@@ -67,8 +62,7 @@ pub fn window_tokens(model: Option<&str>) -> u64 {
 /// Tokens a fork's reply may need, on top of the request.
 const REPLY_ROOM_TOKENS: u64 = 8_000;
 
-/// Why this save is skipped, when the parent's last request is within the
-/// fork message's size of its window: the fork would not fit, and with
+/// Why this save is skipped when the fork would not fit the window: with
 /// compaction off (DISABLE_COMPACT) it would only fail at the API's price.
 /// A message's tokens are taken as its bytes over three, on the high side.
 pub fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: usize) -> Option<String> {
@@ -82,9 +76,8 @@ pub fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: 
     })
 }
 
-/// A save that cost more than `max_cost_per_save_usd` pauses its session.
-/// Each save is priced before it runs (`budget::verdict`); this catches
-/// an estimate the CLI's own figure proved wrong.
+/// A save that cost more than `max_cost_per_save_usd` pauses its session:
+/// the estimate `budget::verdict` judged was wrong.
 pub fn over_save_budget(usage: &Usage, config: &Config) -> Option<Pause> {
     let max = config.max_cost_per_save_usd.or(None)?;
     (usage.total_cost_usd > max).then(|| Pause {

@@ -1,11 +1,7 @@
-//! The ledger: what saves spent and hold, and what stops them, machine-wide.
-//! `saves.jsonl` (`store::saves`) records what each save counted;
-//! `limits.json` keeps a used-up allowance that stops every fork until its
-//! reset, models a plan cannot use, the budget that stopped saves (for
-//! every session's start and the status line), which 80% warnings were
-//! given, and the estimates of saves whose fork is running: reserved
-//! before the fork under the same lock as the verdict, so sessions saving
-//! at once are judged against each other's spend.
+//! The ledger, machine-wide: `saves.jsonl` (what each save counted) and
+//! `limits.json` (holds, the stopped budget, warnings given, the running
+//! saves' reservations), judged and reserved under one lock, so sessions
+//! saving at once see each other's spend (docs/design.md §4, §6).
 
 use std::collections::BTreeMap;
 
@@ -24,8 +20,7 @@ pub const RETRY_UNNAMED_SECONDS: i64 = 3600;
 pub struct LedgerRecord {
     /// Forks on this machine wait for this refusal.
     pub allowance: Option<Hold>,
-    /// Sessions on these models wait (the plan needs usage credits for
-    /// them).
+    /// Sessions on these models wait (the plan needs usage credits).
     pub models: BTreeMap<String, Hold>,
     /// A budget that stops saves until its period turns or it rises.
     pub stopped: Option<Stopped>,
@@ -35,15 +30,13 @@ pub struct LedgerRecord {
     pub reserved: Vec<Reservation>,
 }
 
-/// A save's estimate, held against the budgets from its verdict until its
-/// record is written.
+/// A save's estimate, held against the budgets from its verdict to its record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reservation {
     pub session_id: String,
     pub route: String,
     pub usd: f64,
-    /// Past this (Unix time) it holds no more: its worker outlived every
-    /// bound it has.
+    /// Past this (Unix time) it holds no more: its worker outlived every bound.
     pub until: i64,
 }
 
@@ -59,7 +52,6 @@ pub struct Hold {
 }
 
 impl Hold {
-    /// Whether a fork must wait at `now`.
     pub fn holds(&self, now: i64) -> bool {
         match self.until {
             Some(until) => now < until,
@@ -88,8 +80,7 @@ pub struct Stopped {
 }
 
 impl Stopped {
-    /// Whether it still stops saves: its period has not turned and the
-    /// budget has not risen.
+    /// It still stops saves: its period has not turned nor the budget risen.
     pub fn holds(&self, config: &Config, now: i64) -> bool {
         let limit = match self.budget.as_str() {
             "max_cost_per_month_usd" => config.max_cost_per_month_usd,
@@ -166,9 +157,8 @@ pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut LedgerRecord) -> R) -> 
     Ok(result)
 }
 
-/// The ledger, locked: `limits.json` and what the budgets have spent
-/// (`saves.jsonl`), read and changed by one process at a time. Never held
-/// across a fork.
+/// The ledger, locked: `limits.json` and the spend in `saves.jsonl`, one
+/// process at a time. Never held across a fork.
 pub struct Ledger<'a> {
     roots: &'a Roots,
     limits: LedgerRecord,
@@ -193,9 +183,8 @@ impl<'a> Ledger<'a> {
         Ok(Ledger { roots, limits, before, _lock: lock })
     }
 
-    /// What saves since `since` (Unix time) counted, with what running
-    /// saves hold; with `route`, only those billed that way (and records
-    /// from before routes). The second figure is the part held.
+    /// Spent since `since` (Unix time), running saves' holds included, and
+    /// the part held; with `route`, only that route's (and pre-route) saves.
     pub fn spent_since(&self, since: i64, route: Option<&str>) -> (f64, f64) {
         let held: f64 =
             self.limits.reserved.iter().filter(|r| route.is_none_or(|route| r.route == route)).map(|r| r.usd).sum();
@@ -209,8 +198,7 @@ impl<'a> Ledger<'a> {
         self.close()
     }
 
-    /// Writes what changed, and unlocks; a record that holds nothing is
-    /// no file.
+    /// Writes what changed, and unlocks; a record holding nothing is no file.
     fn close(self) -> anyhow::Result<()> {
         if self.limits == self.before {
             return Ok(());

@@ -1,7 +1,5 @@
-//! The billing month as `status` and `memory-save cost` show it: saves,
-//! tokens by kind and what they counted, day by day, against the budgets,
-//! with the pace the month is on. Read from `saves.jsonl`, this machine's
-//! ledger.
+//! The billing month as `status` and `memory-save cost` show it, from this
+//! machine's `saves.jsonl`: day by day, against the budgets, with its pace.
 
 use serde::Serialize;
 
@@ -17,8 +15,7 @@ pub struct Totals {
     pub cache_read_input_tokens: u64,
     pub cache_creation_input_tokens: u64,
     pub output_tokens: u64,
-    /// What budgets count: the larger of each save's estimate and the
-    /// CLI's figure.
+    /// What budgets count: per save, the larger of estimate and CLI figure.
     pub cost_usd: f64,
 }
 
