@@ -51,11 +51,13 @@ mod tests {
         for ((code, meaning), line) in ALL.iter().zip(lines) {
             assert_eq!(line, format!("  {code}  {meaning}"));
         }
-        for readme in ["README.md", "README.tr.md"] {
-            let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(readme)).unwrap();
+        for page in ["README.md", "README.tr.md", "docs/using.md", "docs/using.tr.md"] {
+            let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
             for (code, _) in ALL {
-                assert!(text.contains(&format!("\n| {code} | ")), "{readme} does not list exit code {code}");
+                assert!(text.contains(&format!("\n| {code} | ")), "{page} does not list exit code {code}");
             }
+            let failed = text.lines().find(|l| l.starts_with("| 1 | ")).unwrap_or_default();
+            assert!(!failed.contains("doctor"), "{page} gives doctor's findings exit 1: {failed}");
         }
     }
 }
