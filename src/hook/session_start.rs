@@ -39,8 +39,13 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // What stops saves (a setting that fails closed, a budget reached), told
     // the user, not the model, at every session's start until it is fixed.
     let mut stopped = None;
+    let mut last_saves = Vec::new();
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
+        last_saves = crate::save::queue::take_ended_reports(&ctx.sessions(), &project, &ctx.session)
+            .iter()
+            .map(|line| format!("memory-save: the last session's save: {}", line.trim_start_matches("memory-save: ")))
+            .collect();
         record_route(ctx, &folder_path);
         stopped = crate::config::stopped_line(&config).or_else(|| {
             let limits = crate::save::money::ledger::load(&ctx.roots);
@@ -57,11 +62,13 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
                 "[PROJECT MEMORY: {label}]\nmemory-save holds a memory that may be this repository's; it loads from the next session once a save has found that it is (the same first commit). To take it over now, run: memory-save adopt {project}"
             )
         });
-        if context.is_none() && stopped.is_none() {
+        let said: Vec<&String> = last_saves.iter().chain(&stopped).collect();
+        if context.is_none() && said.is_empty() {
             return Ok(None);
         }
+        let said = said.iter().map(|line| line.as_str()).collect::<Vec<_>>().join("\n");
         return Ok(Some(HookOutput {
-            system_message: stopped.map(|line| crate::memory::text::visible(&line)),
+            system_message: (!said.is_empty()).then(|| crate::memory::text::visible(&said)),
             hook_specific_output: context
                 .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
         }));
@@ -122,7 +129,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // Part 1 names what the load left out, once per load.
     let unwanted = (part == 1).then(|| gate::withheld_report(&gated.withheld)).flatten();
     let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
-    if let Some(line) = &stopped {
+    for line in last_saves.iter().chain(&stopped) {
         report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));
     }
     if part == 1 && label == project && !foreign.is_empty() {

@@ -219,3 +219,24 @@ pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &Session
         }
     }
 }
+
+/// At the project's SessionStart: the report lines of ended sessions that
+/// nobody saw (the save their end started finished after them), taken so
+/// each is shown once.
+pub fn take_ended_reports(sessions: &SessionStore, project: &str, current: &SessionId) -> Vec<String> {
+    let ended = |s: &crate::store::state::SessionState| {
+        s.protocol.turn.ended && s.input.project.as_deref() == Some(project) && s.outcome.report.is_some()
+    };
+    let mut reports = Vec::new();
+    for (id, _) in sessions.all().into_iter().filter(|(id, s)| id != current && ended(s)) {
+        if sessions.worker_running(&id) {
+            continue;
+        }
+        match sessions.update(&id, |s| if ended(s) { s.outcome.report.take() } else { None }) {
+            Ok(Some(line)) => reports.push(line),
+            Ok(None) => {}
+            Err(e) => crate::store::log::error(&format!("cannot take session {id}'s report: {e:#}")),
+        }
+    }
+    reports
+}

@@ -130,3 +130,27 @@ fn a_legacy_file_is_repaired_on_load() {
     assert!(again.json().get("systemMessage").is_none(), "{again:#?}");
     assert_eq!(env.memory().unwrap(), memory);
 }
+
+/// The save a session's end starts finishes after the session is gone: the
+/// next session of the project shows its report once, a new standing rule
+/// with it.
+#[test]
+fn the_next_session_shows_the_last_sessions_final_save_once() {
+    let env = Env::new();
+    env.script_default(&reply(
+        serde_json::json!([add("CRITICAL RULES", "- Never push to main."), add(ARCH, "- Deploys use make ship.")]),
+        serde_json::json!([]),
+    ));
+    env.turn(SID);
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+    let next = env.hook("session-start").arg("--part").arg("1").fixture("SessionStart-startup.json").session(SID_OTHER);
+    let out = next.run().ok();
+    let shown = out.json()["systemMessage"].as_str().unwrap_or_default().to_string();
+    assert!(shown.contains("the last session's save") && shown.contains("2 added"), "{out:#?}");
+    assert!(shown.contains("new standing rule for every session") && shown.contains("Never push to main"), "{shown}");
+    let again =
+        env.hook("session-start").arg("--part").arg("1").fixture("SessionStart-startup.json").session(SID_OTHER);
+    let out = again.run().ok();
+    assert!(out.json().get("systemMessage").is_none(), "shown once: {out:#?}");
+}
