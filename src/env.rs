@@ -38,6 +38,14 @@ pub fn disable_auto_memory() -> Option<String> {
     var("CLAUDE_CODE_DISABLE_AUTO_MEMORY").map(|v| v.to_string_lossy().into_owned())
 }
 
+/// `CLAUDE_CODE_OAUTH_TOKEN` (`claude setup-token`), which Claude Code
+/// passes to no hook (measured), so a save's fork never has it.
+pub const OAUTH_TOKEN: &str = "CLAUDE_CODE_OAUTH_TOKEN";
+
+pub fn oauth_token_set() -> bool {
+    var(OAUTH_TOKEN).is_some_and(|v| !v.is_empty())
+}
+
 /// `VISUAL`, else `EDITOR`: the command `memory-save edit` opens.
 pub fn editor() -> Option<String> {
     var("VISUAL").or_else(|| var("EDITOR")).map(|v| v.to_string_lossy().into_owned())

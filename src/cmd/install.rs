@@ -85,6 +85,7 @@ fn run_install(options: &InstallArgs) -> Result<()> {
         Installed::UpToDate => {
             super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
             registered_elsewhere(scope)?;
+            token_note()?;
             auto_memory_note(scope)
         }
         Installed::DryRun { what, diff, refused } => {
@@ -106,8 +107,16 @@ fn run_install(options: &InstallArgs) -> Result<()> {
             super::println("Restart Claude Code so it loads the hooks.")?;
             registered_elsewhere(scope)?;
             cost_note(&roots)?;
+            token_note()?;
             auto_memory_note(scope)
         }
+    }
+}
+
+fn token_note() -> Result<()> {
+    match crate::claude::settings::token_only_login(&Scope::User.path(&cwd()?)?) {
+        Some(note) => super::println(&format!("warning: {note}")),
+        None => Ok(()),
     }
 }
 

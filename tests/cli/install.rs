@@ -652,3 +652,23 @@ fn in_the_home_folder_one_settings_file_is_one_registration() {
     let again = home.ok(&["install"]);
     assert!(!again.contains("warning"), "{again}");
 }
+
+/// Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook (measured): a
+/// login only in that variable never reaches a save's fork. install and
+/// doctor say so, what to do, and what the settings route costs.
+#[test]
+fn a_login_only_in_the_oauth_token_variable_is_named_by_install_and_doctor() {
+    let home = Home::new();
+    let token = "CLAUDE_CODE_OAUTH_TOKEN";
+    let out = home.env.cmd(&["install"]).in_dir(home.path()).var(token, "t").run().ok();
+    assert!(out.stdout.contains("warning: CLAUDE_CODE_OAUTH_TOKEN is set here"), "{}", out.stdout);
+    assert!(out.stdout.contains("claude /login") && out.stdout.contains("in plain text"), "{}", out.stdout);
+    assert!(out.stdout.contains("(mode 6"), "the file's mode is named: {}", out.stdout);
+    let doctor = home.env.cmd(&["doctor"]).in_dir(home.path()).var(token, "t").run().stdout;
+    assert!(doctor.contains("CLAUDE_CODE_OAUTH_TOKEN is set here"), "{doctor}");
+    // Without it, or with a login the fork can use, nothing is said.
+    assert!(!home.ok(&["install"]).contains("OAUTH"));
+    std::fs::write(home.path().join(".claude/.credentials.json"), "{}").unwrap();
+    let out = home.env.cmd(&["install"]).in_dir(home.path()).var(token, "t").run().ok();
+    assert!(!out.stdout.contains("OAUTH"), "{}", out.stdout);
+}

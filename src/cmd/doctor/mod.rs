@@ -10,7 +10,7 @@ use crate::memory::text::visible;
 use crate::store::paths::Roots;
 
 mod setup;
-use setup::{check_claude, check_hooks};
+use setup::{check_claude, check_hooks, check_login};
 
 /// Doctor's findings, printed as they come (a slow check shows what was
 /// found before it), or gathered for `--json`.
@@ -82,6 +82,7 @@ fn run(json: bool) -> Result<()> {
     let mut report =
         Report { problems: 0, warnings: 0, json, colour: super::colour::Colour::for_stdout(), findings: Vec::new() };
     check_claude(&mut report);
+    check_login(&mut report);
     check_hooks(&mut report)?;
     for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
         check_folder(&mut report, name, dir);

@@ -16,6 +16,13 @@ fn expected_hooks() -> Vec<(String, String)> {
     crate::claude::events::HookEvent::command_lines().into_iter().map(|(event, c)| (event.to_string(), c)).collect()
 }
 
+pub(super) fn check_login(report: &mut Report) {
+    let settings = Scope::User.path(Path::new("."));
+    if let Some(note) = settings.ok().and_then(|s| crate::claude::settings::token_only_login(&s)) {
+        report.warn(&note, "log in with claude /login, or add the variable to your settings' env as said");
+    }
+}
+
 pub(super) fn check_claude(report: &mut Report) {
     let claude = match crate::claude::fork::find_claude() {
         Ok(path) => path,
