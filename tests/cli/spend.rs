@@ -471,6 +471,14 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     let row = status.lines().skip_while(|l| *l != "last saves:").nth(1).unwrap_or_default().to_string();
     assert!(row.contains("… in 0 · cache read 0") && row.ends_with("· $0.00"), "{row}");
+    // doctor names the failure and its fix until a save succeeds.
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains("the last save") && doctor.contains("fork failed: Not logged in"), "{doctor}");
+    assert!(doctor.contains("claude /login"), "{doctor}");
+    env.script_output(2, &answer(3, 1_000, 200, 0.01));
+    env.saved_turn(SID, 2);
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(!doctor.contains("Not logged in"), "{doctor}");
 }
 
 #[test]

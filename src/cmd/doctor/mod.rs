@@ -94,6 +94,7 @@ fn run(json: bool) -> Result<()> {
     check_attributes(&mut report, &roots);
     check_config(&mut report, &roots);
     check_spend(&mut report, &roots);
+    check_last_save(&mut report, &roots);
     if json {
         let out = serde_json::json!({"problems": report.problems, "findings": report.findings});
         super::print_json(&out)?;
@@ -297,6 +298,24 @@ fn check_spend(report: &mut Report, roots: &Roots) {
 }
 
 /// Sessions whose saves the cost guard or a budget stopped.
+/// The machine's last save, when it failed: a finding until one succeeds,
+/// with the fix its report line gave.
+fn check_last_save(report: &mut Report, roots: &Roots) {
+    let Some(last) = crate::store::saves::all(roots).pop() else { return };
+    if !last.status.starts_with("error") {
+        return;
+    }
+    let project = last.project.as_deref().unwrap_or("?");
+    let fix = last.report.as_deref().and_then(|r| r.split_once("; ")).map_or(
+        "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again",
+        |(_, advice)| advice,
+    );
+    report.problem(
+        &format!("the last save ({project}, {}) failed: {}", crate::env::timestamp(last.at), last.status),
+        fix,
+    );
+}
+
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {
