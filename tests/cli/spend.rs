@@ -620,3 +620,27 @@ fn a_reservation_whose_worker_died_holds_nothing() {
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "{}", env.status(SID));
 }
+
+/// Before any session has started, status says who would pay, as far as
+/// this shell and the settings tell, and the budget that would apply.
+#[test]
+fn status_before_the_first_session_says_who_would_pay_and_the_budget() {
+    let env = Env::new();
+    let run = |key: Option<&str>| {
+        let cmd = env.cmd(&["status"]).in_dir(&env.proj).unset("CLAUDE_CODE_OAUTH_TOKEN");
+        match key {
+            Some(key) => cmd.var("ANTHROPIC_API_KEY", key).run().ok().stdout,
+            None => cmd.unset("ANTHROPIC_API_KEY").run().ok().stdout,
+        }
+    };
+    let plan = run(None);
+    assert!(
+        plan.contains("who pays  saves are paid from your Claude plan")
+            && plan.contains("first session start confirms it"),
+        "{plan}"
+    );
+    assert!(plan.contains("budget    max_cost_per_month_usd $10.00, the default for a subscription"), "{plan}");
+    let key = run(Some("k"));
+    assert!(key.contains("who pays  saves are billed to ANTHROPIC_API_KEY"), "{key}");
+    assert!(!key.contains("the default for a subscription"), "{key}");
+}

@@ -89,6 +89,9 @@ pub struct Month {
 pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     let seen = super::ledger::last_route(roots).map(|s| s.route);
     let route = seen.as_ref().map(crate::claude::route::Route::key);
+    // Before any session start: who would pay as far as this shell and the
+    // settings files tell, and the budget that would apply.
+    let guessed = seen.is_none().then(|| crate::claude::route::of_session(std::path::Path::new(".")));
     let (start, end, first) = super::budget::billing_month(now, config.billing_day());
     let records: Vec<SaveRecord> = crate::store::saves::all(roots)
         .into_iter()
@@ -115,8 +118,11 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     let elapsed = ((now - start).max(1)) as f64;
     let projected_usd = round_usd(totals.cost_usd * (end - start) as f64 / elapsed);
     let mut budgets = Vec::new();
-    let default =
-        seen.as_ref().is_some_and(|r| r.is_subscription()).then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
+    let default = seen
+        .as_ref()
+        .or(guessed.as_ref())
+        .is_some_and(|r| r.is_subscription())
+        .then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
     if let Some(limit) = config.max_cost_per_month_usd.or(default) {
         let is_default = config.max_cost_per_month_usd == crate::config::Budget::Unset;
         budgets.push(share("max_cost_per_month_usd", limit, totals.cost_usd, is_default));
@@ -129,7 +135,11 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     Month {
         start: fmt(first),
         end: fmt(crate::memory::cost::next_period(first)),
-        pays: seen.as_ref().map(crate::claude::route::Route::sentence),
+        pays: seen.as_ref().map(crate::claude::route::Route::sentence).or_else(|| {
+            guessed.map(|r| {
+                format!("{} (as this shell and the settings tell; the first session start confirms it)", r.sentence())
+            })
+        }),
         route,
         average_per_save_usd: (totals.saves > 0).then(|| round_usd(totals.cost_usd / totals.saves as f64)),
         projected_usd,
