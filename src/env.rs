@@ -138,10 +138,16 @@ pub fn deadline_override() -> Option<std::time::Duration> {
     None
 }
 
-/// Local `HH:MM`, as the status line shows it.
+/// Local `HH:MM` today, `YYYY-MM-DD HH:MM` on another day, as the status
+/// line shows a time: a pause until the first of next month is not "00:00".
 pub fn clock(unix: i64) -> String {
-    let format = time::macros::format_description!("[hour]:[minute]");
-    local(unix).format(&format).unwrap_or_default()
+    let (at, today) = (local(unix), local(now_unix()));
+    let format = if at.date() == today.date() {
+        time::macros::format_description!("[hour]:[minute]")
+    } else {
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]")
+    };
+    at.format(&format).unwrap_or_default()
 }
 
 /// Local date and time, for the log and listings.
@@ -188,9 +194,13 @@ fn local(unix: i64) -> time::OffsetDateTime {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn clock_is_hours_and_minutes() {
-        let text = super::clock(0);
+    fn clock_is_hours_and_minutes_today_and_says_the_date_on_another_day() {
+        let now = super::now_unix();
+        let text = super::clock(now);
         assert_eq!(text.len(), 5);
         assert_eq!(&text[2..3], ":");
+        let later = super::clock(now + 40 * 86_400);
+        assert_eq!(later.len(), 16, "{later}");
+        assert!(later.starts_with("20") && later.contains(' '), "{later}");
     }
 }
