@@ -275,6 +275,11 @@ fn writable(path: &Path) -> std::result::Result<(), String> {
     access(dir, "you cannot write in")
 }
 
+/// The copy install kept of `settings` as it first found it, when it is there.
+pub fn backup_of(settings: &Path) -> Option<PathBuf> {
+    Some(backup_path(settings)).filter(|b| std::fs::symlink_metadata(b).is_ok())
+}
+
 fn backup_path(settings: &Path) -> PathBuf {
     let mut name = settings.file_name().unwrap_or_default().to_os_string();
     name.push(BACKUP_SUFFIX);

@@ -219,6 +219,12 @@ fn run_uninstall(options: &UninstallArgs) -> Result<()> {
             }
             Uninstalled::Done(how) => {
                 super::println(&format!("memory-save: {how}"))?;
+                if let Some(backup) = install::backup_of(&path) {
+                    super::println(&format!(
+                        "memory-save: the copy install kept of the file as it was stays in {}; remove it when you no longer need it",
+                        backup.display()
+                    ))?;
+                }
                 changed = true;
             }
         }

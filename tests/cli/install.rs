@@ -165,7 +165,8 @@ fn uninstall_gives_back_every_byte_and_the_mode() {
         let installed = home.read_settings();
         assert_eq!(installed.starts_with('\u{feff}'), original.starts_with('\u{feff}'), "the mark stays");
         assert_eq!(commands(&parse(installed.trim_start_matches('\u{feff}')), "Stop").len(), 2);
-        home.ok(&["uninstall"]);
+        let out = home.ok(&["uninstall"]);
+        assert!(!out.contains("stays in"), "{out}");
         assert_eq!(home.read_settings(), original, "back byte for byte");
         assert_eq!(std::fs::metadata(home.settings()).unwrap().permissions().mode() & 0o777, 0o644);
         assert!(!home.backup().exists(), "nothing of ours is left beside it");
@@ -181,9 +182,10 @@ fn a_file_changed_since_install_loses_exactly_our_entries() {
     // The user adds a setting of their own after our install.
     let edited = home.read_settings().replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1);
     std::fs::write(home.settings(), &edited).unwrap();
-    home.ok(&["uninstall"]);
+    let out = home.ok(&["uninstall"]);
     assert_eq!(home.read_settings(), original.replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1));
     assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), original, "the backup is kept, unchanged");
+    assert!(out.contains(&format!("stays in {}", home.backup().display())), "uninstall says where: {out}");
 }
 
 #[test]
