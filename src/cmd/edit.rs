@@ -43,7 +43,16 @@ impl super::Run for EditArgs {
             .flatten()
             .filter(|bytes| !bytes.iter().all(u8::is_ascii_whitespace) && bytes.as_slice() != base.as_bytes());
         match (&result, yours) {
-            (Err(_), Some(_)) => eprintln!("memory-save: your text is kept in {}", copy.display()),
+            (Err(_), Some(bytes)) => {
+                // Kept with every line that holds a secret masked: a refused
+                // key must not stay on disk in the clear.
+                let text = String::from_utf8_lossy(&bytes);
+                let masked: String = text.split_inclusive('\n').map(crate::memory::secrets::redact_line).collect();
+                if masked != text {
+                    crate::store::fsutil::write_atomic(&copy, masked.as_bytes(), true)?;
+                }
+                eprintln!("memory-save: your text is kept in {} (secrets in it masked)", copy.display());
+            }
             _ => {
                 let _ = std::fs::remove_file(&copy);
             }

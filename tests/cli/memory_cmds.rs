@@ -74,6 +74,11 @@ fn edit_refuses_a_secret_and_keeps_the_text() {
     assert_eq!(env.memory().unwrap(), template_with("proj", &["- First fact."]), "unchanged");
     let kept = edit_copies(&env);
     assert_eq!(kept.len(), 1, "the refused text is kept: {kept:?}");
+    // Kept with the secret masked: nothing of it lands on disk in the clear.
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    assert!(!text.contains(&key) && text.contains("- First fact.\n"), "{text}");
+    assert!(text.contains("[not shown: it looks like it holds a GitHub token]"), "{text}");
+    assert!(out.stderr.contains("secrets in it masked"), "{}", out.stderr);
     std::fs::remove_file(&kept[0]).unwrap();
     // An editor that cannot start, or that fails without writing a word:
     // nothing to keep, nothing left behind, nothing said about keeping.

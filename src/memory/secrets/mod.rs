@@ -52,6 +52,13 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// `line` with its text replaced by `redact`'s stand-in when it holds a
+/// secret, its line end kept.
+pub fn redact_line(line: &str) -> String {
+    let bare = line.trim_end_matches(['\n', '\r']);
+    format!("{}{}", redact(bare), &line[bare.len()..])
+}
+
 pub fn refusal(kind: &str) -> String {
     format!("it looks like it holds {kind}; secrets are never written to memory")
 }
