@@ -136,6 +136,11 @@ enum Shown {
         at: i64,
         month_usd: Option<f64>,
     },
+    /// No save yet: what SessionStart loaded.
+    Loaded {
+        lines: usize,
+        at: i64,
+    },
 }
 
 impl Shown {
@@ -167,7 +172,10 @@ impl Shown {
         if let Some(since) = saving {
             return Some(Shown::Saving { since });
         }
-        let status = last?;
+        let Some(status) = last else {
+            let loaded = state.input.baseline.as_ref().filter(|b| b.lines > 0)?;
+            return Some(Shown::Loaded { lines: loaded.lines, at: loaded.at });
+        };
         Some(Shown::Saved { text: status.text.clone(), at: status.at, month_usd: state.outcome.month_usd })
     }
 
@@ -186,6 +194,9 @@ impl Shown {
                 timed(&format!("{text} · {} this month", crate::memory::cost::usd(*month)), *at)
             }
             Shown::Saved { text, at, month_usd: None } => timed(text, *at),
+            Shown::Loaded { lines, at } => {
+                timed(&format!("loaded {}", crate::memory::report::plural(*lines as u64, "line")), *at)
+            }
         })
     }
 }

@@ -25,7 +25,8 @@ pub fn record(sessions: &SessionStore, id: &SessionId, text: &str, part: usize, 
                 false
             }
             _ => {
-                s.input.baseline = Some(Baseline { hash, parts: total, seen: bit, at: now });
+                s.input.baseline =
+                    Some(Baseline { hash, parts: total, seen: bit, at: now, lines: text.lines().count() });
                 true
             }
         }

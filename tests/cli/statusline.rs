@@ -42,6 +42,21 @@ fn nothing_to_show_before_a_save() {
     statusline(&env, &[]).assert_silent();
 }
 
+/// From SessionStart until the first save, the line says the memory loaded.
+#[test]
+fn says_the_memory_loaded_until_the_first_save() {
+    let env = Env::new();
+    let memory = template_with("proj", &["- Deploys go through `make ship`."]);
+    env.write_memory(&memory);
+    env.hook("session-start").arg("--part").arg("1").fixture("SessionStart-startup.json").session(SID).run().ok();
+    let out = statusline(&env, &[]);
+    assert_line(out.stdout.strip_suffix('\n').unwrap(), &format!("loaded {} lines", memory.lines().count()));
+    env.script_reply(1, &adds("- A fact."));
+    env.saved_turn(SID, 1);
+    let out = statusline(&env, &[]);
+    assert_saved_line(out.stdout.lines().next().unwrap(), "+1");
+}
+
 #[test]
 fn shows_saving_then_the_result() {
     let env = Env::new();

@@ -171,6 +171,9 @@ pub struct LastSave {
 pub struct Baseline {
     pub hash: u64,
     pub parts: usize,
+    /// The loaded memory's lines, for the status line until the first save.
+    #[serde(default)]
+    pub lines: usize,
     /// Bit N-1: part N was emitted.
     pub seen: u64,
     pub at: i64,
