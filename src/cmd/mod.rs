@@ -11,6 +11,7 @@ pub mod exit;
 pub mod history;
 pub mod import;
 pub mod install;
+pub mod list;
 pub mod merge_driver;
 pub mod restore;
 pub mod resume;
@@ -102,6 +103,7 @@ pub enum Command {
     Install(install::InstallArgs),
     Uninstall(install::UninstallArgs),
     Status(status::StatusArgs),
+    List(list::ListArgs),
     Show(show::ShowArgs),
     Edit(edit::EditArgs),
     Import(import::ImportArgs),
@@ -135,6 +137,7 @@ impl Run for Command {
             Command::Install(c) => c.run(),
             Command::Uninstall(c) => c.run(),
             Command::Status(c) => c.run(),
+            Command::List(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::Edit(c) => c.run(),
             Command::Import(c) => c.run(),

@@ -215,3 +215,23 @@ fn edit_keeps_a_piped_download_only_when_you_say_yes() {
     assert!(shown.contains("keep them? [y/N]"), "{shown}");
     assert_eq!(env.memory().unwrap(), piped, "{shown}");
 }
+
+#[test]
+fn list_names_every_projects_memory_on_this_machine() {
+    let env = Env::new();
+    env.cmd(&["list"]).stdout(&format!("no memory on this machine yet ({})\n", env.mem.join("memory").display())).run();
+    env.script_default(&adds("- A fact."));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.mem.join("memory/other")).unwrap();
+    let out = env.cmd(&["list"]).run().ok().stdout;
+    assert!(out.starts_with("other  no repository recorded\n  not written yet · no save on this machine\n"), "{out}");
+    assert!(
+        out.contains("proj  path:") && out.contains("lines · last save ") && out.contains("(+1) · paid by "),
+        "{out}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&env.cmd(&["list", "--json"]).run().ok().stdout).unwrap();
+    assert_eq!(json[1]["folder"], "proj");
+    assert_eq!(json[1]["last_save"], "+1");
+    assert_eq!(json[1]["lines"], env.memory().unwrap().lines().count());
+    assert_eq!(json[0]["lines"], serde_json::Value::Null);
+}
