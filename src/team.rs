@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::memory::gate::instruction_lines;
 use crate::memory::template;
 use crate::project::{TEAM_DIR, TEAM_MARKER};
 use crate::store::folder::Folder;
@@ -30,12 +31,6 @@ pub fn register_driver(git_dir: Option<&Path>) {
     }
 }
 
-/// The lines of `memory` later sessions take as instructions: the CRITICAL
-/// RULES bullets, and orders elsewhere (`gate::instruction_lines`).
-pub fn rules(memory: &str) -> Vec<String> {
-    crate::memory::gate::instruction_lines(memory)
-}
-
 fn read_seen(roots: &Roots, project: &str, dir: &Path) -> Option<Vec<String>> {
     crate::store::folder_record::read(&Folder::team(roots, project, dir)).team_rules
 }
@@ -47,7 +42,8 @@ fn write_seen(roots: &Roots, project: &str, dir: &Path, seen: &[String]) {
     }
 }
 
-fn quote(rules: &[String]) -> String {
+/// Rules quoted for a report line.
+pub fn quote_rules(rules: &[String]) -> String {
     rules.iter().map(|r| format!("\"{}\"", crate::memory::text::shorten(r, 200))).collect::<Vec<_>>().join("; ")
 }
 
@@ -55,7 +51,7 @@ fn quote(rules: &[String]) -> String {
 /// (a pull, a teammate's commit, a hand edit), quoted for the user; without
 /// the review gate they count as seen from now on.
 pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Option<String> {
-    let now = rules(memory);
+    let now = instruction_lines(memory);
     let seen = read_seen(roots, project, dir);
     if seen.as_ref() != Some(&now) {
         write_seen(roots, project, dir, &now);
@@ -65,7 +61,7 @@ pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Opti
     (!new.is_empty()).then(|| {
         crate::memory::text::visible(&format!(
             "memory-save: the team memory has new CRITICAL RULES since this machine last loaded it: {}",
-            quote(&new)
+            quote_rules(&new)
         ))
     })
 }
@@ -86,7 +82,7 @@ fn approved(roots: &Roots, identity: &str, project: &str, dir: &Path) -> Vec<Str
 /// With the review gate: team CRITICAL RULES not approved here, even at first load.
 pub fn held_rules(roots: &Roots, identity: &str, project: &str, dir: &Path, memory: &str) -> Vec<String> {
     let approved = approved(roots, identity, project, dir);
-    rules(memory).into_iter().filter(|r| !approved.contains(r)).collect()
+    instruction_lines(memory).into_iter().filter(|r| !approved.contains(r)).collect()
 }
 
 /// `memory` without the `held` lines (an emptied section gets its placeholder).
@@ -106,13 +102,8 @@ pub fn held_report(held: &[String]) -> Option<String> {
 pub fn held_report_for(what: &str, held: &[String]) -> String {
     crate::memory::text::visible(&format!(
         "memory-save: {what} wait for your review and are not loaded (memory-save review): {}",
-        quote(held)
+        quote_rules(held)
     ))
-}
-
-/// Rules quoted for a report line.
-pub fn quote_rules(rules: &[String]) -> String {
-    quote(rules)
 }
 
 /// The id `review` shows a held team rule by.

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 
-use crate::memory::cost::usd;
+use crate::memory::{cost::usd, report::plural};
 use crate::save::money::month::{self, Month};
 
 /// Bars are at most this wide.
@@ -76,5 +76,3 @@ fn render(month: &Month, terminal: bool) -> String {
     }
     out
 }
-
-pub use crate::memory::report::plural;

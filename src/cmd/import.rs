@@ -52,9 +52,9 @@ impl super::Run for ImportArgs {
         let base = current.clone().unwrap_or_else(|| crate::memory::template::skeleton(&folder.project));
         // An import is foreign text: its new CRITICAL RULES are quoted, and
         // with the review gate on they wait for review like a save's.
-        let had = crate::team::rules(&base);
+        let had = crate::memory::gate::instruction_lines(&base);
         let new_rules: Vec<String> =
-            crate::team::rules(&imported.memory).into_iter().filter(|r| !had.contains(r)).collect();
+            crate::memory::gate::instruction_lines(&imported.memory).into_iter().filter(|r| !had.contains(r)).collect();
         let mut imported = imported;
         let gate = crate::config::of(&roots).review_rules();
         if gate && !new_rules.is_empty() {

@@ -36,16 +36,8 @@ impl Price {
     }
 
     const fn with_long(self, input: f64, output: f64) -> Price {
-        Price {
-            long: Some(Rates {
-                input,
-                output,
-                cache_read: input * 0.1,
-                cache_write_5m: input * 1.25,
-                cache_write_1h: input * 2.0,
-            }),
-            ..self
-        }
+        let Price { cache_read, cache_write_5m, cache_write_1h, .. } = Price::of(input, output);
+        Price { long: Some(Rates { input, output, cache_read, cache_write_5m, cache_write_1h }), ..self }
     }
 
     /// The rates for a request of `input_tokens` in all.

@@ -67,11 +67,6 @@ fn is_placeholder(line: &str) -> bool {
     matches!(line.trim(), "- None yet." | "- None yet")
 }
 
-/// How alike two lines' word sets are, from 0 to 1.
-pub fn similarity(a: &str, b: &str) -> f64 {
-    jaccard(&words(a), &words(b))
-}
-
 fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
     let union = a.union(b).count();
     if union == 0 {
@@ -204,6 +199,11 @@ mod tests {
         ("- Testler cargo test ile çalıştırılır.", "- Derleme cargo build ile yapılır.", false),
         ("- The API uses REST.", "- The API uses snake_case JSON keys.", false),
     ];
+
+    /// How alike two lines' word sets are, from 0 to 1.
+    fn similarity(a: &str, b: &str) -> f64 {
+        jaccard(&words(a), &words(b))
+    }
 
     fn scores(threshold: f64) -> (f64, f64) {
         let (mut tp, mut fp, mut fn_) = (0.0, 0.0, 0.0);

@@ -178,14 +178,16 @@ fn fold(text: &str) -> String {
         .map(small_capital)
         .flat_map(char::to_uppercase)
         .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
-        .map(|c| match CONFUSABLES.binary_search_by_key(&(c as u32), |(code, _)| *code) {
-            Ok(at) => char::from(CONFUSABLES[at].1),
-            Err(_) => c,
-        })
+        .map(unconfuse)
         .collect()
 }
 
 include!(concat!(env!("OUT_DIR"), "/confusables.rs"));
+
+/// The character UTS #39 says `c` is confused with, or `c` itself.
+fn unconfuse(c: char) -> char {
+    CONFUSABLES.binary_search_by_key(&(c as u32), |(code, _)| *code).map_or(c, |at| char::from(CONFUSABLES[at].1))
+}
 
 /// Whether two lines read the same to the model once folded: a save that
 /// writes a look-alike of a held foreign rule writes that rule.
@@ -210,11 +212,7 @@ pub fn fold_ascii(text: &str) -> String {
             } else if c.is_whitespace() {
                 ' '
             } else {
-                let c = small_capital(c);
-                match CONFUSABLES.binary_search_by_key(&(c as u32), |(code, _)| *code) {
-                    Ok(at) => char::from(CONFUSABLES[at].1),
-                    Err(_) => c,
-                }
+                unconfuse(small_capital(c))
             }
         })
         .collect()
@@ -330,7 +328,7 @@ pub fn load(text: &str) -> Loaded {
 /// The line the loaded block carries when it leaves lines out.
 pub fn block_note(withheld: usize) -> Option<String> {
     (withheld > 0).then(|| {
-        let lines = if withheld == 1 { "1 line".to_string() } else { format!("{withheld} lines") };
+        let lines = super::report::plural(withheld as u64, "line");
         format!(
             "(memory-save left out {lines} of MEMORY.md that no save may write: hidden or control characters, framing markup, a look-alike of this block's header, or a secret; the user was told which.)"
         )
@@ -340,8 +338,7 @@ pub fn block_note(withheld: usize) -> Option<String> {
 /// The line the loaded block carries when rules wait for the user's review.
 pub fn held_note(held: usize) -> Option<String> {
     (held > 0).then(|| {
-        let rules =
-            if held == 1 { "1 CRITICAL RULES line".to_string() } else { format!("{held} CRITICAL RULES lines") };
+        let rules = super::report::plural(held as u64, "CRITICAL RULES line");
         format!(
             "(memory-save left out {rules} that did not come from the user's own saves and wait for the user's review.)"
         )

@@ -59,32 +59,27 @@ pub fn merge_sections(ours: &str, theirs: &str, project: &str) -> String {
     render(&title, &preamble, bodies)
 }
 
-fn render(title: &str, preamble: &[String], mut bodies: [Vec<String>; 4]) -> String {
+fn render(title: &str, preamble: &[String], bodies: [Vec<String>; 4]) -> String {
     let mut out = format!("{title}\n");
-    let preamble: Vec<&String> = preamble.iter().skip_while(|l| l.trim().is_empty()).collect();
-    let end = preamble.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
-    if end > 0 {
-        out.push('\n');
-        for line in &preamble[..end] {
-            out.push_str(&format!("{line}\n"));
-        }
+    let preamble = without_blank_ends(preamble);
+    if !preamble.is_empty() {
+        out.push_str(&format!("\n{}\n", preamble.join("\n")));
     }
-    for (name, body) in SECTIONS.iter().zip(bodies.iter_mut()) {
+    for (name, mut body) in SECTIONS.iter().zip(bodies) {
         if body.iter().any(|l| !l.trim().is_empty() && l.trim() != PLACEHOLDER) {
             body.retain(|l| l.trim() != PLACEHOLDER);
         }
-        while body.last().is_some_and(|l| l.trim().is_empty()) {
-            body.pop();
-        }
-        while body.first().is_some_and(|l| l.trim().is_empty()) {
-            body.remove(0);
-        }
-        if body.is_empty() {
-            body.push(PLACEHOLDER.to_string());
-        }
-        out.push_str(&format!("\n## {name}\n{}\n", body.join("\n")));
+        let body = without_blank_ends(&body);
+        let body = if body.is_empty() { PLACEHOLDER.to_string() } else { body.join("\n") };
+        out.push_str(&format!("\n## {name}\n{body}\n"));
     }
     out
+}
+
+fn without_blank_ends(lines: &[String]) -> &[String] {
+    let start = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(start, |i| i + 1);
+    &lines[start..end]
 }
 
 /// A topic file name that passes the rule, made from `name`.

@@ -89,16 +89,7 @@ pub fn merge_memory(base: Option<&str>, ours: &str, theirs: &str, project: &str)
     let mut refused = Vec::new();
     let kept: Vec<&str> = lines
         .into_iter()
-        .filter(|line| {
-            let brought = so.new.contains(line) || st.new.contains(line);
-            match super::gate::refusal(line).filter(|_| brought) {
-                Some(why) => {
-                    refused.push(format!("{}: {why}", secrets::redact(line)));
-                    false
-                }
-                None => true,
-            }
-        })
+        .filter(|line| !(so.new.contains(line) || st.new.contains(line)) || admitted(line, &mut refused))
         .collect();
     let text = kept.join("\n") + "\n";
     Merged { text: fit(&text), refused }
@@ -115,19 +106,20 @@ pub fn merge_topic(base: Option<&str>, ours: &str, theirs: &str) -> Merged {
         .split_inclusive('\n')
         .filter(|line| {
             let line = bare(line);
-            if known.contains(&line) {
-                return true;
-            }
-            match super::gate::refusal(&line) {
-                Some(why) => {
-                    refused.push(format!("{}: {why}", secrets::redact(&line)));
-                    false
-                }
-                None => true,
-            }
+            known.contains(&line) || admitted(&line, &mut refused)
         })
         .collect();
     Merged { text: merge_topic_text(base, ours, &checked), refused }
+}
+
+/// Whether the gate admits a line a side brought in; one it refuses is
+/// named in `refused`, redacted.
+fn admitted(line: &str, refused: &mut Vec<String>) -> bool {
+    let why = super::gate::refusal(line);
+    if let Some(why) = &why {
+        refused.push(format!("{}: {why}", secrets::redact(line)));
+    }
+    why.is_none()
 }
 
 fn merge_topic_text(base: Option<&str>, ours: &str, theirs: &str) -> String {

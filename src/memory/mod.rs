@@ -20,8 +20,7 @@ pub mod text;
 
 /// 8 hex digits of FNV-1a, the same on every machine. Not for security.
 pub fn stable_id(text: &str) -> String {
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{:08x}", hash >> 32)
+    format!("{:08x}", stable_hash(text) >> 32)
 }
 
 /// A 64-bit FNV-1a hash, the same on every machine. Not for security.

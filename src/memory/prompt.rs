@@ -244,90 +244,59 @@ Do not move a ## CRITICAL RULES bullet out; shorten it with a replace op if it m
 /// line number would mean nothing to a fork shown only the block).
 fn split_note(memory: &str) -> Option<String> {
     let long: Vec<&str> = memory.lines().filter(|l| l.chars().count() > MAX_BULLET_CHARS).collect();
-    if long.is_empty() {
-        return None;
-    }
-    let mut note = format!(
+    let head = format!(
         "BULLET SPLIT NOTE\nThese lines are longer than {MAX_BULLET_CHARS} characters (each quoted by its start). Replace \
 each with a shorter bullet and add the rest as separate bullets, or move the detail to a topic file:\n"
     );
-    for line in long.iter().take(MAX_NOTE_ENTRIES) {
-        note.push_str(&format!("  {} ({} characters)\n", shorten(line, 120), line.chars().count()));
-    }
-    more_line(&mut note, long.len());
-    Some(note)
+    listed_note(&head, &long, long.len(), |line| {
+        format!("  {} ({} characters)\n", shorten(line, 120), line.chars().count())
+    })
 }
 
 /// EXACT COPY: the last save's remove/replace lines that matched nothing.
 fn exact_copy_note(skipped: &[String], more: usize) -> Option<String> {
-    if skipped.is_empty() {
-        return None;
-    }
-    let mut note = String::from(
-        "EXACT COPY NOTE\nThe last save named lines that MEMORY.md does not have, so those ops were skipped. Copy a \
-line exactly as it stands in the file, with its markup (**, `, list marker), in \"line\":\n",
-    );
-    for line in skipped.iter().take(MAX_NOTE_ENTRIES) {
-        note.push_str(&format!("  {}\n", shorten(line, MAX_NOTE_ENTRY_CHARS)));
-    }
-    more_line(&mut note, skipped.len() + more);
-    Some(note)
+    let head = "EXACT COPY NOTE\nThe last save named lines that MEMORY.md does not have, so those ops were skipped. Copy a \
+line exactly as it stands in the file, with its markup (**, `, list marker), in \"line\":\n";
+    listed_note(head, skipped, skipped.len() + more, |line| format!("  {}\n", shorten(line, MAX_NOTE_ENTRY_CHARS)))
 }
 
 /// OP SHAPE: what the last save refused, and why.
 fn op_shape_note(refused: &[Refusal], more: usize) -> Option<String> {
-    if refused.is_empty() {
-        return None;
-    }
-    let mut note = String::from("OP SHAPE NOTE\nThe last save refused these entries; do not repeat the mistake:\n");
-    for r in refused.iter().take(MAX_NOTE_ENTRIES) {
-        note.push_str(&format!(
-            "  {} — {}\n",
-            shorten(&r.entry, MAX_NOTE_ENTRY_CHARS),
-            shorten(&r.why, MAX_NOTE_ENTRY_CHARS)
-        ));
-    }
-    more_line(&mut note, refused.len() + more);
-    Some(note)
+    let head = "OP SHAPE NOTE\nThe last save refused these entries; do not repeat the mistake:\n";
+    listed_note(head, refused, refused.len() + more, |r| {
+        format!("  {} — {}\n", shorten(&r.entry, MAX_NOTE_ENTRY_CHARS), shorten(&r.why, MAX_NOTE_ENTRY_CHARS))
+    })
 }
 
 /// STALE: quoted whole, since a replace or remove op copies them.
 fn stale_note(stale: &[StaleNote]) -> Option<String> {
-    if stale.is_empty() {
-        return None;
-    }
-    let mut note = String::from(
-        "STALE NOTE\nThese lines of MEMORY.md name a path the repository no longer has. Replace each with its new path \
+    let head = "STALE NOTE\nThese lines of MEMORY.md name a path the repository no longer has. Replace each with its new path \
 (a replace op), or remove it when what it says is gone. Keep a line only when the conversation shows the path is \
-still meant (a file about to be created):\n",
-    );
-    for s in stale.iter().take(MAX_NOTE_ENTRIES) {
-        note.push_str(&format!("  {}\n    `{}`: {}\n", s.line, s.path, s.found));
-    }
-    more_line(&mut note, stale.len());
-    Some(note)
+still meant (a file about to be created):\n";
+    listed_note(head, stale, stale.len(), |s| format!("  {}\n    `{}`: {}\n", s.line, s.path, s.found))
 }
 
 fn duplicates_note(pairs: &[(String, String)]) -> Option<String> {
-    if pairs.is_empty() {
-        return None;
-    }
-    let mut note = String::from(
-        "DUPLICATES NOTE\nEach pair below is two lines of one section that look alike. Where a pair says the same \
+    let head = "DUPLICATES NOTE\nEach pair below is two lines of one section that look alike. Where a pair says the same \
 thing, merge it: one replace op that puts the merged bullet in place of the first line, and one remove op for the \
-second. Leave a pair that says two different things:\n",
-    );
-    for (first, second) in pairs.iter().take(MAX_NOTE_ENTRIES) {
-        note.push_str(&format!("  {first}\n  {second}\n\n"));
-    }
-    more_line(&mut note, pairs.len());
-    Some(note)
+second. Leave a pair that says two different things:\n";
+    listed_note(head, pairs, pairs.len(), |(first, second)| format!("  {first}\n  {second}\n\n"))
 }
 
-fn more_line(note: &mut String, count: usize) {
+/// `head`, then a line for each of the first `MAX_NOTE_ENTRIES` items and
+/// how many more of `count` there are; `None` without items.
+fn listed_note<T>(head: &str, items: &[T], count: usize, line: impl Fn(&T) -> String) -> Option<String> {
+    if items.is_empty() {
+        return None;
+    }
+    let mut note = head.to_string();
+    for item in items.iter().take(MAX_NOTE_ENTRIES) {
+        note.push_str(&line(item));
+    }
     if count > MAX_NOTE_ENTRIES {
         note.push_str(&format!("  (and {} more)\n", count - MAX_NOTE_ENTRIES));
     }
+    Some(note)
 }
 
 #[cfg(test)]

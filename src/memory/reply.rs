@@ -35,7 +35,7 @@ pub struct Reply {
 
 /// `Err` carries the reason for the status line.
 pub fn parse(text: &str) -> Result<Reply, String> {
-    let object = find_object(text)?;
+    let object = find_object(text).0?;
     let mut reply = Reply::default();
     let ops = list(&object, "ops", &mut reply.malformed);
     for entry in ops.iter().take(MAX_OPS) {
@@ -76,13 +76,9 @@ pub const MAX_TOPICS: usize = 100;
 /// Parsing each candidate on its own could be quadratic on a hostile reply
 /// (millions of `{"`), so the parser's work is metered: bytes read plus a
 /// charge per candidate, at most `finder_budget`; a candidate is tried only
-/// when the text after it fits in what is left, else "gave up".
-pub fn find_object(text: &str) -> Result<Map<String, Value>, String> {
-    find_object_metered(text).0
-}
-
-/// `find_object`, and the work it spent (never over `finder_budget`).
-fn find_object_metered(text: &str) -> (Result<Map<String, Value>, String>, usize) {
+/// when the text after it fits in what is left, else "gave up". With the
+/// object, the work it spent (never over `finder_budget`).
+fn find_object(text: &str) -> (Result<Map<String, Value>, String>, usize) {
     let allowed = finder_budget(text.rfind('}').map_or(0, |end| end + 1));
     let mut left = allowed;
     let found = find_within(text, &mut left);
@@ -220,10 +216,7 @@ fn compact(value: &Value) -> String {
     if super::secrets::find_secret(&text).is_some() {
         return super::secrets::redact(&text);
     }
-    super::secrets::redact(&match text.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    })
+    super::secrets::redact(&super::text::shorten(&text, 300))
 }
 
 #[cfg(test)]
@@ -321,7 +314,7 @@ mod tests {
             // Bounded in work, not in seconds: the parser reads at most about
             // one byte per byte of text, however hostile (quadratic would be
             // ten trillion for 10 MB).
-            let (result, spent) = find_object_metered(text);
+            let (result, spent) = find_object(text);
             eprintln!("{name}: {spent} units of work for {} bytes, {:?}", text.len(), result.as_ref().err());
             assert!(spent <= finder_budget(text.len()), "{name}: {spent}");
             assert!(spent <= 2 * text.len() + FINDER_WORK_BASE, "{name}: {spent}");

@@ -35,24 +35,16 @@ impl<'a> Summary<'a> {
         Summary { outcome, changed_meanwhile }
     }
 
-    fn topic_names(&self) -> Vec<&str> {
-        self.outcome.topic_files()
-    }
-
     /// `+2 -1 ~1 topic: history 1 refused`, or `no change`.
     pub fn status(&self) -> String {
         let o = self.outcome;
         let mut parts: Vec<String> = Vec::new();
-        if o.added > 0 {
-            parts.push(format!("+{}", o.added));
+        for (n, sign) in [(o.added, '+'), (o.removed, '-'), (o.replaced, '~')] {
+            if n > 0 {
+                parts.push(format!("{sign}{n}"));
+            }
         }
-        if o.removed > 0 {
-            parts.push(format!("-{}", o.removed));
-        }
-        if o.replaced > 0 {
-            parts.push(format!("~{}", o.replaced));
-        }
-        let topics = self.topic_names();
+        let topics = o.topic_files();
         if !topics.is_empty() {
             let names: Vec<&str> = topics.iter().map(|t| t.trim_end_matches(".md")).collect();
             parts.push(format!("topic: {}", names.join(", ")));
@@ -83,7 +75,7 @@ impl<'a> Summary<'a> {
             }
         }
         let mut clauses: Vec<String> = Vec::new();
-        let topics = self.topic_names();
+        let topics = o.topic_files();
         match (counts.is_empty(), topics.is_empty()) {
             (false, _) => clauses.push(counts.join(", ")),
             (true, false) => clauses.push("topic files only".into()),

@@ -189,19 +189,13 @@ pub fn json_visible(json: &str) -> String {
 }
 
 fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
-    let mut previous = None;
-    let wanted = |previous: Option<char>, c: char| unwanted(c).is_none() && !stray_selector(previous, c);
-    let mut scan = None;
-    if text.chars().all(|c| {
-        let ok = wanted(scan, c);
-        scan = Some(c);
-        ok
-    }) {
+    if first_unwanted(text).is_none() {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
+    let mut previous = None;
     for c in text.chars() {
-        if wanted(previous, c) {
+        if unwanted(c).is_none() && !stray_selector(previous, c) {
             out.push(c);
         } else {
             escaped(c, &mut out);

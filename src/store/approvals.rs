@@ -32,17 +32,14 @@ pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
         return Ok(()); // nothing to approve: no file to sync
     }
     let mut list = existing.unwrap_or_default();
-    for rule in rules {
-        if !list.contains(rule) {
-            list.push(rule.clone());
-        }
-    }
+    add_new(&mut list, rules);
     let text: String = list.iter().map(|r| format!("{r}\n")).collect();
     super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
     update(folder, true, |r| add_new(&mut r.approved_here, rules))
 }
 
-fn add_new(list: &mut Vec<String>, rules: &[String]) {
+/// Adds each of `rules` that `list` lacks, in order.
+pub(super) fn add_new(list: &mut Vec<String>, rules: &[String]) {
     for rule in rules {
         if !list.contains(rule) {
             list.push(rule.clone());

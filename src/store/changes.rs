@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use crate::memory::text::unified_diff;
 use crate::store::folder::Folder;
 use crate::store::history::{After, Before, Entry, Origin, apply_undo, list, plan_undo};
 
@@ -44,7 +45,7 @@ impl History<'_> {
     pub fn show(&self, number: u64) -> Result<(Listed, Vec<(String, String)>)> {
         let entries = list(self.folder)?;
         let files = before_and_after(self.folder, number, &entries)?;
-        let diffs = files.iter().map(|(name, old, new)| (name.clone(), unified_diff(name, old, new))).collect();
+        let diffs = files.iter().map(|(name, old, new)| (name.clone(), unified_diff(old, new, Some(name)))).collect();
         let (number, entry) = entries.into_iter().find(|(n, _)| *n == number).expect("found above");
         Ok((listed(number, entry), diffs))
     }
@@ -66,7 +67,7 @@ impl History<'_> {
             .files
             .iter()
             .map(|(name, (now, target))| {
-                (name.clone(), unified_diff(name, now.as_deref().unwrap_or(""), target.as_deref().unwrap_or("")))
+                (name.clone(), unified_diff(now.as_deref().unwrap_or(""), target.as_deref().unwrap_or(""), Some(name)))
             })
             .collect();
         let label = apply_undo(self.folder, &plan)?;
@@ -83,10 +84,6 @@ fn listed(number: u64, entry: Entry) -> Listed {
         origin: entry.origin,
         added: entry.added,
     }
-}
-
-fn unified_diff(name: &str, old: &str, new: &str) -> String {
-    crate::memory::text::unified_diff(old, new, Some(name))
 }
 
 /// The text of each file of change `number` before and after it. An entry

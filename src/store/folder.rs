@@ -48,13 +48,8 @@ impl Folder {
     /// (the repository says whose it is), and a lock per worktree.
     pub fn team(roots: &Roots, project: &str, dir: &Path) -> Folder {
         let tag = crate::memory::stable_id(&dir.display().to_string());
-        Folder {
-            project: project.to_string(),
-            dir: dir.to_path_buf(),
-            lock_path: roots.projects_state_dir().join(format!("{project}.team-{tag}.lock")),
-            identity: None,
-            team: true,
-        }
+        let lock_path = roots.projects_state_dir().join(format!("{project}.team-{tag}.lock"));
+        Folder { dir: dir.to_path_buf(), lock_path, team: true, ..Folder::new(roots, project) }
     }
 
     /// Beside MEMORY.md for a personal memory (sync never carries it), in
@@ -177,8 +172,7 @@ impl Folder {
     pub fn append_topics(&self, topics: &[TopicAppend]) -> Result<()> {
         for topic in topics {
             check_topic_name(&topic.file).map_err(anyhow::Error::msg)?;
-            let old = read_if_exists(&self.dir.join(&topic.file))?.unwrap_or_default();
-            let mut text = old;
+            let mut text = read_if_exists(&self.dir.join(&topic.file))?.unwrap_or_default();
             if !text.is_empty() {
                 if !text.ends_with('\n') {
                     text.push('\n');

@@ -3,8 +3,6 @@
 //! and never syncs (docs/design.md §6). One of a newer version is never
 //! overwritten; every change is a read-modify-write under the lock.
 
-use std::path::PathBuf;
-
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
@@ -54,14 +52,10 @@ pub struct Orders {
     pub lines: Vec<String>,
 }
 
-fn path(folder: &Folder) -> PathBuf {
-    folder.state_file("json")
-}
-
 /// A fresh record when there is none or it cannot be read; an installed
 /// version's files are folded in first.
 pub fn read(folder: &Folder) -> FolderRecord {
-    match super::record::read::<FolderRecord>(&path(folder)) {
+    match super::record::read::<FolderRecord>(&folder.state_file("json")) {
         Some(record) if record.version == VERSION => record,
         Some(record) if record.version > VERSION => FolderRecord::default(),
         _ if EARLIER.iter().chain(["json"].iter()).any(|ext| folder.state_file(ext).exists()) => fold_once(folder),
@@ -74,11 +68,12 @@ pub fn read(folder: &Folder) -> FolderRecord {
 /// not take back.
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
     let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
-    let found = super::record::load::<FolderRecord>(&path(folder))?;
+    let path = folder.state_file("json");
+    let found = super::record::load::<FolderRecord>(&path)?;
     if let Some(newer) = found.as_ref().filter(|r| r.version > VERSION) {
         bail!(
             "{} was written by a newer memory-save (record version {}); upgrade memory-save to change it",
-            path(folder).display(),
+            path.display(),
             newer.version
         );
     }
@@ -88,18 +83,10 @@ pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut Folder
     };
     let before = record.clone();
     let result = change(&mut record);
-    if record != before || !path(folder).exists() {
-        write(folder, &record, durable)?;
+    if record != before || !path.exists() {
+        super::record::write_record(&path, &record, durable)?;
     }
     Ok(result)
-}
-
-fn write(folder: &Folder, record: &FolderRecord, durable: bool) -> Result<()> {
-    if durable {
-        super::record::write_durable(&path(folder), record)
-    } else {
-        super::record::write(&path(folder), record)
-    }
 }
 
 /// The files an installed version kept per folder beside the lock (its
@@ -150,7 +137,7 @@ fn fold(folder: &Folder) -> FolderRecord {
     };
     // Written before anything goes: a crash in between leaves the earlier
     // files, folded again the same way.
-    if write(folder, &record, true).is_ok() {
+    if super::record::write_durable(&folder.state_file("json"), &record).is_ok() {
         if upgraded {
             // This machine had its one-time approval already.
             super::approvals::mark_upgraded(&folder.state_root());
@@ -225,11 +212,11 @@ mod tests {
         let (roots, folder) = folder(dir.path());
         std::fs::create_dir_all(roots.projects_state_dir()).unwrap();
         let newer = r#"{"version": 99, "own": ["- kept"]}"#;
-        std::fs::write(path(&folder), newer).unwrap();
+        std::fs::write(folder.state_file("json"), newer).unwrap();
         assert_eq!(read(&folder), FolderRecord::default());
         let err = update(&folder, false, |r| r.own.clear()).unwrap_err();
         assert!(format!("{err:#}").contains("newer memory-save"), "{err:#}");
-        assert_eq!(std::fs::read_to_string(path(&folder)).unwrap(), newer);
+        assert_eq!(std::fs::read_to_string(folder.state_file("json")).unwrap(), newer);
     }
 
     #[test]

@@ -215,23 +215,19 @@ mod fault {
         if kill_wanted(name, "half") {
             file.write_all(&contents[..contents.len() / 2])?;
             let _ = file.sync_all();
-            die();
+            crate::sys::kill_self();
         }
         Ok(())
     }
 
     pub fn after_rename(name: &str) {
         if kill_wanted(name, "renamed") {
-            die();
+            crate::sys::kill_self();
         }
     }
 
     fn kill_wanted(name: &str, stage: &str) -> bool {
         crate::env::fault(KILL_ENV).is_some_and(|v| v == format!("{name}:{stage}"))
-    }
-
-    fn die() {
-        crate::sys::kill_self();
     }
 }
 
@@ -267,9 +263,7 @@ impl Lock {
         }
         Lock { _file: file, path: path.to_path_buf() }
     }
-}
 
-impl Lock {
     /// Waits at most `limit`: a holder that hangs must not hang the hooks behind it.
     pub fn acquire(path: &Path, limit: Duration) -> Result<Lock> {
         let mut file = open_lock_file(path)?;
@@ -323,7 +317,6 @@ pub fn is_locked(path: &Path) -> bool {
 /// Whether the file we locked is still the one at `path` (jj's check): else
 /// a sweep left us holding a lock no one else can see.
 fn still_linked(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (file.metadata(), std::fs::symlink_metadata(path)) {
         (Ok(held), Ok(there)) => held.nlink() > 0 && held.ino() == there.ino() && held.dev() == there.dev(),
         _ => false,

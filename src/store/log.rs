@@ -20,15 +20,12 @@ pub fn path(state_dir: &std::path::Path) -> PathBuf {
 
 /// A message may quote what it failed on, so it passes the secret scanner first.
 pub fn error(message: &str) {
-    line("error", &crate::memory::secrets::redact(message));
-}
-
-fn line(level: &str, message: &str) {
     let Some(state) = STATE_DIR.get() else { return };
     if crate::store::fsutil::create_private_dir(state).is_err() {
         return;
     }
     let stamp = crate::env::timestamp(crate::env::now_unix());
-    let line = format!("{stamp} {level} [{}] {}", std::process::id(), message.replace('\n', " "));
+    let message = crate::memory::secrets::redact(message).replace('\n', " ");
+    let line = format!("{stamp} error [{}] {message}", std::process::id());
     crate::store::fsutil::append_line(&path(state), &line, MAX_LOG_BYTES);
 }

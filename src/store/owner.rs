@@ -106,11 +106,7 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
 /// Adds path identities to this machine's part of folder `name`'s record.
 pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
     crate::store::folder_record::update(&crate::store::folder::Folder::new(roots, name), false, |r| {
-        for p in paths {
-            if !r.paths.contains(p) {
-                r.paths.push(p.clone());
-            }
-        }
+        super::approvals::add_new(&mut r.paths, paths)
     })
 }
 

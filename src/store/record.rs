@@ -39,7 +39,8 @@ pub fn write_durable<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, true)
 }
 
-fn write_record<T: Serialize>(path: &Path, record: &T, durable: bool) -> Result<()> {
+/// `write`, or `write_durable` when `durable`.
+pub fn write_record<T: Serialize>(path: &Path, record: &T, durable: bool) -> Result<()> {
     if let Some(dir) = path.parent() {
         crate::store::fsutil::create_private_dir(dir)?;
     }

@@ -156,9 +156,11 @@ impl SessionStore {
     }
 
     /// Reads without locking: fine for a glance (status line, a flag that is
-    /// already set), never for a read-modify-write.
+    /// already set), never for a read-modify-write. A missing or unreadable
+    /// state file is a fresh session: the state is ours and never worth
+    /// failing a hook over.
     pub fn peek(&self, id: &SessionId) -> SessionState {
-        read_state(&self.path(id, "json"))
+        read_state_bytes(&self.path(id, "json")).and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
     }
 
     /// Runs `change` under the session's lock, writing back only a change.
@@ -205,11 +207,9 @@ impl SessionStore {
                 .and_then(|m| now.duration_since(m).ok())
                 .is_some_and(|age| age > STALE_AFTER);
             if stale && path.extension().is_some_and(|e| e == "json") {
-                let _ = std::fs::remove_file(&path);
-                let _ = std::fs::remove_file(path.with_extension("lock"));
-                let _ = std::fs::remove_file(path.with_extension("worker.lock"));
-                let _ = std::fs::remove_file(path.with_extension("claim"));
-                let _ = std::fs::remove_file(path.with_extension("baseline.md"));
+                for ext in ["json", "lock", "worker.lock", "claim", "baseline.md"] {
+                    let _ = std::fs::remove_file(path.with_extension(ext));
+                }
             }
             // A copy a killed worker never removed.
             let snapshot = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SNAPSHOT_EXT));
@@ -218,12 +218,6 @@ impl SessionStore {
             }
         }
     }
-}
-
-/// A missing or unreadable state file is a fresh session: the state is ours
-/// and never worth failing a hook over.
-fn read_state(path: &Path) -> SessionState {
-    read_state_bytes(path).and_then(|bytes| parse_state(&bytes)).unwrap_or_default()
 }
 
 pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {

@@ -40,7 +40,9 @@ fn status_shows_size_topics_last_saves_and_cost() {
     assert!(text.contains("state     on"), "{text}");
     assert!(text.contains("of 200 lines"), "{text}");
     assert!(
-        text.contains("+1 topic: history") && text.contains("cache read 3400") && text.contains("(the CLI said $0.012)\n"),
+        text.contains("+1 topic: history")
+            && text.contains("cache read 3400")
+            && text.contains("(the CLI said $0.012)\n"),
         "{text}"
     );
 }

@@ -278,7 +278,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
             &format!(
                 "{} holds {} dated more than ten minutes ahead of this machine's clock; they count as now",
                 roots.saves_log().display(),
-                super::cost::plural(ahead as u64, "save record")
+                crate::memory::report::plural(ahead as u64, "save record")
             ),
             "check the clock (date); budgets stay safe meanwhile",
         );

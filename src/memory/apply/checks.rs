@@ -17,12 +17,8 @@ pub fn describe_op(op: &Op) -> String {
             serde_json::json!({"op": "replace", "line": r(line), "text": r(text)})
         }
     };
-    let text = json.to_string();
     // Quoting or cutting can make a shape the fields alone did not have.
-    secrets::redact(&match text.char_indices().nth(300) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    })
+    secrets::redact(&super::super::text::shorten(&json.to_string(), 300))
 }
 
 /// A topic in refusals: its file name, unless that holds a secret.

@@ -32,10 +32,6 @@ impl Doc {
         out
     }
 
-    pub fn kinds(&self) -> &[LineKind] {
-        &self.kinds
-    }
-
     /// `template::is_in_template` on the kept kinds, without rendering the text.
     pub fn in_template(&self) -> bool {
         let Some(first) = self.lines.iter().position(|l| !l.trim().is_empty()) else {
@@ -106,7 +102,7 @@ impl Doc {
 
     /// The `##` section (index into SECTIONS) a line belongs to.
     pub fn section_of(&self, at: usize) -> Option<usize> {
-        let kinds = self.kinds();
+        let kinds = &self.kinds;
         (0..=at)
             .rev()
             .find(|&i| kinds[i] == LineKind::Section)
@@ -131,7 +127,7 @@ impl Doc {
     }
 
     pub fn protect(&self, at: usize) -> Result<(), String> {
-        match self.kinds()[at] {
+        match self.kinds[at] {
             LineKind::Title | LineKind::Section => {
                 Err("the title and the four ## section headings cannot be removed or replaced".into())
             }
@@ -141,7 +137,7 @@ impl Doc {
 
     /// The block a heading owns: the lines after it up to the next heading.
     pub fn block_end(&self, heading: usize) -> usize {
-        let kinds = self.kinds();
+        let kinds = &self.kinds;
         (heading + 1..self.lines.len())
             .find(|&i| matches!(kinds[i], LineKind::Section | LineKind::Subheading | LineKind::Title))
             .unwrap_or(self.lines.len())
@@ -151,7 +147,7 @@ impl Doc {
     /// RULES` never takes adds meant for the section past the rules' policy.
     pub fn find_heading(&self, name: &str) -> Option<usize> {
         let want = template::heading_name(name);
-        let kinds = self.kinds();
+        let kinds = &self.kinds;
         let named = |kind: LineKind| {
             (0..self.lines.len())
                 .find(|&i| kinds[i] == kind && template::heading_name(&self.lines[i]).eq_ignore_ascii_case(want))
@@ -186,7 +182,7 @@ impl Doc {
     pub fn remove(&mut self, at: usize, offloading: bool) -> Result<Option<String>, String> {
         self.protect(at)?;
         let is_rule = self.section_of(at) == Some(CRITICAL_RULES)
-            && self.kinds()[at] == LineKind::Text
+            && self.kinds[at] == LineKind::Text
             && self.lines[at].trim() != PLACEHOLDER;
         if is_rule && offloading {
             return Err(
@@ -221,7 +217,7 @@ impl Doc {
 
     /// A section whose last bullet went gets the placeholder back.
     pub fn fill_empty_sections(&mut self) {
-        let kinds = self.kinds();
+        let kinds = &self.kinds;
         let sections: Vec<usize> = (0..self.lines.len()).filter(|&i| kinds[i] == LineKind::Section).collect();
         for &heading in sections.iter().rev() {
             let next = sections.iter().find(|&&s| s > heading).copied().unwrap_or(self.lines.len());

@@ -31,14 +31,9 @@ pub fn pipes_into_shell(line: &str) -> bool {
     // `bash <(curl …)`, `sh -c "$(curl …)"`, `iex (iwr …)`, `iex(New-Object …`
     let substitutions = ["<(curl", "<(wget", "$(curl", "$(wget", "`curl", "`wget"];
     let process = shells.iter().any(|s| lower.contains(&format!("{s} <(")) || lower.contains(&format!("{s} -c")));
-    (process && substitutions.iter().any(|s| lower.contains(s)))
-        || lower.contains("iex (iwr")
-        || lower.contains("iex(iwr")
-        || lower.contains("iex (irm")
-        || lower.contains("iex(irm")
-        || lower.contains("iex (new-object")
-        || lower.contains("iex(new-object")
-        || lower.contains("invoke-expression")
+    let evaluated =
+        ["iex (iwr", "iex(iwr", "iex (irm", "iex(irm", "iex (new-object", "iex(new-object", "invoke-expression"];
+    (process && substitutions.iter().any(|s| lower.contains(s))) || evaluated.iter().any(|s| lower.contains(s))
 }
 
 /// Whether a line gives the model an order: emphasis that addresses it,

@@ -39,6 +39,13 @@ pub struct Entry {
     pub after: BTreeMap<String, After>,
 }
 
+impl Entry {
+    /// An entry made now; `after` is filled in when it is sealed.
+    fn new(message: &str, files: BTreeMap<String, Before>, origin: Origin, added: Vec<String>) -> Entry {
+        Entry { at: crate::env::now_unix(), message: message.to_string(), files, origin, added, after: BTreeMap::new() }
+    }
+}
+
 /// A file as a change left it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -122,8 +129,8 @@ pub enum Change<'a> {
     Append(&'a str),
 }
 
-fn dir(folder: &Folder) -> PathBuf {
-    folder.history_dir()
+fn entry_path(folder: &Folder, number: u64) -> PathBuf {
+    folder.history_dir().join(format!("{number:08}.json"))
 }
 
 /// A recorded entry, so a change that fails halfway can be put back.
@@ -137,14 +144,13 @@ impl Recorded {
     /// Records how the change left each of its files, once it is written.
     pub fn seal(mut self, folder: &Folder) -> Result<()> {
         self.entry.after = state_after(folder, &self.entry.files)?;
-        let path = dir(folder).join(format!("{:08}.json", self.number));
-        fsutil::write_atomic(&path, serde_json::to_string(&self.entry)?.as_bytes(), true)
+        fsutil::write_atomic(&entry_path(folder, self.number), serde_json::to_string(&self.entry)?.as_bytes(), true)
     }
 
     /// Puts the files back and drops the entry: the change did not happen.
     pub fn roll_back(self, folder: &Folder) -> Result<()> {
         put_back(folder, self.number, &self.entry)?;
-        let _ = std::fs::remove_file(dir(folder).join(format!("{:08}.json", self.number)));
+        let _ = std::fs::remove_file(entry_path(folder, self.number));
         Ok(())
     }
 }
@@ -171,17 +177,7 @@ pub fn record(
         };
         files.insert(name.to_string(), before);
     }
-    write_entry(
-        folder,
-        Entry {
-            at: crate::env::now_unix(),
-            message: message.to_string(),
-            files,
-            origin: origin.clone(),
-            added,
-            after: BTreeMap::new(),
-        },
-    )
+    write_entry(folder, Entry::new(message, files, origin.clone(), added))
 }
 
 fn state_after(folder: &Folder, files: &BTreeMap<String, Before>) -> Result<BTreeMap<String, After>> {
@@ -205,23 +201,22 @@ fn state_after(folder: &Folder, files: &BTreeMap<String, Before>) -> Result<BTre
 }
 
 fn write_entry(folder: &Folder, entry: Entry) -> Result<Recorded> {
-    let dir = dir(folder);
+    let dir = folder.history_dir();
     fsutil::create_private_dir(&folder.dir)?;
     fsutil::create_private_dir(&dir)?;
     let numbers = numbers(folder);
     let next = numbers.last().map_or(1, |n| n.saturating_add(1));
-    let path = dir.join(format!("{next:08}.json"));
     // The lock makes any temp file here a killed writer's.
     fsutil::remove_stale_temps(&dir, |name| name.ends_with(".json"));
-    fsutil::write_atomic(&path, serde_json::to_string(&entry)?.as_bytes(), true)?;
+    fsutil::write_atomic(&entry_path(folder, next), serde_json::to_string(&entry)?.as_bytes(), true)?;
     for old in numbers.iter().take((numbers.len() + 1).saturating_sub(KEEP)) {
-        let _ = std::fs::remove_file(dir.join(format!("{old:08}.json")));
+        let _ = std::fs::remove_file(entry_path(folder, *old));
     }
     Ok(Recorded { number: next, entry })
 }
 
 fn numbers(folder: &Folder) -> Vec<u64> {
-    let Ok(entries) = std::fs::read_dir(dir(folder)) else {
+    let Ok(entries) = std::fs::read_dir(folder.history_dir()) else {
         return Vec::new();
     };
     // Only names we write count (eight digits): a forged
@@ -236,7 +231,7 @@ fn numbers(folder: &Folder) -> Vec<u64> {
 }
 
 fn read(folder: &Folder, number: u64) -> Result<Entry> {
-    let path = dir(folder).join(format!("{number:08}.json"));
+    let path = entry_path(folder, number);
     let text = read_if_exists(&path)?.with_context(|| format!("cannot read {}: it is gone", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{} is not a history entry; remove it", path.display()))
 }
@@ -258,29 +253,36 @@ fn check_name(number: u64, name: &str) -> Result<()> {
 fn put_back(folder: &Folder, number: u64, entry: &Entry) -> Result<()> {
     for (name, before) in &entry.files {
         check_name(number, name)?;
-        let path = folder.dir.join(name);
-        let now = read_if_exists(&path)?;
-        // A file already as recorded is left alone: rewriting it gains
-        // nothing, and after a failed write it may fail again.
-        let text = match (before, now.as_deref()) {
-            (Before::Text(text), Some(now)) if text == now => continue,
-            (Before::Text(text), _) => text.clone(),
-            (Before::Absent, None) => continue,
-            (Before::Absent, Some(_)) => {
-                fs_err::remove_file(&path)?;
-                continue;
-            }
-            (Before::Length(len), Some(now)) if now.len() as u64 == *len => continue,
-            (Before::Length(len), now) => match now.and_then(|t| t.get(..*len as usize)) {
-                Some(kept) => kept.to_string(),
-                None => bail!(
-                    "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
-                    path.display()
-                ),
-            },
-            (Before::Tail(tail), now) => format!("{}{tail}", now.unwrap_or_default()),
-        };
-        folder.write_file(name, &text)?;
+        let now = read_if_exists(&folder.dir.join(name))?;
+        let target = restored(folder, name, before, now.as_deref(), number)?;
+        put(folder, name, now.as_deref(), target.as_deref())?;
     }
     Ok(())
+}
+
+/// File `name` as `before` (of entry `number`) says it was, from the text
+/// it has now (`None`: missing, and so it is to be).
+fn restored(folder: &Folder, name: &str, before: &Before, now: Option<&str>, number: u64) -> Result<Option<String>> {
+    Ok(match before {
+        Before::Text(text) => Some(text.clone()),
+        Before::Absent => None,
+        Before::Length(len) => match now.and_then(|t| t.get(..*len as usize)) {
+            Some(kept) => Some(kept.to_string()),
+            None => bail!(
+                "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
+                folder.dir.join(name).display()
+            ),
+        },
+        Before::Tail(tail) => Some(format!("{}{tail}", now.unwrap_or_default())),
+    })
+}
+
+/// Makes file `name` `target` (`None`: removed). A file already so is left
+/// alone: rewriting it gains nothing, and after a failed write it may fail again.
+fn put(folder: &Folder, name: &str, now: Option<&str>, target: Option<&str>) -> Result<()> {
+    match target {
+        Some(text) if now != Some(text) => folder.write_file(name, text),
+        None if now.is_some() => Ok(fs_err::remove_file(folder.dir.join(name))?),
+        _ => Ok(()),
+    }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 
-use super::{Before, Entry, Origin, check_name, numbers, read, write_entry};
+use super::{Before, Entry, Origin, check_name, numbers, put, read, restored, write_entry};
 use crate::store::folder::{Folder, read_if_exists};
 
 /// What `undo` would do: the entry it goes back before, the newest, and
@@ -47,18 +47,7 @@ pub fn plan_undo(folder: &Folder, from: Option<u64>) -> Result<UndoPlan> {
                 files.insert(name.clone(), (now.clone(), now));
             }
             let target = &mut files.get_mut(name).expect("inserted above").1;
-            *target = match before {
-                Before::Text(text) => Some(text.clone()),
-                Before::Absent => None,
-                Before::Length(len) => match target.as_deref().and_then(|t| t.get(..*len as usize)) {
-                    Some(kept) => Some(kept.to_string()),
-                    None => bail!(
-                        "{} is shorter than history entry #{number} expects: it was edited since; put it back by hand",
-                        folder.dir.join(name).display()
-                    ),
-                },
-                Before::Tail(tail) => Some(format!("{}{tail}", target.as_deref().unwrap_or_default())),
-            };
+            *target = restored(folder, name, before, target.as_deref(), *number)?;
         }
         message = unlabelled(&entry.message).to_string();
     }
@@ -112,25 +101,10 @@ pub fn apply_undo(folder: &Folder, plan: &UndoPlan) -> Result<String> {
         inverse.insert(name.clone(), now.clone().map_or(Before::Absent, Before::Text));
     }
     let label = undo_label(folder, plan)?;
-    let entry_of_undo = Entry {
-        at: crate::env::now_unix(),
-        message: label.clone(),
-        files: inverse,
-        origin: Origin { by: Some("memory-save undo".into()), ..Origin::default() },
-        added: Vec::new(),
-        after: BTreeMap::new(),
-    };
-    let undo = write_entry(folder, entry_of_undo)?;
-    let written = (|| -> Result<()> {
-        for (name, (now, target)) in &plan.files {
-            match target {
-                Some(text) if now.as_deref() != Some(text) => folder.write_file(name, text)?,
-                None if now.is_some() => fs_err::remove_file(folder.dir.join(name))?,
-                _ => {}
-            }
-        }
-        Ok(())
-    })();
+    let origin = Origin { by: Some("memory-save undo".into()), ..Origin::default() };
+    let undo = write_entry(folder, Entry::new(&label, inverse, origin, Vec::new()))?;
+    let written =
+        plan.files.iter().try_for_each(|(name, (now, target))| put(folder, name, now.as_deref(), target.as_deref()));
     if let Err(e) = written {
         let _ = undo.roll_back(folder);
         return Err(e);
@@ -157,13 +131,5 @@ pub fn record_made(
     if files.is_empty() {
         return Ok(());
     }
-    let entry = Entry {
-        at: crate::env::now_unix(),
-        message: message.to_string(),
-        files,
-        origin: origin.clone(),
-        added: Vec::new(),
-        after: BTreeMap::new(),
-    };
-    write_entry(folder, entry)?.seal(folder)
+    write_entry(folder, Entry::new(message, files, origin.clone(), Vec::new()))?.seal(folder)
 }
