@@ -149,6 +149,9 @@ fn describe(change: &Listed) -> String {
     if let Some(cost) = o.cost_usd {
         line.push_str(&format!(" {}", crate::memory::cost::usd(cost)));
     }
+    if let Some(cli) = o.cli_cost_usd {
+        line.push_str(&format!(" (the CLI said {})", crate::memory::cost::usd(cli)));
+    }
     if let Some(by) = &o.by {
         line.push_str(&format!("  by {by}"));
     }

@@ -235,7 +235,8 @@ fn applied(
     let origin = Origin {
         session_id: Some(job.session_id.to_string()),
         prompt_id: job.prompt_id.clone(),
-        cost_usd: Some(fork_reply.usage.total_cost_usd),
+        cost_usd: Some(counted),
+        cli_cost_usd: Some(fork_reply.usage.total_cost_usd).filter(|cli| (cli - counted).abs() > 1e-9),
         by: None,
     };
     let options = apply::Options { hold_rules: config.review_rules() };

@@ -82,8 +82,12 @@ pub struct Origin {
     pub session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_id: Option<String>,
+    /// What the save counts against a budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The CLI's own figure, where it differs from `cost_usd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cli_cost_usd: Option<f64>,
     /// A person's command rather than a save (`review --approve`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
