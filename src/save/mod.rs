@@ -146,7 +146,7 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Resu
     };
     match ask_fork(roots, job, &config, &priced.message, &priced.facts, priced.fresh) {
         Ok(reply) => applied(roots, job, &config, located, &gathered, &priced, reply),
-        Err(e) => failed(roots, located, &gathered, &priced, e),
+        Err(e) => failed(roots, &config, located, &gathered, &priced, e),
     }
 }
 
@@ -154,6 +154,7 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Resu
 /// nothing), or failed on the way.
 fn failed(
     roots: &Roots,
+    config: &crate::config::Config,
     located: &crate::project::Project,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
@@ -178,9 +179,18 @@ fn failed(
     let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
     let usage = e.usage();
     // A fork the API never billed (no tokens: not logged in, no network)
-    // counts nothing; one whose tokens the CLI could not price, the estimate.
-    let sent = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens > 0;
-    let counted = if sent && usage.total_cost_usd == 0.0 { priced.estimate_usd } else { usage.total_cost_usd };
+    // counts what the CLI says, nothing; one that used tokens the CLI could
+    // not price counts them at the price table's rate.
+    let counted = if usage.total_cost_usd > 0.0 {
+        usage.total_cost_usd
+    } else {
+        let price = crate::memory::cost::PriceList { overrides: &config.prices }
+            .price(priced.model.as_deref().unwrap_or(""))
+            .price;
+        let tokens =
+            (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens);
+        crate::memory::cost::priced(tokens, false, &price)
+    };
     Ok(SaveResult {
         report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){advice}"))),
         counted_usd: Some(counted),

@@ -644,3 +644,22 @@ fn status_before_the_first_session_says_who_would_pay_and_the_budget() {
     assert!(key.contains("who pays  saves are billed to ANTHROPIC_API_KEY"), "{key}");
     assert!(!key.contains("the default for a subscription"), "{key}");
 }
+
+/// A fork that used tokens and failed counts them, priced by the table,
+/// when the CLI put no figure on them.
+#[test]
+fn a_failed_fork_that_used_tokens_counts_them() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5-20251101", 30, 100_000);
+    env.script_output(1, &json!({
+        "type": "result", "subtype": "error_during_execution", "is_error": true, "result": "the stream broke",
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 100_000, "cache_creation_input_tokens": 0, "output_tokens": 0}
+    }));
+    env.saved_turn(SID, 1);
+    assert!(env.status(SID).starts_with("error: "), "{}", env.status(SID));
+    let record = saves(&env).pop().unwrap();
+    let counted = record["counted_usd"].as_f64().unwrap();
+    // 100k cache reads at Opus 4.5's $0.50/M.
+    assert!((0.049..0.052).contains(&counted), "{record:#}");
+}

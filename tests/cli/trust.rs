@@ -110,7 +110,10 @@ fn history_says_where_each_change_came_from_and_finds_the_change_of_a_line() {
     assert!(!text.contains(&prompt), "the prompt's text is in the history");
 
     let list = env.cmd(&["history"]).in_dir(&env.proj).run().ok();
-    assert!(list.stdout.contains(&format!("session {}…", &SID[..8])) && list.stdout.contains("(the CLI said $0.0010)"), "{list:#?}");
+    assert!(
+        list.stdout.contains(&format!("session {}…", &SID[..8])) && list.stdout.contains("(the CLI said $0.0010)"),
+        "{list:#?}"
+    );
     let found = env.cmd(&["history", "--line", "First fact"]).in_dir(&env.proj).run().ok();
     assert!(found.stdout.starts_with("#1 ") && found.stdout.contains("added: - First fact."), "{found:#?}");
     let missing = env.cmd(&["history", "--line", "never written"]).in_dir(&env.proj).status(1).run();
