@@ -4,6 +4,7 @@
 mod app;
 mod billing;
 mod cadence;
+mod eval;
 mod harness;
 mod restore;
 mod scenarios;
