@@ -7,10 +7,10 @@
 //! - `scripted` (the default, and CI's): each scenario's canned replies, so
 //!   the run proves the protocol, the gate and the scorer, and must score
 //!   every point;
-//! - `player:<dir>`: each fork request is written to `<dir>/NNN.request.json`
-//!   and a readable `NNN.request.txt`, and the stand-in waits for
-//!   `NNN.reply.txt`: a person, or a helper that sees only those files,
-//!   plays the model;
+//! - `player:<dir>`: each fork request is written to
+//!   `<dir>/<scenario>-NNN.request.json` and a readable `….request.txt`, and
+//!   the stand-in waits for `<scenario>-NNN.reply.txt`: a person, or a helper
+//!   that sees only those files, plays the model;
 //! - `api`: each fork request goes to the real Messages API with
 //!   `ANTHROPIC_API_KEY` (curl), the way a user measures their own model.
 //!
@@ -123,7 +123,7 @@ impl Mode {
 }
 
 /// The fork's answer in this mode (the `n`-th fork of the run, from 0).
-fn answer_fork(mode: &Mode, scenario: &Scenario, n: usize, req: &RecordedRequest) -> Reply {
+fn answer_fork(mode: &Mode, name: &str, scenario: &Scenario, n: usize, req: &RecordedRequest) -> Reply {
     match mode {
         Mode::Scripted => {
             let reply = scenario.forks.get(n).cloned().unwrap_or_else(|| json!({"ops": [], "topics": []}));
@@ -131,7 +131,7 @@ fn answer_fork(mode: &Mode, scenario: &Scenario, n: usize, req: &RecordedRequest
         }
         Mode::Player(dir) => {
             std::fs::create_dir_all(dir).unwrap();
-            let stem = dir.join(format!("{n:03}"));
+            let stem = dir.join(format!("{name}-{n:03}"));
             std::fs::write(stem.with_extension("request.json"), serde_json::to_vec_pretty(&req.body).unwrap()).unwrap();
             std::fs::write(stem.with_extension("request.txt"), readable(&req.body)).unwrap();
             let reply = stem.with_extension("reply.txt");
@@ -332,11 +332,11 @@ fn run(name: &str) -> Option<Vec<Check>> {
     let mode = Arc::new(Mode::from_env());
     let forks = Arc::new(AtomicUsize::new(0));
     let standin = {
-        let (scenario, mode, forks) = (scenario.clone(), mode.clone(), forks.clone());
+        let (scenario, mode, forks, name) = (scenario.clone(), mode.clone(), forks.clone(), name.to_string());
         StandIn::start(move |req| {
             if app::is_fork(req) {
                 let n = forks.fetch_add(1, Ordering::SeqCst);
-                answer_fork(&mode, &scenario, n, req)
+                answer_fork(&mode, &name, &scenario, n, req)
             } else if req.is_title_request() {
                 Reply::text(r#"{"title":"eval"}"#)
             } else {
