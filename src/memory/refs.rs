@@ -2,7 +2,9 @@
 //! text alone: backticked paths, script paths in backticked commands, and
 //! path-shaped words. Whether each exists is `project::check`'s question.
 //! Not references: URLs, absolute and home paths, globs, placeholders,
-//! versions, product names (`Node.js`), and `and/or`-style words.
+//! versions, product names (`Node.js`), `and/or`-style words, module paths
+//! (`github.com/me/app`), names given as an example (`like …`, `e.g. …`),
+//! and the `## Topic Files` list, whose files are the memory's own.
 
 /// Lines read, at most: a memory is under 200 lines by its cap.
 pub const MAX_LINES: usize = 200;
@@ -20,8 +22,12 @@ pub struct Reference {
 /// Every reference in `memory`, in line order, each path once per line.
 pub fn find(memory: &str) -> Vec<Reference> {
     let mut found = Vec::new();
+    let mut in_topic_files = false;
     for (n, line) in memory.lines().enumerate().take(MAX_LINES) {
-        if line.trim_start().starts_with('#') {
+        if let Some(heading) = line.strip_prefix("## ") {
+            in_topic_files = heading.trim() == "Topic Files";
+        }
+        if line.trim_start().starts_with('#') || in_topic_files {
             continue;
         }
         let mut paths: Vec<String> = Vec::new();
@@ -63,10 +69,20 @@ pub fn find(memory: &str) -> Vec<Reference> {
                 push(path);
             }
         }
+        // A name after `like`, `e.g.` or `such as` is an example of a
+        // name (a CRITICAL RULE's naming scheme), not a file it names.
+        let lower = line.to_ascii_lowercase();
+        let example_from = EXAMPLE_MARKERS.iter().filter_map(|m| lower.find(m)).min();
+        paths.retain(|p| {
+            let example = example_from.is_some_and(|at| line.find(p.as_str()).is_some_and(|i| i > at));
+            !example && !["NNN", "XXX", "YYYY"].iter().any(|stand_in| p.contains(stand_in))
+        });
         found.extend(paths.into_iter().map(|path| Reference { line: n + 1, path }));
     }
     found
 }
+
+const EXAMPLE_MARKERS: &[&str] = &[" like ", "e.g.", " eg ", " eg.", "such as", "for example", "for instance"];
 
 /// The backticked spans of a line, and the rest of it.
 fn split_backticks(line: &str) -> (Vec<&str>, String) {
@@ -146,6 +162,15 @@ fn candidate(word: &str, quoting: Quoting) -> Option<String> {
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let name_like = |p: &&str| *p != "." && *p != ".." && p.chars().all(|c| c.is_alphanumeric() || "._-+@".contains(c));
     if parts.is_empty() || !parts.iter().all(name_like) || path.contains("//") {
+        return None;
+    }
+    // `github.com/me/app`, `golang.org/x/tools`: a module's path, not a file.
+    let host = |p: &str| {
+        p.rsplit_once('.').is_some_and(|(name, tld)| {
+            !name.is_empty() && (2..=6).contains(&tld.len()) && tld.bytes().all(|b| b.is_ascii_lowercase())
+        }) && !known_extension(p)
+    };
+    if parts.len() >= 2 && host(parts[0]) {
         return None;
     }
     let last = parts[parts.len() - 1];
@@ -363,7 +388,7 @@ mod tests {
             ("- The Makefile has a lint target.", vec!["Makefile"]),
             ("- Türkçe notlar `belgeler/kılavuz.md` içinde.", vec!["belgeler/kılavuz.md"]),
             ("- 日本語の説明は `文書/概要.md` にある。", vec!["文書/概要.md"]),
-            ("- Deep paths like a/b/c.d are paths.", vec!["a/b/c.d"]),
+            ("- Deep paths as a/b/c.d are paths.", vec!["a/b/c.d"]),
             ("- Same path twice: `src/x.rs` and src/x.rs.", vec!["src/x.rs"]),
             ("- There is no build.rs, and never a Makefile; src/lib.rs is the root.", vec!["src/lib.rs"]),
         ] {
@@ -374,6 +399,12 @@ mod tests {
     #[test]
     fn what_is_not_a_path_is_not_found() {
         for line in [
+            "- Name each migration with a 4-digit prefix, like `0012_add_index.sql`.",
+            "- Fixtures are JSON, e.g. tests/fixtures/user.json, one per model.",
+            "- Keep scripts small, such as scripts/lint.sh.",
+            "- Migrations are `migrations/NNNN_name.sql`.",
+            "- The module is github.com/acme/payroll-api (go.mod's first line names it).",
+            "- Tools come from golang.org/x/tools and gopkg.in/yaml.v3.",
             "- Docs at https://example.com/docs/setup.md and www.example.com/a.html.",
             "- Absolute `/etc/hosts` and home `~/.config/app.toml` paths are not the repository's.",
             "- Globs such as `src/**/*.rs` or `tests/*.py` name no one file.",
@@ -388,6 +419,13 @@ mod tests {
         ] {
             assert_eq!(paths(line), Vec::<String>::new(), "{line}");
         }
+    }
+
+    #[test]
+    fn the_topic_files_list_is_the_memorys_own_not_the_repositorys() {
+        let text =
+            "# app\n\n## Architecture & Config Facts\n- `src/a.rs`\n\n## Topic Files\n- history.md\n- services.md\n";
+        assert_eq!(find(text), vec![Reference { line: 4, path: "src/a.rs".into() }]);
     }
 
     #[test]

@@ -19,11 +19,17 @@ pub struct ForFork {
 pub fn for_fork(project: &Project, folder: &Folder, file: &str, shown: &str, cwd: &Path) -> ForFork {
     let visible: std::collections::HashSet<&str> = shown.lines().collect();
     let noted = crate::store::folder_record::read(folder).noted;
+    let rules = crate::memory::template::critical_rules(file);
     let stale = crate::project::check::stale(project, folder, file, cwd, true)
         .into_iter()
         .filter(|s| visible.contains(s.text.as_str()))
         .filter(|s| !noted.stale.contains(&(s.text.clone(), s.path.clone())))
-        .map(|s| StaleNote { line: s.text, path: s.path, found: s.found.describe() })
+        .map(|s| StaleNote {
+            rule: rules.iter().any(|r| r == s.text.trim()),
+            line: s.text,
+            path: s.path,
+            found: s.found.describe(),
+        })
         .collect();
     let duplicates = crate::memory::duplicates::find(shown)
         .into_iter()

@@ -176,6 +176,14 @@ fn apply_ops(
             Op::Remove { line } | Op::Replace { line, .. } if line.contains(['\n', '\r']) => {
                 Err(NOT_A_LINE.to_string())
             }
+            // The placeholder is memory-save's to put and take: removing it
+            // is done already (an add took it, an empty section keeps it),
+            // and a replace could not say which section's it meant.
+            Op::Remove { line } if line.trim() == super::template::PLACEHOLDER => Ok(()),
+            Op::Replace { line, .. } if line.trim() == super::template::PLACEHOLDER => Err(format!(
+                "\"{}\" marks an empty section, which memory-save keeps; to fill one, add the line to its section",
+                super::template::PLACEHOLDER
+            )),
             Op::Add { section, text } => {
                 if over_cap {
                     Err("the file is over a cap, so this save may only shrink it: add no new bullet".to_string())
@@ -638,6 +646,25 @@ Plain paragraph line
         let reply = parse(r#"{"ops":[{"op":"remove","line":"- history.md"}]}"#).unwrap();
         let out = apply(FILE, &reply, "app", &[]);
         assert!(out.memory.ends_with("## Topic Files\n- None yet.\n"), "{}", out.memory);
+    }
+
+    /// A model told to copy lines exactly removes the placeholder of a
+    /// section it adds to: that is done already, never a skipped line.
+    #[test]
+    fn the_placeholder_is_memory_saves_to_keep() {
+        let add = r#"{"op":"add","section":"Active Warnings","text":"- The nightly export times out."}"#;
+        let remove = r#"{"op":"remove","line":"- None yet."}"#;
+        for ops in [format!("[{add},{remove}]"), format!("[{remove},{add}]"), format!("[{remove}]")] {
+            let out = apply(&skeleton("app"), &parse(&format!(r#"{{"ops":{ops}}}"#)).unwrap(), "app", &[]);
+            assert!(out.skipped.is_empty() && out.refused.is_empty(), "{ops}: {:?} {:?}", out.skipped, out.refused);
+            assert!(is_in_template(&out.memory), "{}", out.memory);
+            assert_eq!(out.memory.matches("- None yet.").count(), if ops.contains("nightly") { 3 } else { 4 });
+        }
+        let replace = r#"{"ops":[{"op":"replace","line":"- None yet.","text":"- A fact."}]}"#;
+        let out = apply(&skeleton("app"), &parse(replace).unwrap(), "app", &[]);
+        assert_eq!(out.refused.len(), 1, "which section's? {:?}", out.skipped);
+        assert!(out.refused[0].why.contains("add the line to its section"), "{:?}", out.refused);
+        assert_eq!(out.memory, skeleton("app"));
     }
 
     #[test]
