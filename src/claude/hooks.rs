@@ -345,15 +345,12 @@ fn single_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
-/// Splits a command line as a POSIX shell would (no expansion); `None` if unclosed.
-pub(super) fn shell_words(line: &str) -> Option<Vec<String>> {
-    shlex::split(line)
-}
+// Splits a command line as a POSIX shell would (no expansion); `None` if unclosed.
+pub(super) use shlex::split as shell_words;
 
 pub fn quote_program(path: &str) -> String {
     shell_quote(path)
 }
-pub use super::registrations::{Registration, describe_registrations, registrations};
 
 #[cfg(test)]
 mod tests {

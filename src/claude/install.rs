@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::hooks::{BINARY_NAME, Program, install_into, uninstall_from};
 use super::jsonedit;
 use super::settings::{Scope, parse_settings, read_settings};
+use crate::memory::text::unified_diff;
 use crate::store::fsutil::write_atomic_keeping_mode;
 use crate::store::installs::{self, InstallRecord};
 use crate::store::paths::Roots;
@@ -65,7 +66,7 @@ pub fn install(req: &Request) -> Result<Installed> {
     if req.dry_run {
         return Ok(Installed::DryRun {
             what: change.describe(true),
-            diff: dry_run_diff(before.as_deref().unwrap_or(""), &text),
+            diff: unified_diff(before.as_deref().unwrap_or(""), &text, None),
             refused: writable(path).err(),
         });
     }
@@ -167,7 +168,7 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
     };
     let what = change.as_ref().map_or("removed memory-save's entries".to_string(), |c| c.describe(dry_run));
     if dry_run {
-        return Ok(Uninstalled::DryRun { what, diff: dry_run_diff(&before, after.as_deref().unwrap_or("")) });
+        return Ok(Uninstalled::DryRun { what, diff: unified_diff(&before, after.as_deref().unwrap_or(""), None) });
     }
     refuse_unwritable(path, &Program::Shared)?;
     let target = write_target(path, true, NEW_FILE_MODE)?;
@@ -305,18 +306,13 @@ pub fn our_command_word() -> Result<String> {
     Ok(super::hooks::quote_program(exe))
 }
 
-/// A unified diff for `--dry-run`.
-fn dry_run_diff(old: &str, new: &str) -> String {
-    crate::memory::text::unified_diff(old, new, None)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_dry_run_diff_marks_changes_with_context() {
         let old = "a\nb\nc\nd\ne\nf\ng\n";
         let new = "a\nb\nc\nd\nX\nf\ng\n";
-        assert_eq!(super::dry_run_diff(old, new), "@@ -3,5 +3,5 @@\n c\n d\n-e\n+X\n f\n g\n");
-        assert_eq!(super::dry_run_diff("", "x\n"), "@@ -0,0 +1 @@\n+x\n");
+        assert_eq!(super::unified_diff(old, new, None), "@@ -3,5 +3,5 @@\n c\n d\n-e\n+X\n f\n g\n");
+        assert_eq!(super::unified_diff("", "x\n", None), "@@ -0,0 +1 @@\n+x\n");
     }
 }

@@ -198,20 +198,19 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
             };
             out.replace_range(range, "");
         }
-        (None, Some(value)) => match members.last() {
-            Some(previous) => {
-                let member = style.member(last, value, depth);
-                out.insert_str(previous.value.end, &format!(",{member}"));
+        (None, Some(value)) => {
+            let member = style.member(last, value, depth);
+            match members.last() {
+                Some(previous) => out.insert_str(previous.value.end, &format!(",{member}")),
+                None => {
+                    let end = match &style.indent {
+                        Some(indent) => format!("{}{}", style.newline, indent.repeat(depth - 1)),
+                        None => String::new(),
+                    };
+                    out.replace_range(open + 1..close, &format!("{member}{end}"));
+                }
             }
-            None => {
-                let member = style.member(last, value, depth);
-                let end = match &style.indent {
-                    Some(indent) => format!("{}{}", style.newline, indent.repeat(depth - 1)),
-                    None => String::new(),
-                };
-                out.replace_range(open + 1..close, &format!("{member}{end}"));
-            }
-        },
+        }
         (None, None) => {}
     }
     Ok(out)

@@ -22,16 +22,7 @@ pub struct TranscriptFacts {
 }
 
 pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
-    use std::io::{Read, Seek, SeekFrom};
-    const TAIL: u64 = 1024 * 1024;
-    let mut tail = Vec::new();
-    if let Ok(Some(mut file)) = crate::store::fsutil::open_regular(transcript) {
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).is_ok() {
-            let _ = file.take(TAIL).read_to_end(&mut tail);
-        }
-    }
-    let tail = String::from_utf8_lossy(&tail);
+    let tail = tail(transcript, 1024 * 1024).unwrap_or_default();
     let mut facts = TranscriptFacts::default();
     let mut cost_seen = false;
     for line in tail.lines().rev() {
@@ -189,7 +180,7 @@ fn rendered_block(speaker: &str, block: &Value) -> Option<(String, String, usize
     }
 }
 
-/// The last `bytes` of the transcript (a regular file only), as text.
+/// The last `bytes` of the transcript or a file the fork wrote (a regular file only), as text.
 pub(crate) fn tail(transcript: &Path, bytes: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = crate::store::fsutil::open_regular(transcript).ok()??;

@@ -3,7 +3,7 @@
 //! as a history entry `undo` takes back (docs/design.md §7). Its approved
 //! rules come with it, since they live in the folder and beside its name.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::store::folder::Folder;
 use crate::store::history::{Change, Origin};
@@ -19,9 +19,7 @@ pub struct AdoptArgs {
 
 impl super::Run for AdoptArgs {
     fn run(&self) -> Result<()> {
-        let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
+        let super::Here { roots, project, .. } = super::here()?;
         if project.team_dir.is_some() {
             bail!(
                 "this repository keeps a team memory in {}; adopt takes over a personal memory folder only",

@@ -22,10 +22,7 @@ pub struct EditArgs {}
 
 impl super::Run for EditArgs {
     fn run(&self) -> Result<()> {
-        let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
-        let folder = project.folder(&roots);
+        let super::Here { roots, project, folder, .. } = super::here()?;
         let base = {
             let _lock = folder.lock()?;
             crate::save::current_under_lock(&folder)?

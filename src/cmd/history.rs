@@ -1,17 +1,9 @@
 //! `memory-save history [--line TEXT]` and `memory-save undo`.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::store::changes::Listed;
-use crate::store::folder::Folder;
 use crate::store::history::{Entry, list};
-
-fn current_folder() -> Result<Folder> {
-    let roots = crate::config::roots()?;
-    let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
-    Ok(project.folder(&roots))
-}
 
 /// The recorded changes of this project's memory files, newest first, each
 /// with the session, turn and cost of the save that made it.
@@ -79,7 +71,7 @@ impl super::Run for UndoArgs {
 }
 
 fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
-    let folder = current_folder()?;
+    let folder = super::here()?.folder;
     // Which change added a line: the local history records the lines.
     if let Some(wanted) = wanted {
         let entries = list(&folder)?;
@@ -159,7 +151,7 @@ fn describe(change: &Listed) -> String {
 }
 
 fn run_show(number: u64, json: bool) -> Result<()> {
-    let folder = current_folder()?;
+    let folder = super::here()?.folder;
     let (change, diffs) = crate::store::changes::History { folder: &folder }.show(number)?;
     if json {
         let mut value = serde_json::to_value(&change)?;
@@ -179,7 +171,7 @@ fn run_show(number: u64, json: bool) -> Result<()> {
 }
 
 fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
-    let folder = current_folder()?;
+    let folder = super::here()?.folder;
     let _lock = folder.lock()?;
     let undone = crate::store::changes::History { folder: &folder }.undo(number, force)?;
     // With sync on, the undo is a commit too, as every change is.

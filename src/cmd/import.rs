@@ -27,10 +27,7 @@ pub struct ImportArgs {
 
 impl super::Run for ImportArgs {
     fn run(&self) -> Result<()> {
-        let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
-        let folder = project.folder(&roots);
+        let super::Here { roots, cwd, config, project, folder } = super::here()?;
         let source = match &self.source {
             Some(path) => path.clone(),
             None => auto_memory_dir(&cwd)?,
@@ -56,7 +53,7 @@ impl super::Run for ImportArgs {
         let new_rules: Vec<String> =
             crate::memory::gate::instruction_lines(&imported.memory).into_iter().filter(|r| !had.contains(r)).collect();
         let mut imported = imported;
-        let gate = crate::config::of(&roots).review_rules();
+        let gate = config.review_rules();
         if gate && !new_rules.is_empty() {
             imported.memory = crate::team::without(&imported.memory, &new_rules);
             let ops: Vec<Op> =

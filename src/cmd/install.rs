@@ -1,13 +1,13 @@
 //! `memory-save install` and `uninstall`: the arguments, and what is said
 //! to the user. The transaction itself is `claude::install`.
 
-use std::path::PathBuf;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::claude::hooks::Program;
 use crate::claude::install::{self, Installed, Uninstalled};
 use crate::claude::settings::Scope;
+
+use super::cwd;
 
 /// Register the hooks in your user settings (~/.claude/settings.json); your
 /// other settings keep every byte; running it again changes nothing.
@@ -56,10 +56,6 @@ impl super::Run for UninstallArgs {
     fn run(&self) -> Result<()> {
         run_uninstall(self)
     }
-}
-
-fn cwd() -> Result<PathBuf> {
-    std::env::current_dir().context("cannot read the current folder")
 }
 
 fn run_install(options: &InstallArgs) -> Result<()> {
@@ -163,21 +159,17 @@ fn registered_elsewhere(scope: Scope) -> Result<()> {
     let ours = scope.label();
     // Run from the home folder, the project's settings file is the user's.
     let file = scope.path(&cwd()?)?.display().to_string();
-    for r in crate::claude::hooks::registrations(&cwd()?) {
+    for r in crate::claude::registrations::registrations(&cwd()?) {
         if let Some(plugin) = &r.plugin {
             super::println(&format!(
                 "warning: the plugin {plugin} is enabled in {}: with these hooks too, every hook runs twice and every save is paid twice. \
-                 Keep one: claude plugin disable {plugin}, or memory-save uninstall{}",
+                 Keep one: claude plugin disable {plugin}, or {}",
                 r.path,
-                if scope == Scope::User { "" } else { " --project" }
+                uninstall_command(ours)
             ))?;
         }
         if r.commands > 0 && r.scope != ours && r.path != file {
-            let remove = if r.scope == Scope::User.label() {
-                "memory-save uninstall"
-            } else {
-                "memory-save uninstall --project"
-            };
+            let remove = uninstall_command(r.scope);
             super::println(&format!(
                 "warning: {} ({}) registers memory-save's hooks too: a session here runs both, every save twice. Keep one: {remove}",
                 r.scope, r.path
@@ -185,6 +177,11 @@ fn registered_elsewhere(scope: Scope) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What takes out the hooks in the settings file of `scope` (its label).
+pub(super) fn uninstall_command(scope: &str) -> &'static str {
+    if scope == Scope::User.label() { "memory-save uninstall" } else { "memory-save uninstall --project" }
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.

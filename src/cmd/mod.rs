@@ -37,9 +37,7 @@ pub trait Run {
 /// closed pipe (`… | head`) is an error whose chain holds `BrokenPipe`,
 /// which `main` ends on quietly instead of `print!`'s panic.
 pub fn print(text: &str) -> Result<()> {
-    let text = crate::memory::text::visible(text);
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("cannot write to stdout")
+    print_painted(&crate::memory::text::visible(text))
 }
 
 /// Writes text made by `colour::Colour`, whose every piece already passed
@@ -81,6 +79,26 @@ fn round_dollars(value: &mut serde_json::Value) {
 /// `print` with a newline.
 pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))
+}
+
+pub fn cwd() -> Result<std::path::PathBuf> {
+    std::env::current_dir().context("cannot read the current folder")
+}
+
+/// The current folder's project, as every command that works on one finds it.
+pub struct Here {
+    pub roots: crate::store::paths::Roots,
+    pub cwd: std::path::PathBuf,
+    pub config: crate::config::Config,
+    pub project: crate::project::Project,
+    pub folder: crate::store::folder::Folder,
+}
+
+pub fn here() -> Result<Here> {
+    let (roots, cwd) = (crate::config::roots()?, cwd()?);
+    let config = crate::config::of(&roots);
+    let project = crate::project::locate(&cwd, &roots, &config)?;
+    Ok(Here { folder: project.folder(&roots), roots, cwd, config, project })
 }
 
 /// The command line: one subcommand a run (hooks are read before it, by

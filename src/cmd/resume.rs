@@ -1,6 +1,6 @@
 //! `memory-save resume [--session ID]`: lifts pauses and the machine's holds.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::store::state::{SessionStore, Status, StatusKind};
 
@@ -18,9 +18,7 @@ pub struct ResumeArgs {
 
 impl super::Run for ResumeArgs {
     fn run(&self) -> Result<()> {
-        let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
+        let super::Here { roots, project, .. } = super::here()?;
         let sessions = SessionStore::new(roots.sessions_dir());
         let mut resumed = Vec::new();
         // A used-up allowance or a model's refusal holds every session on

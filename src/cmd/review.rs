@@ -1,7 +1,7 @@
 //! `memory-save review`: the CRITICAL RULES changes the review gate
 //! (`review = "rules"`) holds, and foreign rules (docs/design.md §5).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::memory::apply::{self, Options};
 use crate::memory::reply::{Op, Reply};
@@ -49,14 +49,11 @@ impl super::Run for ReviewArgs {
 }
 
 fn run(args: &[String]) -> Result<()> {
-    let roots = crate::config::roots()?;
-    let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let project = crate::project::locate(&cwd, &roots, &crate::config::of(&roots))?;
-    let folder = project.folder(&roots);
-    let gate = crate::config::of(&roots).review_rules();
+    let super::Here { roots, config, project, folder, .. } = super::here()?;
+    let gate = config.review_rules();
     // A team memory's new CRITICAL RULES (by a pull) wait here too.
     let team_held = match &project.team_dir {
-        Some(dir) if crate::config::of(&roots).review_rules() => {
+        Some(dir) if gate => {
             let memory = folder.read_memory()?.unwrap_or_default();
             crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory)
         }

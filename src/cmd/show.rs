@@ -1,6 +1,6 @@
 //! `memory-save show [--path|--check]`: what the next session loads.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::memory::block::{self, PART_LIMIT};
 
@@ -22,11 +22,7 @@ pub struct ShowArgs {
 
 impl super::Run for ShowArgs {
     fn run(&self) -> Result<()> {
-        let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let config = crate::config::of(&roots);
-        let project = crate::project::locate(&cwd, &roots, &config)?;
-        let folder = project.folder(&roots);
+        let super::Here { cwd, config, project, folder, .. } = super::here()?;
         if self.path {
             return super::println(&folder.memory_path().display().to_string());
         }

@@ -1,8 +1,6 @@
 //! `memory-save status [--json]`: this project's memory, saves and spend.
 
-use std::path::Path;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::env::timestamp;
@@ -41,7 +39,7 @@ struct Status {
     topic_files: Vec<String>,
     /// `None` when on; else why it is off.
     off: Option<String>,
-    hooks: Vec<crate::claude::hooks::Registration>,
+    hooks: Vec<crate::claude::registrations::Registration>,
     hooks_summary: String,
     config_file: String,
     /// What is wrong in memory-save.toml, each named; see `saves_stopped`.
@@ -108,9 +106,7 @@ impl super::Run for StatusArgs {
 }
 
 fn run(json: bool) -> Result<()> {
-    let roots = crate::config::roots()?;
-    let cwd = std::env::current_dir().context("cannot read the current folder")?;
-    let status = gather(&roots, &cwd)?;
+    let status = gather(super::here()?)?;
     if json {
         super::print_json(&status)?;
     } else {
@@ -119,20 +115,16 @@ fn run(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
-    let project = crate::project::locate(cwd, roots, &crate::config::of(roots))?;
-    let folder = project.folder(roots);
+fn gather(here: super::Here) -> Result<Status> {
+    let super::Here { roots, cwd, config, project, folder } = here;
+    let (roots, cwd) = (&roots, cwd.as_path());
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
-    let config = crate::config::of(roots);
     let off = project.off_reason(&config);
     let now = crate::env::now_unix();
-    let limits = crate::save::money::ledger::load(roots);
-    let saves_stopped = config
-        .stopped()
-        .map(str::to_string)
-        .or_else(|| limits.allowance.as_ref().filter(|h| h.holds(now)).map(|h| format!("{} ({})", h.status(), h.text)))
-        .or_else(|| limits.stopped.as_ref().filter(|s| s.holds(&config, now)).map(|s| s.status()));
+    let stops = crate::save::money::ledger::stops(roots, &config);
+    let allowance = stops.allowance.map(|h| format!("{} ({})", h.status(), h.text));
+    let saves_stopped = stops.config.or(allowance).or_else(|| stops.budget.map(|s| s.status()));
     let sessions = project_sessions(roots, &project.name);
     let (today, per_session) = costs(roots, &sessions);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
@@ -145,9 +137,9 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
             .map_or(0, |d| d.as_secs() as i64),
         bytes: m.len(),
     });
-    let hooks = crate::claude::hooks::registrations(cwd);
+    let hooks = crate::claude::registrations::registrations(cwd);
     Ok(Status {
-        hooks_summary: crate::claude::hooks::describe_registrations(&hooks),
+        hooks_summary: crate::claude::registrations::describe_registrations(&hooks),
         hooks,
         memory_dir: folder.dir.display().to_string(),
         memory_exists: memory.is_some(),
@@ -161,12 +153,7 @@ fn gather(roots: &Roots, cwd: &Path) -> Result<Status> {
         config_problems: config.problems.iter().map(|p| p.text.clone()).collect(),
         saves_stopped,
         month: crate::save::money::month::gather(roots, &config, now),
-        paused_models: limits
-            .models
-            .iter()
-            .filter(|(_, h)| h.holds(now))
-            .map(|(model, h)| format!("{model}: {}", h.text))
-            .collect(),
+        paused_models: stops.models.iter().map(|(model, h)| format!("{model}: {}", h.text)).collect(),
         saving: sessions.iter().filter(|(_, s)| s.protocol.job.claimed_since().is_some()).count(),
         queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
         last_failed_reply,

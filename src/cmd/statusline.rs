@@ -64,7 +64,7 @@ fn run(wrapped: &[OsString]) -> Result<()> {
         let not_synced =
             crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
         let machine = machine_pause(&roots, &state);
-        if let Some(line) = state_line(&state, waiting, machine, not_synced) {
+        if let Some(line) = Shown::of(&state, waiting, machine, not_synced).map(|shown| shown.line()) {
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -81,33 +81,10 @@ fn run(wrapped: &[OsString]) -> Result<()> {
 /// What stops this session's saves beyond itself: a setting that fails
 /// closed, a budget, a used-up allowance, the plan's refusal of its model.
 fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
-    let limits = crate::save::money::ledger::load(roots);
-    let now = crate::env::now_unix();
-    if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
-        return Some(hold.status());
-    }
-    let config = crate::config::of(roots);
-    if config.stopped().is_some() {
-        return Some("paused: memory-save.toml has a problem (memory-save doctor)".into());
-    }
-    if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
-        return Some(stopped.status());
-    }
-    let model = state.outcome.status.as_ref().filter(|s| s.kind == StatusKind::PausedModel)?;
-    Some(model.text.clone())
-}
-
-/// One state at a time, the most urgent first: the last save's error
-/// (until a new save runs), saves paused, rules waiting for review, not
-/// synced, a save running, then the last save with the month's spend
-/// (`memory-save: +2 -1 · $3.10 this month · 14:32`).
-pub fn state_line(
-    state: &SessionState,
-    rules_waiting: usize,
-    waiting_for: Option<String>,
-    not_synced: Option<NotSynced>,
-) -> Option<String> {
-    Shown::of(state, rules_waiting, waiting_for, not_synced).map(|shown| shown.line())
+    let stops = crate::save::money::ledger::stops(roots, &crate::config::of(roots));
+    let setting = stops.config.map(|_| "paused: memory-save.toml has a problem (memory-save doctor)".to_string());
+    let model = state.outcome.status.as_ref().filter(|s| s.kind == StatusKind::PausedModel).map(|s| s.text.clone());
+    stops.allowance.map(|h| h.status()).or(setting).or(stops.budget.map(|s| s.status())).or(model)
 }
 
 /// The one state the status line shows, chosen by kind and order, never by
@@ -144,6 +121,10 @@ enum Shown {
 }
 
 impl Shown {
+    /// One state at a time, the most urgent first: the last save's error
+    /// (until a new save runs), saves paused, rules waiting for review, not
+    /// synced, a save running, then the last save with the month's spend
+    /// (`memory-save: +2 -1 · $3.10 this month · 14:32`).
     fn of(
         state: &SessionState,
         rules_waiting: usize,
@@ -244,6 +225,10 @@ fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::store::state::{Job, Queued, Status};
+
+    fn state_line(s: &SessionState, waiting: usize, machine: Option<String>, not: Option<NotSynced>) -> Option<String> {
+        Shown::of(s, waiting, machine, not).map(|shown| shown.line())
+    }
 
     fn with_status(status: Option<Status>) -> SessionState {
         let mut state = SessionState::default();

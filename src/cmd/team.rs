@@ -1,6 +1,6 @@
 //! `memory-save team init`: the arguments; the work is `crate::team`.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// Keep this project's memory in its repository, shared with the team.
 #[derive(Debug, clap::Args)]
@@ -20,7 +20,7 @@ impl super::Run for TeamArgs {
     fn run(&self) -> Result<()> {
         let TeamAction::Init = self.action;
         let roots = crate::config::roots()?;
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let cwd = super::cwd()?;
         for line in crate::team::init(&roots, &cwd, &crate::config::of(&roots))? {
             super::println(&format!("memory-save: {line}"))?;
         }

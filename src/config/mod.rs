@@ -130,14 +130,6 @@ impl Config {
         self.problems.iter().find(|p| p.closed).map(|p| p.text.as_str())
     }
 
-    /// The config at `path`; a file that cannot be read at all stops saves.
-    pub fn load_or_closed(path: &Path) -> Config {
-        Config::load(path).unwrap_or_else(|e| {
-            crate::store::log::error(&format!("{e:#}"));
-            Config::closed(format!("{e:#}; saves stop until it is fixed"))
-        })
-    }
-
     /// `MEMORY_SAVE_FORK_TIMEOUT` wins over the file, for a one-off run.
     pub fn fork_timeout(&self) -> Duration {
         let from_env = crate::env::fork_timeout_override();
@@ -148,14 +140,10 @@ impl Config {
     /// What decides whether a turn's save is due.
     pub fn limits(&self) -> SaveLimits {
         SaveLimits {
-            interval: self.save_interval(),
+            interval: (self.save_every_minutes > 0).then(|| Duration::from_secs(self.save_every_minutes * 60)),
             every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),
             idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
         }
-    }
-
-    pub fn save_interval(&self) -> Option<Duration> {
-        (self.save_every_minutes > 0).then(|| Duration::from_secs(self.save_every_minutes * 60))
     }
 
     pub fn model(&self) -> Option<&str> {
@@ -181,10 +169,6 @@ impl Config {
     }
 }
 
-pub fn path(base: &Path) -> PathBuf {
-    base.join(FILE_NAME)
-}
-
 /// The roots from the environment, with the log pointed into their state folder.
 pub fn roots() -> Result<Roots> {
     let roots = Roots::at(crate::env::base_dir()?);
@@ -193,16 +177,15 @@ pub fn roots() -> Result<Roots> {
 }
 
 pub fn file(roots: &Roots) -> PathBuf {
-    path(&roots.base)
+    roots.base.join(FILE_NAME)
 }
 
+/// The config of `roots`; a file that cannot be read at all stops saves.
 pub fn of(roots: &Roots) -> Config {
-    Config::load_or_closed(&file(roots))
-}
-
-/// The one line every session's start shows while the file stops saves.
-pub fn stopped_line(config: &Config) -> Option<String> {
-    config.stopped().map(|why| format!("memory-save: saves are stopped: {why}"))
+    Config::load(&file(roots)).unwrap_or_else(|e| {
+        crate::store::log::error(&format!("{e:#}"));
+        Config::closed(format!("{e:#}; saves stop until it is fixed"))
+    })
 }
 
 #[cfg(test)]
@@ -224,7 +207,7 @@ mod tests {
         )
         .unwrap();
         let config = Config::load(&file).unwrap();
-        assert_eq!(config.save_interval(), Some(Duration::from_secs(600)));
+        assert_eq!(config.limits().interval, Some(Duration::from_secs(600)));
         assert_eq!(config.model(), Some("claude-haiku"));
         assert_eq!(config.effort(), Some("low"));
         assert_eq!(config.disabled_projects, vec!["secret".to_string()]);

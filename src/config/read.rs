@@ -183,17 +183,11 @@ fn unknown_key(file: &str, name: &str) -> Problem {
         .map(|k| (strsim::damerau_levenshtein(name, k.name), k))
         .min_by_key(|(distance, _)| *distance)
         .filter(|(distance, k)| *distance <= 3.max(k.name.len() / 4));
-    match nearest {
-        Some((_, key)) if key.closed => Problem {
-            text: format!("{file}: unknown key {name:?} (did you mean {:?}?); saves stop until it is fixed", key.name),
-            closed: true,
-        },
-        Some((_, key)) => Problem {
-            text: format!("{file}: unknown key {name:?} (did you mean {:?}?); ignored", key.name),
-            closed: false,
-        },
-        None => Problem { text: format!("{file}: unknown key {name:?}; ignored"), closed: false },
-    }
+    let Some((_, key)) = nearest else {
+        return Problem { text: format!("{file}: unknown key {name:?}; ignored"), closed: false };
+    };
+    let then = if key.closed { "saves stop until it is fixed" } else { "ignored" };
+    Problem { text: format!("{file}: unknown key {name:?} (did you mean {:?}?); {then}", key.name), closed: key.closed }
 }
 
 /// A value as the file wrote it, cut short, for a message.

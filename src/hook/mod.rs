@@ -15,6 +15,8 @@ use std::io::Read;
 
 use anyhow::{Context, Result};
 
+use crate::config::SaveLimits;
+use crate::save::machine::Facts;
 use crate::store::paths::Roots;
 use crate::store::state::{SessionId, SessionStore};
 use wire::{HookInput, HookOutput};
@@ -135,6 +137,19 @@ pub fn report_output(report: Option<String>) -> Option<HookOutput> {
     report.map(|line| HookOutput {
         system_message: Some(crate::memory::text::visible(&line)),
         hook_specific_output: None,
+    })
+}
+
+/// A turn's event in the save protocol: the session remembered, `step` given
+/// the facts and the limits (read only when asked), the worker started if wanted.
+fn step<R>(
+    ctx: &Ctx,
+    step: impl FnOnce(&mut crate::store::state::SessionState, Facts, &dyn Fn() -> SaveLimits) -> (R, bool),
+) -> Result<R> {
+    crate::save::queue::update_then_start(&ctx.sessions(), &ctx.session, |s| {
+        remember_session(&mut s.input, ctx);
+        let facts = Facts::of(&s.input, crate::env::now_unix());
+        step(s, facts, &|| crate::config::of(&ctx.roots).limits())
     })
 }
 

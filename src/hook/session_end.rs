@@ -3,18 +3,10 @@
 
 use anyhow::Result;
 
+use super::Ctx;
 use super::wire::HookOutput;
-use super::{Ctx, remember_session};
-use crate::save::machine::Facts;
-use crate::save::queue;
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
-    let sessions = ctx.sessions();
-    let id = &ctx.session;
-    queue::update_then_start(&sessions, id, |s| {
-        remember_session(&mut s.input, ctx);
-        let facts = Facts::of(&s.input, crate::env::now_unix());
-        ((), s.protocol.end(facts, || crate::config::of(&ctx.roots).limits()))
-    })?;
+    super::step(ctx, |s, facts, limits| ((), s.protocol.end(facts, limits)))?;
     Ok(None)
 }

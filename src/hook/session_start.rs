@@ -36,21 +36,19 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         crate::team::register_driver(located.git_dir.as_deref());
     }
     let project = located.name;
-    // What stops saves (a setting that fails closed, a budget reached), told
-    // the user, not the model, at every session's start until it is fixed.
-    let mut stopped = None;
-    let mut last_saves = Vec::new();
+    let mut told = Vec::new();
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
-        last_saves = crate::save::queue::take_ended_reports(&ctx.sessions(), &project, &ctx.session)
+        told = crate::save::queue::take_ended_reports(&ctx.sessions(), &project, &ctx.session)
             .iter()
             .map(|line| format!("memory-save: the last session's save: {}", line.trim_start_matches("memory-save: ")))
             .collect();
         record_route(ctx, &folder_path);
-        stopped = crate::config::stopped_line(&config).or_else(|| {
-            let limits = crate::save::money::ledger::load(&ctx.roots);
-            limits.stopped.filter(|s| s.holds(&config, crate::env::now_unix())).map(|s| s.line())
-        });
+        // What stops saves (a setting that fails closed, a budget reached), told
+        // the user, not the model, at every session's start until it is fixed.
+        let stops = crate::save::money::ledger::stops(&ctx.roots, &config);
+        let setting = stops.config.map(|why| format!("memory-save: saves are stopped: {why}"));
+        told.extend(setting.or(stops.budget.map(|s| s.line())));
     }
     // A folder recorded for a repository that is gone, or for this origin at
     // another path, may be this one's, or a stranger's: until a save has
@@ -62,16 +60,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
                 "[PROJECT MEMORY: {label}]\nmemory-save holds a memory that may be this repository's; it loads from the next session once a save has found that it is (the same first commit). To take it over now, run: memory-save adopt {project}"
             )
         });
-        let said: Vec<&String> = last_saves.iter().chain(&stopped).collect();
-        if context.is_none() && said.is_empty() {
-            return Ok(None);
-        }
-        let said = said.iter().map(|line| line.as_str()).collect::<Vec<_>>().join("\n");
-        return Ok(Some(HookOutput {
-            system_message: (!said.is_empty()).then(|| crate::memory::text::visible(&said)),
-            hook_specific_output: context
-                .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
-        }));
+        return Ok(output(context, told));
     }
     if part == 1 {
         // A folder no repository recorded yet: the first to load it keeps it.
@@ -128,10 +117,8 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     }
     // Part 1 names what the load left out, once per load.
     let unwanted = (part == 1).then(|| gate::withheld_report(&gated.withheld)).flatten();
-    let mut report = crate::memory::report::join(repaired.then_some(REPAIR_REPORT), unwanted.as_deref());
-    for line in last_saves.iter().chain(&stopped) {
-        report = crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), Some(line));
-    }
+    let mut report: Vec<String> = [repaired.then(|| REPAIR_REPORT.into()), unwanted].into_iter().flatten().collect();
+    report.extend(told);
     if part == 1 && label == project && !foreign.is_empty() {
         let said = if config.review_rules() {
             Some(crate::team::held_report_for("CRITICAL RULES that did not come from this machine's saves", &foreign))
@@ -148,8 +135,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
                 )
             })
         };
-        report =
-            crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), said.as_deref());
+        report.extend(said);
     }
     if part == 1 && label != project {
         // A team memory changes by pulls too: new CRITICAL RULES are shown.
@@ -158,17 +144,21 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         } else {
             crate::team::new_rules(&ctx.roots, &project, &folder.dir, &memory)
         };
-        report =
-            crate::memory::report::join(Some(&report).filter(|r| !r.is_empty()).map(String::as_str), rules.as_deref());
+        report.extend(rules);
     }
-    if context.is_none() && report.is_empty() {
-        return Ok(None);
+    Ok(output(context, report))
+}
+
+/// The lines for the user and the part for the model; nothing when both are empty.
+fn output(context: Option<String>, lines: Vec<String>) -> Option<HookOutput> {
+    if context.is_none() && lines.is_empty() {
+        return None;
     }
-    Ok(Some(HookOutput {
-        system_message: (!report.is_empty()).then(|| crate::memory::text::visible(&report)),
+    Some(HookOutput {
+        system_message: (!lines.is_empty()).then(|| crate::memory::text::visible(&lines.join("\n"))),
         hook_specific_output: context
             .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
-    }))
+    })
 }
 
 /// Who pays, read where the session's environment is (`install`, `status`

@@ -5,9 +5,7 @@
 use anyhow::Result;
 
 use super::wire::HookOutput;
-use super::{Ctx, remember_session, report_output};
-use crate::save::machine::Facts;
-use crate::save::queue;
+use super::{Ctx, report_output};
 
 /// Claude Code's own prompt when a background task finishes (measured).
 const TASK_NOTIFICATION: &str = "<task-notification>";
@@ -17,13 +15,9 @@ pub fn is_generated_prompt(prompt: &str) -> bool {
 }
 
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
-    let sessions = ctx.sessions();
-    let id = &ctx.session;
     let generated = ctx.input.prompt.as_deref().is_some_and(is_generated_prompt);
-    let report = queue::update_then_start(&sessions, id, |s| {
-        remember_session(&mut s.input, ctx);
-        let facts = Facts::of(&s.input, crate::env::now_unix());
-        let start = s.protocol.prompt(facts, || crate::config::of(&ctx.roots).limits(), generated);
+    let report = super::step(ctx, |s, facts, limits| {
+        let start = s.protocol.prompt(facts, limits, generated);
         s.input.prompt_id.clone_from(&ctx.input.prompt_id);
         (s.outcome.report.take(), start)
     })?;

@@ -59,14 +59,7 @@ impl std::fmt::Display for ForkError {
 impl ForkError {
     /// What the CLI reported the failed fork cost (nothing when it never ran).
     pub fn usage(&self) -> Usage {
-        match self {
-            ForkError::Exited { usage, .. }
-            | ForkError::NoResult { usage }
-            | ForkError::CalledTool { usage }
-            | ForkError::Failed { usage, .. }
-            | ForkError::NoText { usage } => usage.clone(),
-            ForkError::NotFound(_) | ForkError::Io(_) | ForkError::TimedOut { .. } => Usage::default(),
-        }
+        self.clone().usage_mut().cloned().unwrap_or_default()
     }
 
     pub(super) fn usage_mut(&mut self) -> Option<&mut Usage> {

@@ -147,8 +147,8 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         }
     };
     let duration_ms = started.elapsed().as_millis() as u64;
-    let output = read_tail(&output_path, MAX_OUTPUT_READ);
-    let errors = read_tail(&error_path, MAX_ERRORS_READ);
+    let output = super::transcript::tail(&output_path, MAX_OUTPUT_READ).unwrap_or_default();
+    let errors = super::transcript::tail(&error_path, MAX_ERRORS_READ).unwrap_or_default();
     let mut result = read_result(&output);
     let usage = match &mut result {
         Ok(reply) => Some(&mut reply.usage),
@@ -184,20 +184,6 @@ fn take_slot(dir: &Path, limit: Duration) -> anyhow::Result<crate::store::fsutil
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The last `max` bytes of a file the fork wrote, as text.
-fn read_tail(path: &Path, max: u64) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(path) else {
-        return String::new();
-    };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut bytes = Vec::new();
-    if file.seek(SeekFrom::Start(len.saturating_sub(max))).is_ok() {
-        let _ = file.take(max).read_to_end(&mut bytes);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {

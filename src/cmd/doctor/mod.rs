@@ -88,7 +88,7 @@ fn run(json: bool) -> Result<()> {
         check_folder(&mut report, name, dir);
     }
     check_state(&mut report, &roots);
-    check_memory_text(&mut report, &roots);
+    check_memory_text(&mut report);
     check_paused(&mut report, &roots);
     check_sync(&mut report, &roots);
     check_attributes(&mut report, &roots);
@@ -173,10 +173,9 @@ fn check_folder(report: &mut Report, name: &str, dir: &Path) {
 
 /// A MEMORY.md edited by hand may hold what no save may write: a control
 /// or bidirectional character, a line posing as our block header.
-fn check_memory_text(report: &mut Report, roots: &Roots) {
-    let Ok(cwd) = std::env::current_dir() else { return };
-    let Ok(project) = crate::project::locate(&cwd, roots, &crate::config::of(roots)) else { return };
-    for (name, record) in crate::project::adoptable(roots, &project) {
+fn check_memory_text(report: &mut Report) {
+    let Ok(super::Here { roots, cwd, project, folder, .. }) = super::here() else { return };
+    for (name, record) in crate::project::adoptable(&roots, &project) {
         report.warn(
             &format!(
                 "memory folder {name}, recorded for {}, could be this repository's memory (a moved or copied repository's)",
@@ -185,7 +184,6 @@ fn check_memory_text(report: &mut Report, roots: &Roots) {
             &format!("if it is, take it over with: memory-save adopt {name}"),
         );
     }
-    let folder = project.folder(roots);
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => {
             let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
@@ -247,20 +245,20 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
     let now = crate::env::now_unix();
     let config = crate::config::of(roots);
-    let limits = crate::save::money::ledger::load(roots);
-    if let Some(hold) = limits.allowance.as_ref().filter(|h| h.holds(now)) {
+    let stops = crate::save::money::ledger::stops(roots, &config);
+    if let Some(hold) = &stops.allowance {
         report.problem(
             &format!("{}: the API refused a save: \"{}\"", hold.status(), hold.text),
             "forks wait for the reset (a refusal that names none is tried once an hour); turn on usage credits or raise your plan's limit, then: memory-save resume",
         );
     }
-    for (model, hold) in limits.models.iter().filter(|(_, h)| h.holds(now)) {
+    for (model, hold) in &stops.models {
         report.problem(
             &format!("paused: sessions on {model}: \"{}\"", hold.text),
             "turn on usage credits, or set model in memory-save.toml for the fork, then: memory-save resume",
         );
     }
-    if let Some(stopped) = limits.stopped.as_ref().filter(|s| s.holds(&config, now)) {
+    if let Some(stopped) = &stops.budget {
         report.problem(
             &stopped.status(),
             &format!(

@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::Report;
 use crate::claude::hooks::BINARY_NAME;
 use crate::claude::settings::Scope;
+use crate::cmd::install::uninstall_command;
 
 /// Every hook command a full install registers, with its event.
 fn expected_hooks() -> Vec<(String, String)> {
@@ -79,13 +80,9 @@ fn install_flag(scope: &str) -> &'static str {
     }
 }
 
-fn uninstall_command(scope: &str) -> &'static str {
-    if scope == Scope::User.label() { "memory-save uninstall" } else { "memory-save uninstall --project" }
-}
-
 pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     let cwd = std::env::current_dir()?;
-    let found = crate::claude::hooks::registrations(&cwd);
+    let found = crate::claude::registrations::registrations(&cwd);
     for r in found.iter().filter(|r| r.error.is_some()) {
         let error = r.error.as_deref().unwrap_or_default();
         report.problem(error, &format!("fix {} by hand, or move it away", r.path));

@@ -54,11 +54,6 @@ pub fn count(state: &mut Guard, usage: Option<&Usage>, parent_last_request_at: O
     }
 }
 
-/// The context window: a model name ending `[1m]` has 1M tokens, others 200K.
-pub fn window_tokens(model: Option<&str>) -> u64 {
-    if model.is_some_and(|m| m.ends_with("[1m]")) { 1_000_000 } else { 200_000 }
-}
-
 /// Tokens a fork's reply may need, on top of the request.
 const REPLY_ROOM_TOKENS: u64 = 8_000;
 
@@ -67,7 +62,8 @@ const REPLY_ROOM_TOKENS: u64 = 8_000;
 /// A message's tokens are taken as its bytes over three, on the high side.
 pub fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: usize) -> Option<String> {
     let needed = facts.last_request_tokens + message_bytes as u64 / 3 + REPLY_ROOM_TOKENS;
-    let window = window_tokens(model);
+    // The context window: a model name ending `[1m]` has 1M tokens, others 200K.
+    let window = if model.is_some_and(|m| m.ends_with("[1m]")) { 1_000_000 } else { 200_000 };
     (facts.last_request_tokens > 0 && needed > window).then(|| {
         format!(
             "skipped: the session is near its context window ({} of {window} tokens); the next save after it compacts goes on",

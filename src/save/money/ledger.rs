@@ -149,6 +149,25 @@ pub fn load(roots: &Roots) -> LedgerRecord {
     crate::store::record::read(&path(roots)).unwrap_or_default()
 }
 
+/// What stops saves on this machine now: a setting that fails closed, a
+/// used-up allowance, a budget reached, and the models the plan refused.
+pub struct Stops {
+    pub config: Option<String>,
+    pub allowance: Option<Hold>,
+    pub budget: Option<Stopped>,
+    pub models: Vec<(String, Hold)>,
+}
+
+pub fn stops(roots: &Roots, config: &Config) -> Stops {
+    let (now, limits) = (crate::env::now_unix(), load(roots));
+    Stops {
+        config: config.stopped().map(str::to_string),
+        allowance: limits.allowance.filter(|h| h.holds(now)),
+        budget: limits.stopped.filter(|s| s.holds(config, now)),
+        models: limits.models.into_iter().filter(|(_, h)| h.holds(now)).collect(),
+    }
+}
+
 /// Changes `limits.json` under its lock.
 pub fn update<R>(roots: &Roots, change: impl FnOnce(&mut LedgerRecord) -> R) -> anyhow::Result<R> {
     let mut ledger = Ledger::open(roots)?;

@@ -33,9 +33,7 @@ impl Totals {
         }
         self.cost_usd = round_usd(self.cost_usd + record.counted());
     }
-}
 
-impl Totals {
     /// `3 saves · in 12 · cache read 40000 · cache write 300 · out 9 · $0.41`
     pub fn line(&self) -> String {
         format!(
@@ -98,6 +96,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
         .filter(|r| (start..end).contains(&r.counted_at(now)))
         .filter(|r| route.as_deref().is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
         .collect();
+    let fmt = |(y, m, d): (i32, u8, u8)| format!("{y:04}-{m:02}-{d:02}");
     let mut totals = Totals::default();
     let mut days: Vec<Day> = Vec::new();
     let mut day_start = crate::env::local_date_start(first);
@@ -108,8 +107,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
             day.add(record);
             totals.add(record);
         }
-        let (y, m, d) = crate::env::local_date(day_start);
-        days.push(Day { date: format!("{y:04}-{m:02}-{d:02}"), totals: day });
+        days.push(Day { date: fmt(crate::env::local_date(day_start)), totals: day });
         if next <= day_start {
             break;
         }
@@ -131,7 +129,6 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
         let today = days.last().map_or(0.0, |d| d.totals.cost_usd);
         budgets.push(share("max_cost_per_day_usd", limit, today, false));
     }
-    let fmt = |(y, m, d): (i32, u8, u8)| format!("{y:04}-{m:02}-{d:02}");
     Month {
         start: fmt(first),
         end: fmt(crate::memory::cost::next_period(first)),
