@@ -348,6 +348,20 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_naming_a_missing_path_is_asked_to_stay_and_the_project_to_be_named() {
+        let note =
+            |line: &str, rule| StaleNote { line: line.into(), path: "x.sql".into(), found: "not found".into(), rule };
+        let stale = [note("- See x.sql for the schema.", false), note("- Never edit x.sql by hand.", true)];
+        let text = stale_note(&stale).unwrap();
+        let (facts, rules) = text.split_once("STALE RULES NOTE").unwrap();
+        assert!(facts.contains("- See x.sql") && !facts.contains("Never edit"), "{text}");
+        assert!(rules.contains("- Never edit x.sql") && rules.contains("keep each one"), "{text}");
+        let named = skeleton("app").replace("## Active Warnings", "- app: a Go service.\n\n## Active Warnings");
+        assert!(project_note(&skeleton("app"), "app").is_some());
+        assert_eq!(project_note(&named, "app"), None);
+    }
+
+    #[test]
     fn a_plain_save_carries_the_file_rules_and_format_only() {
         let memory = skeleton("app");
         let text = message(Some(&memory), &[], &[]);
