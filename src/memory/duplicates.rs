@@ -29,7 +29,10 @@ pub fn find(memory: &str) -> Vec<Pair> {
         for (i, a) in bullets.iter().enumerate() {
             for b in &bullets[i + 1..] {
                 let similarity = jaccard(&a.2, &b.2);
-                if similarity >= THRESHOLD {
+                // Lines apart only in numbers and names with digits (s001
+                // on port 9001, s006 on 9006) are two facts, not one.
+                let apart_in_ids = a.2.symmetric_difference(&b.2).all(|w| w.chars().any(|c| c.is_ascii_digit()));
+                if similarity >= THRESHOLD && !apart_in_ids {
                     found.push(Pair {
                         section: section.to_string(),
                         first: (a.0, a.1.to_string()),
@@ -64,7 +67,7 @@ pub fn find(memory: &str) -> Vec<Pair> {
 }
 
 fn is_placeholder(line: &str) -> bool {
-    matches!(line.trim(), "- None yet." | "- None yet")
+    line.trim().trim_end_matches('.') == super::template::PLACEHOLDER.trim_end_matches('.')
 }
 
 fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
@@ -238,6 +241,15 @@ mod tests {
         // only when the two say the same thing, so a false pair costs a
         // look, not a line.
         assert!(precision >= 0.85 && recall >= 0.85, "precision {precision:.2}, recall {recall:.2}");
+    }
+
+    #[test]
+    fn lines_apart_only_in_ids_and_numbers_are_two_facts() {
+        let memory = "# app\n\n## Architecture & Config Facts\n\
+- Service s001: handles the billing queue on port 9001.\n\
+- Service s006: handles the billing queue on port 9006.\n\
+- Node 20.20.2 runs the build.\n- Node 22.1.0 runs the build.\n";
+        assert_eq!(find(memory), Vec::<Pair>::new());
     }
 
     #[test]

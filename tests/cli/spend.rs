@@ -409,7 +409,10 @@ fn the_message_points_to_the_loaded_block_and_repeats_the_file_only_when_it_must
     start(&env, SID);
     env.saved_turn(SID, 2);
     let stdin = env.call(2).stdin;
-    assert!(stdin.contains("exactly the [PROJECT MEMORY: …] block") && !stdin.contains("Fact number 37"), "{stdin}");
+    assert!(
+        stdin.contains("exactly the last [PROJECT MEMORY: …] block") && !stdin.contains("Fact number 37"),
+        "{stdin}"
+    );
     assert!(stdin.len() + 2_000 < env.call(1).stdin.len(), "{} vs {}", stdin.len(), env.call(1).stdin.len());
     // Changed since (a save, an edit): only the lines that changed.
     let changed =

@@ -258,7 +258,7 @@ fn message_kind(req: &RecordedRequest) -> &'static str {
         "fresh"
     } else if text.contains("changed since as follows") {
         "changed"
-    } else if text.contains("block loaded at this session's start") {
+    } else if text.contains("block loaded above") || text.contains("block loaded at this session's start") {
         "loaded"
     } else if text.contains("between the markers:\n<<<MEMORY.md") {
         "whole"

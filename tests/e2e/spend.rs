@@ -75,7 +75,7 @@ fn s19_the_fork_message_points_to_the_loaded_memory() {
     let (pointer, pointer_parent) = fork_and_parent(&requests, 2);
     assert!(whole.last_user_text().contains("- Fact 177: ") && whole.last_user_text().contains("EXACT COPY NOTE"));
     let text = pointer.last_user_text();
-    assert!(text.starts_with(MARKER) && text.contains("exactly the [PROJECT MEMORY: …] block"), "{text}");
+    assert!(text.starts_with(MARKER) && text.contains("exactly the last [PROJECT MEMORY: …] block"), "{text}");
     assert!(!text.contains("- Fact 177: "), "the pointer repeats the file");
     // The block the pointer names is in the fork's own request.
     assert!(crate::standin::prompt_text(&pointer.body).contains("- Fact 177: the service reads"));
