@@ -179,11 +179,17 @@ impl Doc {
     }
 
     /// Returns the CRITICAL RULES bullet it retired, if it was one.
-    pub fn remove(&mut self, at: usize, offloading: bool) -> Result<Option<String>, String> {
-        self.protect(at)?;
+    /// The CRITICAL RULES bullet at `at`, if that is what stands there.
+    pub fn rule_at(&self, at: usize) -> Option<&str> {
         let is_rule = self.section_of(at) == Some(CRITICAL_RULES)
             && self.kinds[at] == LineKind::Text
             && self.lines[at].trim() != PLACEHOLDER;
+        is_rule.then_some(self.lines[at].as_str())
+    }
+
+    pub fn remove(&mut self, at: usize, offloading: bool) -> Result<Option<String>, String> {
+        self.protect(at)?;
+        let is_rule = self.rule_at(at).is_some();
         if is_rule && offloading {
             return Err(
                 "a CRITICAL RULES bullet is not moved out while the file is over the offload mark; shorten it with a replace op instead"

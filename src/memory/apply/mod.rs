@@ -201,20 +201,24 @@ fn apply_ops(
                 Some(at) => doc.remove(at, offloading).map(|retired| {
                     out.removed += 1;
                     if let Some(rule) = retired {
-                        out.topics.push(TopicAppend {
-                            file: HISTORY_FILE.into(),
-                            append: format!("{RETIRED_HEADING}\n\n{rule}\n"),
-                        });
-                        out.retired.push(rule);
+                        retire(&mut out, rule);
                     }
                 }),
             },
             Op::Replace { line, text } => match doc.locate(line) {
                 None => skip(&mut out, line),
-                Some(at) => doc.replace(at, text, over_cap).map(|()| {
-                    out.replaced += 1;
-                    quote_if_rule_or_order(&doc, at, &mut out);
-                }),
+                Some(at) => {
+                    // A rule replaced by another (a lifted rule's successor)
+                    // is kept in history.md, as a removed one is.
+                    let old = doc.rule_at(at).map(str::to_string);
+                    doc.replace(at, text, over_cap).map(|()| {
+                        out.replaced += 1;
+                        if let Some(rule) = old.filter(|old| *old != doc.lines[at]) {
+                            retire(&mut out, rule);
+                        }
+                        quote_if_rule_or_order(&doc, at, &mut out);
+                    })
+                }
             },
         };
         let result = result.and_then(|()| {
@@ -260,6 +264,12 @@ fn apply_ops(
     doc.fill_empty_sections();
     out.memory = doc.text();
     out
+}
+
+/// A CRITICAL RULES bullet that leaves the file, kept in history.md.
+fn retire(out: &mut Outcome, rule: String) {
+    out.topics.push(TopicAppend { file: HISTORY_FILE.into(), append: format!("{RETIRED_HEADING}\n\n{rule}\n") });
+    out.retired.push(rule);
 }
 
 /// A new or rewritten line every later session reads as an instruction is
@@ -646,6 +656,22 @@ Plain paragraph line
         let reply = parse(r#"{"ops":[{"op":"remove","line":"- history.md"}]}"#).unwrap();
         let out = apply(FILE, &reply, "app", &[]);
         assert!(out.memory.ends_with("## Topic Files\n- None yet.\n"), "{}", out.memory);
+    }
+
+    /// A lifted rule's successor replaces it: the rule it replaced is kept
+    /// in history.md, as a removed rule is.
+    #[test]
+    fn a_rule_replaced_is_kept_in_history() {
+        let memory =
+            skeleton("app").replace("## CRITICAL RULES\n- None yet.", "## CRITICAL RULES\n- Never run itests locally.");
+        let reply = r#"{"ops":[{"op":"replace","line":"- Never run itests locally.","text":"- Run itests locally with make itest."}]}"#;
+        let out = apply(&memory, &parse(reply).unwrap(), "app", &[]);
+        assert_eq!(out.retired, ["- Never run itests locally."]);
+        assert!(out.topics[0].append.contains("- Never run itests locally."), "{:?}", out.topics);
+        assert!(out.memory.contains("- Run itests locally with make itest."));
+        let same =
+            r#"{"ops":[{"op":"replace","line":"- Never run itests locally.","text":"- Never run itests locally."}]}"#;
+        assert!(apply(&memory, &parse(same).unwrap(), "app", &[]).retired.is_empty());
     }
 
     /// A model told to copy lines exactly removes the placeholder of a
