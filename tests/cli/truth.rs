@@ -128,6 +128,13 @@ fn the_fork_is_told_once_and_a_line_that_fails_the_gate_is_never_quoted() {
         third.contains("  - The lexer was src/lexer.rs.\n") && !third.contains("src/parser.rs`: renamed"),
         "{third}"
     );
+    // doctor says what was told, not that the next save will ask (its own
+    // `claude --version` is a call of the fake, so it runs last).
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains("a save has asked the fork about it already"), "{doctor}");
+    assert!(doctor.contains("a save has asked the fork about them already"), "{doctor}");
+    assert!(doctor.contains("no session nor fork is shown this line"), "the withheld line: {doctor}");
+    assert!(!doctor.contains("the next save asks"), "{doctor}");
 }
 
 #[test]

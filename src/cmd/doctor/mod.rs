@@ -187,13 +187,32 @@ fn check_memory_text(report: &mut Report) {
     match crate::store::folder::read_if_exists(&folder.memory_path()) {
         Ok(Some(text)) => {
             let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
+            // Said as it stands: a finding a fork was told of is not told again.
+            let noted = crate::store::folder_record::read(&folder).noted;
+            let rules = crate::memory::template::critical_rules(&text);
+            let gated = crate::memory::gate::load(&text);
+            let shown: std::collections::HashSet<&str> = gated.text.lines().collect();
             for s in findings.stale.iter().take(10) {
+                let fix = if !shown.contains(s.text.as_str()) {
+                    "no session nor fork is shown this line (below): edit it: memory-save edit"
+                } else if noted.stale.contains(&(s.text.clone(), s.path.clone())) {
+                    "a save has asked the fork about it already, and it kept the line; if it is wrong, edit it: memory-save edit"
+                } else if rules.contains(&s.text.trim().to_string()) {
+                    "a CRITICAL RULE: the next save asks the fork to keep it unless the path moved; or edit it: memory-save edit"
+                } else {
+                    "the next save asks the fork to update or remove it; or edit it: memory-save edit"
+                };
                 report.warn(
                     &format!("{} line {}: `{}` {}", folder.memory_path().display(), s.line, s.path, s.found.describe()),
-                    "the next save asks the fork to update or remove it; or edit it: memory-save edit",
+                    fix,
                 );
             }
             for d in findings.duplicates.iter().take(10) {
+                let fix = if noted.duplicates.contains(&(d.texts[0].clone(), d.texts[1].clone())) {
+                    "a save has asked the fork about them already, and it kept both; if they are one fact, edit them: memory-save edit"
+                } else {
+                    "the next save asks the fork to merge them; or edit them: memory-save edit"
+                };
                 report.warn(
                     &format!(
                         "{} lines {} and {} say nearly the same thing",
@@ -201,10 +220,10 @@ fn check_memory_text(report: &mut Report) {
                         d.lines[0],
                         d.lines[1]
                     ),
-                    "the next save asks the fork to merge them; or edit them: memory-save edit",
+                    fix,
                 );
             }
-            let withheld = crate::memory::gate::load(&text).withheld;
+            let withheld = gated.withheld;
             if withheld.is_empty() {
                 report.ok(&format!("{} holds plain text", folder.memory_path().display()));
             }
