@@ -605,7 +605,11 @@ fn at_once_within(budget: &str) {
     // and nothing is held.
     let month: f64 = saves(&env).iter().filter_map(|s| s["counted_usd"].as_f64()).sum();
     assert!((month - 2.0 * estimate).abs() < 1e-6, "{month} {estimate}");
-    assert!(!env.mem.join("state/memory-save/limits.json").exists(), "nothing is held");
+    // (The ledger may exist for the 80% warning it told: two saves of a
+    // budget of 2.5 lands on the mark, and rounding decides which side.)
+    let ledger = std::fs::read_to_string(env.mem.join("state/memory-save/limits.json")).unwrap_or_default();
+    let ledger: serde_json::Value = serde_json::from_str(&ledger).unwrap_or_default();
+    assert!(ledger["reserved"].as_array().is_none_or(Vec::is_empty), "nothing is held: {ledger}");
 }
 
 #[test]
