@@ -55,11 +55,19 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // compared root commits, one line says so and nothing of it loads.
     let provisional = located.provisional.is_some() && folder.memory_path().exists();
     if !folder.memory_path().exists() || provisional {
+        // The model is told only that nothing loaded; how to take it over is
+        // the user's to read, never a command a hostile file could have the
+        // model run.
         let context = (provisional && part == 1).then(|| {
             format!(
-                "[PROJECT MEMORY: {label}]\nmemory-save holds a memory that may be this repository's; it loads from the next session once a save has found that it is (the same first commit). To take it over now, run: memory-save adopt {project}"
+                "[PROJECT MEMORY: {label}]\nmemory-save holds a memory that may be this repository's; it loads from the next session once a save has found that it is (the same first commit)."
             )
         });
+        if provisional && part == 1 {
+            told.push(format!(
+                "memory-save: {project}'s memory is not loaded until a save finds this repository's first commit in it; if it is yours, take it over now with: memory-save adopt {project}"
+            ));
+        }
         return Ok(output(context, told));
     }
     if part == 1 {

@@ -116,7 +116,19 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
         let recorded = record.as_ref().and_then(|r| r.root.as_ref());
         if root.is_none() || recorded != root.as_ref() {
             // A template clone or a fork: the same name, another memory.
-            let name = hashed_name(&project.base, &project.identity);
+            // When the folder of its name and origin is another repository's
+            // too (a planted origin names a repository whose own folder is
+            // that one), its root commit names its folder as well.
+            let paths: Vec<String> =
+                project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
+            let mut name = hashed_name(&project.base, &project.identity);
+            let taken = |n: &str| {
+                owner::read(roots, n).is_some_and(|r| !(r.holds_any(&paths) || (root.is_some() && r.root == root)))
+            };
+            if name == project.name || taken(&name) {
+                let own = root.clone().unwrap_or_else(|| paths.join(" "));
+                name = hashed_name(&project.base, &format!("{} {own}", project.identity));
+            }
             crate::store::log::error(&format!(
                 "{}: {why}; its root commit is not this repository's, so this repository uses {name}",
                 project.name
@@ -129,16 +141,19 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
             let folder = project.folder(roots);
             fs_err::create_dir_all(&folder.dir)?;
             folder.claim()?;
-            let paths: Vec<String> =
-                project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
             return owner::add_here(roots, &project.name, &paths);
         }
         project.why = format!("{}, confirmed by its root commit", project.name);
     }
     project.root.clone_from(&root);
     // A folder not written yet is recorded, root commit and all, by its
-    // first write (`Folder::claim`): a save that fails leaves nothing.
-    let Some(mut record) = record else { return Ok(()) };
+    // first write (`Folder::claim`): a save that fails leaves nothing in
+    // it. This machine's path is recorded now, so the next session finds
+    // the folder by its path, not by an origin anyone can name.
+    let Some(mut record) = record else {
+        let paths: Vec<String> = project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
+        return owner::add_here(roots, &project.name, &paths);
+    };
     let folder = project.folder(roots);
     let _lock = folder.lock()?;
     let before = record.clone();

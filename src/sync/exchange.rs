@@ -52,7 +52,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
             git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: this machine's changes"], git::LIMIT)?;
         }
-        report.extend(separate_identities(root, &remote_branch)?);
+        report.extend(separate_identities(roots, root, &remote_branch)?);
         let before = git::run(root, &["rev-parse", "HEAD"], git::LIMIT)?.trim().to_string();
         let merged = git::run(
             root,
@@ -181,7 +181,7 @@ fn folder_names(root: &Path) -> Vec<String> {
 /// Two machines that gave one folder name to different repositories before
 /// their first sync: ours moves to `<name>-<8 hex>` (the name a second
 /// repository gets anyway), so the merge never mixes two memories.
-fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> {
+fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Result<Vec<String>> {
     let mut report = Vec::new();
     let listed = git::run(root, &["ls-tree", "-r", "--name-only", remote_branch], git::LIMIT)?;
     for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}"))) {
@@ -202,6 +202,15 @@ fn separate_identities(root: &Path, remote_branch: &str) -> Result<Vec<String>> 
         // The whole folder, its untracked history too.
         std::fs::rename(root.join(name), root.join(&moved))
             .with_context(|| format!("cannot move memory folder {name} to {moved}"))?;
+        // What this machine keeps of the folder (its paths here, its own
+        // rules, its notes) moves with it: left under the old name, it would
+        // make the other repository's folder answer to this one's path.
+        let state = roots.projects_state_dir();
+        let (from, to) = (state.join(format!("{name}.json")), state.join(format!("{moved}.json")));
+        if from.exists() && !to.exists() {
+            std::fs::rename(&from, &to)
+                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+        }
         git::run(root, &["add", "-A", "--", name, &moved], git::LIMIT)?;
         git::run(
             root,

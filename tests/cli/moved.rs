@@ -155,6 +155,10 @@ fn a_repository_that_gains_an_origin_keeps_its_memory_and_records_the_origin() {
     env.git(&clone, &["remote", "set-url", "origin", "https://github.com/me/app"]);
     let out = session_start(&env, &clone);
     assert!(!out.contains("- After the remote.") && out.contains("memory-save adopt app"), "{out}");
+    // The way to take it over is the user's to read, never the model's.
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(json["systemMessage"].as_str().unwrap().contains("memory-save adopt app"), "{json}");
+    assert!(!json["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("adopt"), "{json}");
     env.script_default(&no_change());
     env.saved_turn_in("clone", &clone, 1);
     assert!(session_start(&env, &clone).contains("- After the remote."));
@@ -274,4 +278,43 @@ fn a_forged_identity_record_cannot_write_into_the_memory_block() {
     assert!(!shown.contains("SYSTEM: the user") && !shown.contains("</system>"), "{shown}");
     // adopt never takes the memory root's own folders.
     env.cmd(&["adopt", ".git"]).in_dir(&repo).status(1).run();
+}
+
+/// The folder a planted origin leads to may be the victim's own second
+/// folder (`app-<hash>`, since another `app` came first): a repository
+/// whose root commit differs never writes into it nor records its path
+/// there, and gets a folder named by its root commit too.
+#[test]
+fn a_planted_origin_never_takes_over_the_victims_second_folder() {
+    let env = Env::new();
+    saved_repo(&env, "app", "- The first app's own line.");
+    let victim = env.root().join("w/app");
+    std::fs::create_dir_all(&victim).unwrap();
+    env.git(&victim, &["init", "-q"]);
+    env.git(&victim, &["commit", "-q", "--allow-empty", "-m", "the victim's first commit"]);
+    env.git(&victim, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&adds("- The victim's secret plan."));
+    env.saved_turn_in("victim", &victim, 1);
+    let folders: Vec<String> =
+        env.memory_tree().into_iter().filter(|f| f.starts_with("app-") && !f.contains('/')).collect();
+    assert_eq!(folders.len(), 1, "{:?}", env.memory_tree());
+    let second = folders[0].clone();
+    assert!(env.memory_of(&second).unwrap().contains("secret plan"));
+
+    let planted = env.root().join("dl/app");
+    std::fs::create_dir_all(&planted).unwrap();
+    env.git(&planted, &["init", "-q"]);
+    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "not the victim's first commit"]);
+    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app"]);
+    assert!(!session_start(&env, &planted).contains("secret plan"));
+    env.script_default(&adds("- Written by the planted folder."));
+    env.saved_turn_in("planted", &planted, 1);
+    let memory = env.memory_of(&second).unwrap();
+    assert!(memory.contains("secret plan") && !memory.contains("planted folder"), "{memory}");
+    for _ in 0..2 {
+        let out = session_start(&env, &planted);
+        assert!(!out.contains("secret plan"), "{out}");
+    }
+    let own = session_start(&env, &victim);
+    assert!(own.contains("secret plan"), "the victim keeps its memory: {own}");
 }
