@@ -178,10 +178,19 @@ fn failed(
     }
     let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
     let usage = e.usage();
-    // A fork the API never billed (no tokens: not logged in, no network)
-    // counts what the CLI says, nothing; one that used tokens the CLI could
-    // not price counts them at the price table's rate.
-    let counted = if usage.total_cost_usd > 0.0 {
+    // A fork whose result the CLI reported counts its usage: nothing when
+    // the API billed nothing (not logged in), else the CLI's figure or its
+    // tokens at the table's rate. One whose usage is unknown (timed out,
+    // killed, no result) may have been billed in full: its estimate.
+    let reported = matches!(
+        e,
+        fork::ForkError::Failed { .. } | fork::ForkError::CalledTool { .. } | fork::ForkError::NoText { .. }
+    );
+    let counted = if matches!(e, fork::ForkError::NotFound(_)) {
+        0.0
+    } else if !reported {
+        priced.estimate_usd
+    } else if usage.total_cost_usd > 0.0 {
         usage.total_cost_usd
     } else {
         let price = crate::memory::cost::PriceList { overrides: &config.prices }

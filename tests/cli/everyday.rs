@@ -316,6 +316,12 @@ fn the_config_sets_the_forks_model_effort_and_time_bound() {
     assert_eq!(call.flag("--effort"), Some("low"));
     env.wait_saves(SID, 1);
     assert_eq!(env.status(SID), "error: fork timed out after 1s");
+    // Killed, it reported no usage, and the API may have billed all of it:
+    // the budget counts its estimate, never nothing.
+    let saves = std::fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(saves.lines().last().unwrap()).unwrap();
+    assert!(record["counted_usd"].as_f64().unwrap() > 0.0, "{record}");
+    assert_eq!(record["counted_usd"], record["estimate_usd"], "{record}");
 }
 
 /// A file that is not TOML cannot say which budget or review gate it
