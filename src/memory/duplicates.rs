@@ -31,7 +31,8 @@ pub fn find(memory: &str) -> Vec<Pair> {
                 let similarity = jaccard(&a.2, &b.2);
                 // Lines apart only in numbers and names with digits (s001
                 // on port 9001, s006 on 9006) are two facts, not one.
-                let apart_in_ids = a.2.symmetric_difference(&b.2).all(|w| w.chars().any(|c| c.is_ascii_digit()));
+                let mut apart = a.2.symmetric_difference(&b.2).peekable();
+                let apart_in_ids = apart.peek().is_some() && apart.all(|w| w.chars().any(|c| c.is_ascii_digit()));
                 if similarity >= THRESHOLD && !apart_in_ids {
                     found.push(Pair {
                         section: section.to_string(),
@@ -250,6 +251,8 @@ mod tests {
 - Service s006: handles the billing queue on port 9006.\n\
 - Node 20.20.2 runs the build.\n- Node 22.1.0 runs the build.\n";
         assert_eq!(find(memory), Vec::<Pair>::new());
+        let same = "# app\n\n## Active Warnings\n- The export times out.\n- The export times out!\n";
+        assert_eq!(find(same).len(), 1, "a line said twice is a pair");
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub use orders::{gives_order, pipes_into_shell};
 
 /// Raised whenever the gate refuses more: a text an older gate found clean
 /// is checked again at its next load.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Tags of the frames the model reads: Claude Code's own and the API's.
 /// Only a whole tag name counts: `<user_query>` in a project's facts passes.
