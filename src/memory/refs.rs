@@ -75,11 +75,18 @@ pub fn find(memory: &str) -> Vec<Reference> {
         let example_from = EXAMPLE_MARKERS.iter().filter_map(|m| lower.find(m)).min();
         paths.retain(|p| {
             let example = example_from.is_some_and(|at| line.find(p.as_str()).is_some_and(|i| i > at));
-            !example && !["NNN", "XXX", "YYYY"].iter().any(|stand_in| p.contains(stand_in))
+            !example && !names_a_pattern(p)
         });
         found.extend(paths.into_iter().map(|path| Reference { line: n + 1, path }));
     }
     found
+}
+
+/// A name with a run of one capital letter standing for digits or words
+/// (`migrations/NNNN_name.sql`, `logs/YYYY-MM-DD.log`) names a pattern,
+/// not a file.
+fn names_a_pattern(path: &str) -> bool {
+    path.as_bytes().windows(3).any(|w| w[0].is_ascii_uppercase() && w[0] == w[1] && w[1] == w[2])
 }
 
 const EXAMPLE_MARKERS: &[&str] = &[" like ", "e.g.", " eg ", " eg.", "such as", "for example", "for instance"];
@@ -403,6 +410,7 @@ mod tests {
             "- Fixtures are JSON, e.g. tests/fixtures/user.json, one per model.",
             "- Keep scripts small, such as scripts/lint.sh.",
             "- Migrations are `migrations/NNNN_name.sql`.",
+            "- Logs rotate daily into `logs/YYYY-MM-DD.log`.",
             "- The module is github.com/acme/payroll-api (go.mod's first line names it).",
             "- Tools come from golang.org/x/tools and gopkg.in/yaml.v3.",
             "- Docs at https://example.com/docs/setup.md and www.example.com/a.html.",
