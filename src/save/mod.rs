@@ -89,6 +89,8 @@ pub struct SaveResult {
     pub read_through: Option<i64>,
     /// The save resumed nothing: it read the turns (`Job::last_chance`).
     pub fresh: bool,
+    /// What to do about a failed save, as data beside its report line.
+    pub advice: Option<String>,
 }
 
 impl SaveResult {
@@ -176,7 +178,8 @@ fn failed(
             ..priced.result(kind, String::new())
         });
     }
-    let advice = e.advice().map(|advice| format!("; {advice}")).unwrap_or_default();
+    let advice = e.advice().map(str::to_string);
+    let joined = advice.as_deref().map(|advice| format!("; {advice}")).unwrap_or_default();
     let usage = e.usage();
     // A fork whose result the CLI reported counts its usage: nothing when
     // the API billed nothing (not logged in), else the CLI's figure or its
@@ -201,7 +204,8 @@ fn failed(
         crate::memory::cost::priced(tokens, false, &price)
     };
     Ok(SaveResult {
-        report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){advice}"))),
+        report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){joined}"))),
+        advice,
         counted_usd: Some(counted),
         usage: Some(usage),
         parent_last_request_at: priced.facts.last_request_at,

@@ -38,6 +38,9 @@ pub struct SaveRecord {
     /// The save resumed nothing and read the turns instead (a fresh save).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fresh: bool,
+    /// What to do about a failed save (`doctor` gives it as the fix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
 }
 
 impl SaveRecord {

@@ -477,7 +477,7 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     // doctor names the failure and its fix until a save succeeds.
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
     assert!(doctor.contains("the last save") && doctor.contains("fork failed: Not logged in"), "{doctor}");
-    assert!(doctor.contains("claude /login"), "{doctor}");
+    assert!(doctor.contains("→ the fork could not log in: ") && doctor.contains("claude /login"), "{doctor}");
     env.script_output(2, &answer(3, 1_000, 200, 0.01));
     env.saved_turn(SID, 2);
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;

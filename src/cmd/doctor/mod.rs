@@ -323,10 +323,10 @@ fn check_last_save(report: &mut Report, roots: &Roots) {
         return;
     }
     let project = last.project.as_deref().unwrap_or("?");
-    let fix = last.report.as_deref().and_then(|r| r.split_once("; ")).map_or(
-        "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again",
-        |(_, advice)| advice,
-    );
+    let fix = last
+        .advice
+        .as_deref()
+        .unwrap_or("see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again");
     report.problem(
         &format!("the last save ({project}, {}) failed: {}", crate::env::timestamp(last.at), last.status),
         fix,

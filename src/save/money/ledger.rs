@@ -269,6 +269,7 @@ pub(in crate::save) fn record(
         counted_usd: result.counted_usd.map(crate::memory::cost::round_usd),
         unknown_model: result.unknown_model.clone(),
         fresh: result.fresh,
+        advice: result.advice.clone(),
     };
     settle(roots, &record);
 }
