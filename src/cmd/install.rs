@@ -147,7 +147,7 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
     ))?;
     let who = match crate::save::money::ledger::last_route(roots) {
         Some(seen) => format!("note: at the last session start, {}.", seen.route.sentence()),
-        None => "note: who pays is read from a session's environment at its start: memory-save status says it then."
+        None => "note: who pays is read from a session's environment at its start; until then memory-save status says who would, from this shell and the settings."
             .to_string(),
     };
     super::println(&who)

@@ -297,8 +297,20 @@ fn project_note(memory: &str, project: &str) -> Option<String> {
     let facts = memory.split("\n## ").find(|s| s.starts_with("Architecture & Config Facts"))?;
     let says_what = |l: &str| {
         let l = l.to_lowercase();
-        l.contains(&name)
-            || [": a ", ": an ", " is a ", " is an ", "written in", "built with"].iter().any(|w| l.contains(w))
+        const SAYS: [&str; 11] = [
+            ": a ",
+            ": an ",
+            ", a ",
+            ", an ",
+            " is a ",
+            " is an ",
+            "repository is ",
+            "project is ",
+            "repo is ",
+            "written in",
+            "built with",
+        ];
+        l.contains(&name) || SAYS.iter().any(|w| l.contains(w))
     };
     (!facts.lines().skip(1).any(says_what)).then(|| {
         "PROJECT NOTE\nNo line of ## Architecture & Config Facts says what the project is. When the session shows it, \
@@ -363,7 +375,12 @@ mod tests {
         let with = |line: &str| skeleton("app").replace("## Active Warnings", &format!("{line}\n\n## Active Warnings"));
         assert!(project_note(&skeleton("app"), "app").is_some());
         assert!(project_note(&with("- Deploy with make ship."), "app").is_some());
-        for says in ["- app runs payroll.", "- fatura-servisi: a billing service in Rust.", "- This is a Go CLI."] {
+        for says in [
+            "- app runs payroll.",
+            "- fatura-servisi: a billing service in Rust.",
+            "- This is a Go CLI.",
+            "- This repository is payroll-api (module `github.com/acme/payroll-api`), a Go 1.22 service.",
+        ] {
             assert_eq!(project_note(&with(says), "app"), None, "{says}");
         }
     }
