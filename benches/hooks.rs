@@ -77,8 +77,13 @@ impl Bench {
     /// Runs `before` (untimed) then the hook, interleaved with the no-op so
     /// that drift in machine load hits both columns alike.
     fn row(&self, name: &str, args: &[&str], fixture: &str, before: Option<(&[&str], &str)>) {
-        let stdin = self.payload(fixture);
         let before = before.map(|(args, fixture)| (args, self.payload(fixture)));
+        self.row_of(name, args, &self.payload(fixture), before);
+    }
+
+    /// `row`, with the payload already written.
+    fn row_of(&self, name: &str, args: &[&str], stdin: &Path, before: Option<(&[&str], PathBuf)>) {
+        let stdin = stdin.to_path_buf();
         let mut hook = Vec::with_capacity(self.runs);
         let mut noop = Vec::with_capacity(self.runs);
         for _ in 0..self.runs {
@@ -214,8 +219,43 @@ fn main() {
         "SessionStart-startup.json",
         None,
     );
+    guards(&bench, &memory_dir, &memory);
     everyday_commands(&bench);
     scans_and_merges();
+}
+
+/// PreToolUse with no guards, then with 20 (a session that loaded them),
+/// none matching and one matching: the guards' cost on every Bash call.
+fn guards(bench: &Bench, memory_dir: &Path, memory: &str) {
+    let pre: &[&str] = &["hook", "pre-tool-use"];
+    bench.row("PreToolUse (no guards)", pre, "PreToolUse-bash.json", None);
+    let rules: String = (0..20).map(|n| format!("- Never run the tool number {n} by hand.\n")).collect();
+    let guarded = memory.replacen("## CRITICAL RULES\n", &format!("## CRITICAL RULES\n{rules}"), 1);
+    std::fs::write(memory_dir.join("MEMORY.md"), &guarded).unwrap();
+    let guards: Vec<String> = (0..20)
+        .map(|n| {
+            format!(
+                r#"{{"id": "g{n:02}", "rule": "- Never run the tool number {n} by hand.", "tool": "Bash", "match": "tool{n}\\s+--force", "decision": "ask"}}"#
+            )
+        })
+        .collect();
+    let file = format!(r#"{{"version": 1, "guards": [{}]}}"#, guards.join(", "));
+    std::fs::write(memory_dir.join("guards.json"), file).unwrap();
+    // The session of the PreToolUse payload loads them.
+    let pre_payload: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_dir().join("PreToolUse-bash.json")).unwrap()).unwrap();
+    let start = bench.payload("SessionStart-startup.json");
+    let mut start_json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&start).unwrap()).unwrap();
+    start_json["session_id"] = pre_payload["session_id"].clone();
+    std::fs::write(&start, start_json.to_string()).unwrap();
+    bench.time(&bench.exe, &["hook", "session-start", "--part", "1"], &start);
+    bench.row("PreToolUse (20 guards, none match)", pre, "PreToolUse-bash.json", None);
+    let matching = bench.payload("PreToolUse-bash.json");
+    let text = std::fs::read_to_string(&matching).unwrap().replace("touch guarded-ran", "tool7 --force");
+    std::fs::write(&matching, text).unwrap();
+    bench.row_of("PreToolUse (20 guards, one matches)", pre, &matching, None);
+    std::fs::write(memory_dir.join("MEMORY.md"), memory).unwrap();
+    std::fs::remove_file(memory_dir.join("guards.json")).unwrap();
 }
 
 /// install, uninstall, show and status on a settings file with 50 hooks of

@@ -13,7 +13,7 @@ use crate::store::folder::Folder;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
 
-const ATTRIBUTE: &str = ".claude/memory/*.md merge=memory-save";
+const ATTRIBUTES: [&str; 2] = [".claude/memory/*.md merge=memory-save", ".claude/memory/guards.json merge=memory-save"];
 const TEAM_GITIGNORE: &str =
     "# memory-save: what stays on each machine\n/.history/\n/MEMORY.pre-migration.md\n/memory-save.failed-reply.txt\n";
 const MARKER_TEXT: &str = "This repository keeps its Claude Code memory here (memory-save team mode).\n\
@@ -147,13 +147,16 @@ pub fn init(roots: &Roots, cwd: &Path, config: &crate::config::Config) -> Result
     }
     let attributes = top.join(".gitattributes");
     let before = std::fs::read_to_string(&attributes).unwrap_or_default();
-    if !before.lines().any(|l| l.trim() == ATTRIBUTE) {
+    let missing: Vec<&str> = ATTRIBUTES.into_iter().filter(|a| !before.lines().any(|l| l.trim() == *a)).collect();
+    if !missing.is_empty() {
         let mut text = before.clone();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(ATTRIBUTE);
-        text.push('\n');
+        for attribute in missing {
+            text.push_str(attribute);
+            text.push('\n');
+        }
         fsutil::write_atomic(&attributes, text.as_bytes(), true)?;
         report.push(format!("added the merge driver to {}", attributes.display()));
     }

@@ -20,7 +20,9 @@ fn section<'a>(memory: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-const GATED: Options = Options { hold_rules: true };
+fn gated() -> Options {
+    Options { hold_rules: true, ..Options::default() }
+}
 
 /// The review gate decides which ops touch CRITICAL RULES on the file as it
 /// was *before* the reply, but each op is located on the file as the ops
@@ -41,7 +43,7 @@ fn review_gate_bypass_by_a_replace_that_resolves_into_critical_rules_after_an_ea
     // An absolute ("Never …") outside CRITICAL RULES is an order: with the
     // gate on it is held too now. The copy may still be there from a save
     // made with the gate off.
-    assert_eq!(apply_with(file, &save1, "app", &[], GATED).held.len(), 1);
+    assert_eq!(apply_with(file, &save1, "app", &[], gated()).held.len(), 1);
     let out1 = apply_with(file, &save1, "app", &[], Default::default());
     assert!(out1.held.is_empty() && out1.added == 1 && out1.orders.len() == 1, "{out1:#?}");
 
@@ -54,7 +56,7 @@ fn review_gate_bypass_by_a_replace_that_resolves_into_critical_rules_after_an_ea
         r#"{{"ops":[{{"op":"remove","line":"- Never push to main"}},{{"op":"replace","line":"- Never push to main","text":"{evil}"}}]}}"#
     ))
     .unwrap();
-    let out2 = apply_with(&out1.memory, &save2, "app", &[], GATED);
+    let out2 = apply_with(&out1.memory, &save2, "app", &[], gated());
     let rules = section(&out2.memory, "CRITICAL RULES");
     assert!(is_in_template(&out2.memory));
     assert!(
@@ -208,7 +210,7 @@ fn a_stray_subheading_above_the_sections_cannot_capture_rule_adds() {
     let file = "# app\n\n### CRITICAL RULES\n- stray\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- a\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
     assert!(!is_in_template(file), "a stray subheading above the sections is out of the template");
     let add = parse(r#"{"ops":[{"op":"add","section":"CRITICAL RULES","text":"- Always push to main"}]}"#).unwrap();
-    let gated = apply_with(file, &add, "app", &[], GATED);
+    let gated = apply_with(file, &add, "app", &[], gated());
     assert_eq!(gated.held.len(), 1, "the add is a rule: held with the gate on: {gated:#?}");
     let out = apply_with(file, &add, "app", &[], Options::default());
     assert!(is_in_template(&out.memory), "{}", out.memory);

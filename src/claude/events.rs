@@ -6,6 +6,8 @@
 pub enum HookEvent {
     SessionStart,
     UserPromptSubmit,
+    /// Before Bash and the edit tools: a CRITICAL RULE's guard asks first.
+    PreToolUse,
     PostToolUse,
     /// PostToolUse again, for the Skill tool alone, so no other tool pays for it.
     Skill,
@@ -14,11 +16,16 @@ pub enum HookEvent {
     SessionEnd,
 }
 
+/// The tools a guard can stop (`memory::guard::Tool::of_tool_name`).
+#[cfg(test)]
+const GUARDED_TOOLS: &str = "Bash|Edit|Write|MultiEdit|NotebookEdit";
+
 impl HookEvent {
     /// Every event, in hooks.json's order.
-    pub const ALL: [HookEvent; 7] = [
+    pub const ALL: [HookEvent; 8] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
+        HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::Skill,
         HookEvent::Stop,
@@ -31,6 +38,7 @@ impl HookEvent {
         match self {
             HookEvent::SessionStart => "SessionStart",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse | HookEvent::Skill => "PostToolUse",
             HookEvent::Stop => "Stop",
             HookEvent::PreCompact => "PreCompact",
@@ -43,6 +51,7 @@ impl HookEvent {
         match self {
             HookEvent::SessionStart => "session-start",
             HookEvent::UserPromptSubmit => "user-prompt-submit",
+            HookEvent::PreToolUse => "pre-tool-use",
             HookEvent::PostToolUse => "post-tool-use",
             HookEvent::Skill => "skill",
             HookEvent::Stop => "stop",
@@ -57,6 +66,7 @@ impl HookEvent {
     pub fn matcher(self) -> Option<&'static str> {
         match self {
             HookEvent::SessionStart => Some("startup|resume|clear|compact"),
+            HookEvent::PreToolUse => Some(GUARDED_TOOLS),
             HookEvent::PostToolUse => Some("*"),
             HookEvent::Skill => Some("Skill"),
             _ => None,

@@ -423,7 +423,7 @@ mod tests {
         }
         let expected: Vec<String> = HookEvent::command_lines().iter().map(|(_, c)| format!("{EXE} {c}")).collect();
         assert_eq!(commands, expected);
-        assert_eq!(expected.len(), 12);
+        assert_eq!(expected.len(), 13);
         assert_eq!(expected[5], format!("{EXE} hook session-start --part 6"));
     }
 
@@ -490,7 +490,7 @@ mod tests {
     #[test]
     fn fresh_install_adds_every_event() {
         let settings = installed(json!({}));
-        assert_eq!(all_commands(&settings).len(), 12);
+        assert_eq!(all_commands(&settings).len(), 13);
         assert!(all_commands(&settings).iter().all(|c| c.starts_with(EXE)));
         assert_eq!(settings["hooks"], Value::Object(our_hooks(&program())));
         assert!(!settings.contains_key("statusLine"));
@@ -514,7 +514,8 @@ mod tests {
             events,
             ["PreToolUse", "Stop", "SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "SessionEnd"]
         );
-        assert_eq!(settings["hooks"]["PreToolUse"], original["hooks"]["PreToolUse"]);
+        assert_eq!(settings["hooks"]["PreToolUse"][0], original["hooks"]["PreToolUse"][0]);
+        assert_eq!(settings["hooks"]["PreToolUse"][1]["hooks"][0]["command"], format!("{EXE} hook pre-tool-use"));
         assert_eq!(settings["hooks"]["Stop"][0], original["hooks"]["Stop"][0]);
         assert_eq!(settings["hooks"]["Stop"][1]["hooks"][0]["command"], format!("{EXE} hook stop"));
         assert_eq!(Value::Object(uninstalled(settings)), original);

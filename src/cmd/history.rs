@@ -176,6 +176,7 @@ fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
     let undone = crate::store::changes::History { folder: &folder }.undo(number, force)?;
     // With sync on, the undo is a commit too, as every change is.
     crate::sync::commit_change(&folder.dir, &undone.label, None, None)?;
+    crate::save::publish_guards(&folder);
     let colour = super::colour::Colour::for_stdout();
     for (_, diff) in &undone.diffs {
         super::print_painted(&colour.diff(diff))?;

@@ -1,6 +1,7 @@
 //! `memory-save merge-driver %O %A %B %P`: the merge goes into %A, exit 0;
 //! exit 1 (a version cannot be read) leaves git's conflict. MEMORY.md merges
-//! by meaning (`memory::merge`), any other file as appends.
+//! by meaning (`memory::merge`), guards.json by guard (`store::guards`), any
+//! other file as appends.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::memory::merge::{merge_memory, merge_topic};
 use crate::store::folder::MEMORY_FILE;
+use crate::store::guards::GUARDS_FILE;
 
 /// Merge two versions of a memory file for git (registered by `sync --init`
 /// and `team init`; git runs it, you do not).
@@ -38,7 +40,7 @@ fn read(path: &Path) -> Result<Option<String>> {
 const MAX_MEMORY_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 fn is_memory_file(name: &str) -> bool {
-    name == MEMORY_FILE || crate::memory::apply::check_topic_name(name).is_ok()
+    name == MEMORY_FILE || name == GUARDS_FILE || crate::memory::apply::check_topic_name(name).is_ok()
 }
 
 impl super::Run for MergeDriverArgs {
@@ -54,6 +56,10 @@ impl super::Run for MergeDriverArgs {
         let theirs = read(&self.theirs)?.with_context(|| format!("cannot read theirs, {}", self.theirs.display()))?;
         if [base.as_deref().unwrap_or(""), &ours, &theirs].iter().any(|t| t.len() > MAX_MEMORY_FILE_BYTES) {
             bail!("{name} is larger than a memory file; git keeps its own conflict");
+        }
+        if file == GUARDS_FILE {
+            let merged = crate::store::guards::merge(base.as_deref(), &ours, &theirs)?;
+            return fs_err::write(&self.ours, merged).context("cannot write the merge into %A");
         }
         let merged = if file == MEMORY_FILE {
             // The project's folder names it, as in the file's own title.

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod doctor;
 pub mod edit;
 pub mod exit;
+pub mod guards;
 pub mod history;
 pub mod import;
 pub mod install;
@@ -129,6 +130,7 @@ pub enum Command {
     History(history::HistoryArgs),
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
+    Guards(guards::GuardsArgs),
     Resume(resume::ResumeArgs),
     Adopt(adopt::AdoptArgs),
     Restore(restore::RestoreArgs),
@@ -163,6 +165,7 @@ impl Run for Command {
             Command::History(c) => c.run(),
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
+            Command::Guards(c) => c.run(),
             Command::Resume(c) => c.run(),
             Command::Adopt(c) => c.run(),
             Command::Restore(c) => c.run(),

@@ -45,12 +45,12 @@ impl super::Run for ResumeArgs {
                 .status
                 .as_ref()
                 .is_some_and(|s| matches!(s.kind, StatusKind::Paused | StatusKind::PausedModel));
-            let guard_paused = wanted && ours && state.protocol.guard.paused.is_some();
+            let guard_paused = wanted && ours && state.protocol.watch.paused.is_some();
             if !guard_paused && !(said_paused && ((machine && self.session.is_none()) || (wanted && ours))) {
                 continue;
             }
             let reason = sessions.update(&id, |s| {
-                let guard = &mut s.protocol.guard;
+                let guard = &mut s.protocol.watch;
                 let reason = guard_paused.then(|| guard.paused.take().map(|p| p.text)).flatten();
                 if guard_paused {
                     guard.cache_misses = 0;

@@ -37,6 +37,9 @@ struct Status {
     chars: usize,
     max_chars: usize,
     topic_files: Vec<String>,
+    /// The guards that bind, and those waiting for review (`memory-save guards`).
+    guards: usize,
+    guards_waiting: usize,
     /// `None` when on; else why it is off.
     off: Option<String>,
     hooks: Vec<crate::claude::registrations::Registration>,
@@ -138,7 +141,13 @@ fn gather(here: super::Here) -> Result<Status> {
         bytes: m.len(),
     });
     let hooks = crate::claude::registrations::registrations(cwd);
+    let review = config.review_rules();
+    let standings =
+        crate::store::guards::standings(&folder, &crate::store::guards::rules_loaded_now(&folder, review), review);
+    let standing = |wanted: crate::store::guards::Standing| standings.iter().filter(|(_, s)| *s == wanted).count();
     Ok(Status {
+        guards: standing(crate::store::guards::Standing::Binds),
+        guards_waiting: standing(crate::store::guards::Standing::WaitsForReview),
         hooks_summary: crate::claude::registrations::describe_registrations(&hooks),
         hooks,
         memory_dir: folder.dir.display().to_string(),
@@ -163,7 +172,7 @@ fn gather(here: super::Here) -> Result<Status> {
             .iter()
             .filter(|(_, s)| !s.protocol.turn.ended)
             .filter_map(|(id, s)| {
-                s.protocol.guard.paused.as_ref().map(|p| Paused {
+                s.protocol.watch.paused.as_ref().map(|p| Paused {
                     session_id: id.to_string(),
                     why: p.text.clone(),
                     at: p.at,
@@ -285,6 +294,11 @@ fn render(s: &Status) -> String {
     ));
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
     out.push_str(&format!("  topics    {topics}\n"));
+    if s.guards + s.guards_waiting > 0 {
+        let waiting =
+            if s.guards_waiting > 0 { format!(", {} waiting for review", s.guards_waiting) } else { String::new() };
+        out.push_str(&format!("  guards    {} binding{waiting}: memory-save guards\n", s.guards));
+    }
     out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
     if let Some(count) = &s.memory_check {
         out.push_str(&format!("  check     {count}: memory-save show --check\n"));

@@ -138,7 +138,7 @@ impl Shown {
         {
             return Some(Shown::Error { text: error.text.clone(), at: error.at });
         }
-        if let Some(pause) = &state.protocol.guard.paused {
+        if let Some(pause) = &state.protocol.watch.paused {
             return Some(Shown::Paused { text: pause.text.clone(), at: pause.at });
         }
         if let Some(text) = waiting_for {

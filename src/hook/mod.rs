@@ -3,6 +3,7 @@
 
 mod post_tool_use;
 mod pre_compact;
+mod pre_tool_use;
 mod restore;
 mod session_end;
 mod session_start;
@@ -60,6 +61,7 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
     let output = match event {
         HookEvent::SessionStart => session_start::run(&ctx, part)?,
         HookEvent::UserPromptSubmit => user_prompt_submit::run(&ctx)?,
+        HookEvent::PreToolUse => pre_tool_use::run(&ctx)?,
         HookEvent::PostToolUse => post_tool_use::run(&ctx)?,
         HookEvent::Skill => restore::skill(&ctx)?,
         HookEvent::Stop => stop::run(&ctx)?,
@@ -175,6 +177,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
         match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots, &config) {
             Ok(project) => {
                 s.off = project.off_reason(&config);
+                s.guard_root = project.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
                 s.project = Some(project.name);
             }
             // The worker reports a folder it cannot name, in the status line.

@@ -39,7 +39,11 @@ fn run(ctx: &Ctx, kind: Kind, name: &str, event: &'static str) -> Option<HookOut
     }
     Some(HookOutput {
         system_message: Some(restored.notice),
-        hook_specific_output: Some(HookSpecificOutput { hook_event_name: event, additional_context: restored.context }),
+        hook_specific_output: Some(HookSpecificOutput {
+            hook_event_name: event,
+            additional_context: Some(restored.context),
+            ..HookSpecificOutput::default()
+        }),
     })
 }
 

@@ -114,8 +114,17 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let loaded = crate::team::without(&gated.text, &held);
     let note = gate::block_note(gated.withheld.len());
     let held_note = gate::held_note(held.len());
-    let trailer: Vec<&str> =
-        [topic_line.as_deref(), note.as_deref(), held_note.as_deref()].into_iter().flatten().collect();
+    let guards =
+        crate::store::guards::active(&folder, &crate::memory::template::critical_rules(&loaded), config.review_rules());
+    let guard_line = crate::memory::guard::loaded_line(&guards);
+    let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref(), held_note.as_deref(), guard_line.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if part == 1 {
+        let top = located.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
+        record_guards(ctx, &project, top, guards);
+    }
     let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();
     let context = parts.into_iter().nth(part - 1);
@@ -164,9 +173,24 @@ fn output(context: Option<String>, lines: Vec<String>) -> Option<HookOutput> {
     }
     Some(HookOutput {
         system_message: (!lines.is_empty()).then(|| crate::memory::text::visible(&lines.join("\n"))),
-        hook_specific_output: context
-            .map(|additional_context| HookSpecificOutput { hook_event_name: "SessionStart", additional_context }),
+        hook_specific_output: context.map(|context| HookSpecificOutput {
+            hook_event_name: "SessionStart",
+            additional_context: Some(context),
+            ..HookSpecificOutput::default()
+        }),
     })
+}
+
+/// The guards that bind in this session, where PreToolUse reads them.
+fn record_guards(ctx: &Ctx, project: &str, root: String, guards: Vec<crate::memory::guard::Active>) {
+    let recorded = ctx.sessions().update(&ctx.session, |s| {
+        s.input.project = Some(project.to_string());
+        s.input.guard_root = root;
+        s.input.guards = guards;
+    });
+    if let Err(e) = recorded {
+        crate::store::log::error(&format!("cannot record the session's guards: {e:#}"));
+    }
 }
 
 /// Who pays, read where the session's environment is (`install`, `status`

@@ -16,16 +16,23 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// Present only inside a subagent.
     pub agent_id: Option<String>,
+    /// PreToolUse and PostToolUse.
+    pub tool_name: Option<String>,
+    pub tool_use_id: Option<String>,
     /// PostToolUse of the Skill tool: `{"skill": "greet"}` (measured).
     pub tool_input: Option<ToolInput>,
     pub effort: Option<Effort>,
 }
 
-/// Of a tool's input, what a hook of ours reads: the Skill tool's name.
+/// Of a tool's input, what a hook of ours reads: the Skill tool's name,
+/// and what a guard matches (Bash's command, an edit's path).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct ToolInput {
     pub skill: Option<String>,
+    pub command: Option<String>,
+    pub file_path: Option<String>,
+    pub notebook_path: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -50,9 +57,15 @@ pub struct HookOutput {
     pub hook_specific_output: Option<HookSpecificOutput>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookSpecificOutput {
     pub hook_event_name: &'static str,
-    pub additional_context: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+    /// PreToolUse: `ask` or `deny`, never `allow`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
 }

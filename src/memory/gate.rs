@@ -83,6 +83,12 @@ fn refusal_without_secrets(line: &str) -> Option<String> {
     None
 }
 
+/// Why a guard may not stand (`guard::Spec::refusal`): every door a guard
+/// comes by, a reply or a synced file, asks this.
+pub fn guard_refusal(spec: &super::guard::Spec) -> Option<String> {
+    spec.refusal()
+}
+
 /// What a fork may not write, on top of `refusal`.
 pub fn fork_refusal(line: &str) -> Option<String> {
     refusal(line).or_else(|| {

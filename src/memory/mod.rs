@@ -7,6 +7,7 @@ pub mod cost;
 pub mod duplicates;
 pub mod edit;
 pub mod gate;
+pub mod guard;
 pub mod import;
 pub mod merge;
 pub mod prompt;

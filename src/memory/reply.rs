@@ -31,6 +31,15 @@ pub struct Reply {
     pub ops: Vec<Op>,
     pub topics: Vec<TopicAppend>,
     pub malformed: Vec<Malformed>,
+    /// Guards the reply attached to an add or replace, by the op's text.
+    pub guards: Vec<Proposed>,
+}
+
+/// A guard an op carries, for the line it writes; `Err` says why it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    pub rule: String,
+    pub guard: Result<super::guard::Spec, String>,
 }
 
 /// `Err` carries the reason for the status line.
@@ -40,7 +49,21 @@ pub fn parse(text: &str) -> Result<Reply, String> {
     let ops = list(&object, "ops", &mut reply.malformed);
     for entry in ops.iter().take(MAX_OPS) {
         match read_op(entry) {
-            Ok(op) => reply.ops.push(op),
+            Ok(op) => {
+                if let Some(guard) = entry.get("guard").filter(|g| !g.is_null()) {
+                    let guard = super::guard::Spec::read(guard);
+                    match &op {
+                        Op::Add { text, .. } | Op::Replace { text, .. } => {
+                            reply.guards.push(Proposed { rule: text.trim().to_string(), guard });
+                        }
+                        Op::Remove { .. } => reply.malformed.push(Malformed {
+                            entry: compact(entry),
+                            why: "a remove carries no guard: its line's guard goes with it".into(),
+                        }),
+                    }
+                }
+                reply.ops.push(op);
+            }
             Err(why) => reply.malformed.push(Malformed { entry: compact(entry), why }),
         }
     }

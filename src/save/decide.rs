@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::gather::Gathered;
-use super::money::{budget, guard, ledger};
+use super::money::{budget, ledger, watch};
 use super::{SaveJob, SaveResult};
 use crate::claude::transcript::{self, TranscriptFacts};
 use crate::config::Config;
@@ -84,7 +84,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     if let Some(hold) = model.as_deref().and_then(|m| limits.models.get(m)).filter(|h| h.holds(now)) {
         return Ok(held(StatusKind::PausedModel, format!("paused: {} (this model)", hold.text)));
     }
-    if let Some(why) = guard::near_window(&facts, model.as_deref(), message.len()) {
+    if let Some(why) = watch::near_window(&facts, model.as_deref(), message.len()) {
         // Nothing is lost: the turns stay in the transcript, and the first
         // save after the session compacts reads them.
         return Ok(held(StatusKind::Skipped, why));

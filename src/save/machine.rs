@@ -93,7 +93,7 @@ impl Protocol {
         if !self.worth_saving() || facts.off {
             return false;
         }
-        match &self.guard.paused {
+        match &self.watch.paused {
             Some(pause) if pause.kind == PauseKind::Budget => return false,
             Some(pause) if !self.turn.ended || pause.end_save_used => return false,
             _ => {}
@@ -115,7 +115,7 @@ impl Protocol {
         self.turn.tool_ran = false;
         self.turn.dropped = false;
         self.turn.last_request_at = Some(now);
-        self.guard.save_when_warm = false;
+        self.watch.save_when_warm = false;
         self.job = match self.job {
             Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Save },
             Job::Idle | Job::Pending | Job::Held { .. } => Job::Pending,
@@ -128,7 +128,7 @@ impl Protocol {
     fn saved_or_held(&mut self, now: i64, limits: &SaveLimits) {
         self.turn.unsaved += 1;
         let covered = self.job.is_pending();
-        if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.guard.save_when_warm || covered {
+        if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.watch.save_when_warm || covered {
             self.request(now);
             return;
         }
@@ -176,7 +176,7 @@ impl Protocol {
         self.turn.ended = true;
         if self.save_due(facts, limits) {
             self.request(facts.now);
-            if let Some(pause) = &mut self.guard.paused {
+            if let Some(pause) = &mut self.watch.paused {
                 pause.end_save_used = true;
             }
         }
@@ -212,7 +212,7 @@ impl Protocol {
         // A request made before the pause is not run: a budget stops all, a
         // cache-miss pause all but the end's save. A dead worker's claim goes
         // on under a cache-miss pause (asked for before), never a budget.
-        match &self.guard.paused {
+        match &self.watch.paused {
             Some(pause) if pause.kind == PauseKind::Budget && self.job != Job::Idle => {
                 self.job = Job::Idle;
                 self.snapshot.resume_at = None;
@@ -288,9 +288,9 @@ impl Protocol {
             self.snapshot = Default::default();
         }
         if read_through.is_some() {
-            self.guard.saved_through = read_through;
+            self.watch.saved_through = read_through;
         }
-        self.guard.save_when_warm = wait_warm;
+        self.watch.save_when_warm = wait_warm;
     }
 }
 
@@ -435,7 +435,7 @@ mod tests {
                     // A cache-miss pause still saves once at the end: it
                     // tells only once that save is used (checked at the end).
                     self.told |= kind == PauseKind::Budget;
-                    self.p.guard.paused = Some(Pause { kind, text: "paused".into(), at: now, end_save_used: false });
+                    self.p.watch.paused = Some(Pause { kind, text: "paused".into(), at: now, end_save_used: false });
                 }
             }
             self.check();
@@ -446,7 +446,7 @@ mod tests {
             if self.worker != Some(Worker::Looping) {
                 return None;
             }
-            let paused = self.p.guard.paused.clone();
+            let paused = self.p.watch.paused.clone();
             let taken_over = self.p.job.claimed_since().is_some();
             match self.p.worker_next(self.now, IDLE, || None) {
                 Next::Save { .. } => {
@@ -520,9 +520,9 @@ mod tests {
             sim.drain();
             prop_assert!(matches!(sim.p.job, Job::Idle), "{:?}", sim.p.job);
             let lost = sim.dirty > sim.covered;
-            let end_save_used = sim.p.guard.paused.as_ref().is_some_and(|p| p.end_save_used);
+            let end_save_used = sim.p.watch.paused.as_ref().is_some_and(|p| p.end_save_used);
             prop_assert!(!lost || sim.told || end_save_used, "turns lost untold: dirty at {:?}, saved through {:?}", sim.dirty, sim.covered);
-            if !sim.told && sim.p.guard.paused.is_none() {
+            if !sim.told && sim.p.watch.paused.is_none() {
                 prop_assert!(!sim.p.worth_saving() && sim.p.turn.unsaved == 0);
             }
         }
@@ -548,7 +548,7 @@ mod tests {
         assert_eq!(p.job, Job::Claimed { since: 5, takeovers: 0, queued: Queued::Held { until: 106 } });
         p.worker_done(true, Some(5), false);
         assert_eq!(p.job, Job::Held { until: 106 });
-        assert_eq!(p.guard.saved_through, Some(5));
+        assert_eq!(p.watch.saved_through, Some(5));
         assert_eq!(p.worker_next(50, IDLE, || None), Next::Wait(56));
         // The transcript was written at 60: quiet from then.
         assert_eq!(p.worker_next(106, IDLE, || Some(60)), Next::Wait(54));
@@ -576,11 +576,11 @@ mod tests {
     #[test]
     fn pauses_drop_requests_but_a_cache_miss_pause_keeps_the_end_save() {
         let mut p = Protocol::default();
-        p.guard.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 0, end_save_used: false });
+        p.watch.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 0, end_save_used: false });
         p.prompt(facts(0), limits(1), false);
         assert!(!p.stop(facts(0), limits(1)), "no save while paused");
         assert!(p.end(facts(0), limits(1)), "the one save at the end");
-        assert!(p.guard.paused.as_ref().unwrap().end_save_used);
+        assert!(p.watch.paused.as_ref().unwrap().end_save_used);
         assert_eq!(p.worker_next(1, IDLE, || None), Next::Save { last_chance: true });
         p.worker_done(true, None, false);
         // A resumed run ends again: no second end save.
@@ -588,7 +588,7 @@ mod tests {
         assert!(!p.end(facts(2), limits(1)));
         // A budget stops even a request already made.
         p.job = Job::Pending;
-        p.guard.paused.as_mut().unwrap().kind = PauseKind::Budget;
+        p.watch.paused.as_mut().unwrap().kind = PauseKind::Budget;
         assert_eq!(p.worker_next(3, IDLE, || None), Next::Dropped { copy: None });
         assert_eq!(p.worker_next(3, IDLE, || None), Next::Idle);
     }
@@ -601,7 +601,7 @@ mod tests {
         p.prompt(facts(0), limits(1), false);
         p.prompt(facts(1), limits(1), true); // the interrupted turn is asked for
         assert_eq!(p.job, Job::Pending);
-        p.guard.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 1, end_save_used: false });
+        p.watch.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 1, end_save_used: false });
         assert_eq!(p.worker_next(2, IDLE, || None), Next::Idle);
         assert!(p.end(facts(3), limits(1)), "the dropped turn is the end's one save");
         assert_eq!(p.worker_next(3, IDLE, || None), Next::Save { last_chance: true });

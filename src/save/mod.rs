@@ -15,7 +15,7 @@ mod write;
 use ask::{ask_fork, refused};
 
 use write::write_reply;
-pub use write::{commit, current_under_lock};
+pub use write::{commit, current_under_lock, publish_guards};
 
 use std::path::Path;
 
@@ -25,7 +25,7 @@ use crate::claude::fork;
 use crate::memory::apply;
 use crate::memory::report;
 use crate::memory::{prompt, reply};
-use crate::save::money::{budget, guard};
+use crate::save::money::{budget, watch};
 use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
@@ -262,7 +262,7 @@ fn applied(
         cli_cost_usd: Some(fork_reply.usage.total_cost_usd).filter(|cli| (cli - counted).abs() > 1e-9),
         by: None,
     };
-    let options = apply::Options { hold_rules: config.review_rules() };
+    let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
     let outcome = write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
     let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
     notes::write(roots, &located.name, &next)?;
@@ -283,7 +283,7 @@ fn applied(
     Ok(SaveResult {
         status: summary.status(),
         report,
-        pause: guard::over_save_budget(&fork_reply.usage, config),
+        pause: watch::over_save_budget(&fork_reply.usage, config),
         usage: Some(fork_reply.usage),
         read_through: Some(job.claimed_at),
         ..spent

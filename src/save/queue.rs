@@ -156,31 +156,31 @@ fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, l
         resume_from: p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name)),
         resume_at: p.snapshot.resume_at.clone(),
         effort: s.input.effort.clone(),
-        cache_read_at: p.guard.cache_read_at,
+        cache_read_at: p.watch.cache_read_at,
         last_chance,
-        saved_through: p.guard.saved_through,
+        saved_through: p.watch.saved_through,
         claimed_at: now,
         baseline: s.input.baseline.clone(),
     }
 }
 
 /// The one place a save's result enters the session's state: the protocol's
-/// step, the cache guard, a budget pause, what the status line and hooks show.
+/// step, the cache watch, a budget pause, what the status line and hooks show.
 fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &SaveJob, result: &SaveResult) {
     let p = &mut s.protocol;
     let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
     let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
     p.worker_done(same, result.read_through, result.wait_warm);
     if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
-        p.guard.cache_read_at = Some(now_unix());
+        p.watch.cache_read_at = Some(now_unix());
     }
-    let paused = super::money::guard::count(&mut p.guard, result.usage.as_ref(), result.parent_last_request_at);
-    let budget = result.pause.clone().filter(|_| p.guard.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
+    let paused = super::money::watch::count(&mut p.watch, result.usage.as_ref(), result.parent_last_request_at);
+    let budget = result.pause.clone().filter(|_| p.watch.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
     let budget_line = budget
         .as_ref()
         .map(|p| format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text));
     if let Some(pause) = budget {
-        p.guard.paused = Some(pause);
+        p.watch.paused = Some(pause);
     }
     let o = &mut s.outcome;
     o.saves += 1;

@@ -33,11 +33,29 @@ pub(super) fn write_reply(
     let current = current_under_lock(folder)?;
     let changed_meanwhile = snapshot.is_some_and(|s| s != current)
         || (snapshot.is_none() && current != template::skeleton(&folder.project));
+    let guarded = crate::store::guards::read(folder).into_iter().map(|g| g.rule).collect();
+    let options = apply::Options { guarded, ..options };
     let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
     crate::store::review::hold(roots, folder, &outcome.held, origin)?;
     Ok(Written { outcome, changed_meanwhile })
+}
+
+/// The guards after a write: those of rules it took away go, the reply's
+/// stand; open sessions get them. A failure is logged: the write stands.
+fn keep_guards(folder: &Folder, current: &str, outcome: &apply::Outcome) {
+    if let Err(e) = crate::store::guards::after_write(folder, current, &outcome.memory, &outcome.guards) {
+        crate::store::log::error(&format!("cannot keep the guards of {}: {e:#}", folder.dir.display()));
+    }
+    publish_guards(folder);
+}
+
+/// Gives the folder's open sessions the guards that bind now, with the
+/// review gate as configured (on when the config cannot be read).
+pub fn publish_guards(folder: &Folder) {
+    let review = crate::config::roots().map_or(true, |roots| crate::config::of(&roots).review_rules());
+    crate::store::guards::publish(folder, review);
 }
 
 /// MEMORY.md as it is now, repaired (the skeleton when there is none). Call
@@ -63,6 +81,8 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
         changed.push(Change::Rewrite(MEMORY_FILE));
     }
     if changed.is_empty() {
+        // A guard on a rule held for review waits beside it.
+        keep_guards(folder, current, outcome);
         return Ok(());
     }
     let added = crate::store::history::added_lines(current, &outcome.memory);
@@ -92,6 +112,7 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     if let Err(e) = crate::store::approvals::add_own(folder, &own) {
         crate::store::log::error(&format!("cannot record this machine's rules: {e:#}"));
     }
+    keep_guards(folder, current, outcome);
     if was_clean && memory_changes {
         folder.mark_checked(&outcome.memory);
     }

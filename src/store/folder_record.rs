@@ -38,6 +38,11 @@ pub struct FolderRecord {
     pub orders: Option<Orders>,
     /// The memory check's last result (`project::check`'s own shape).
     pub check: Option<serde_json::Value>,
+    /// The guards this machine made or the user changed here: with the
+    /// review gate on, the only ones that bind.
+    pub own_guards: Vec<String>,
+    /// What this machine saw of each guard, by id.
+    pub guards_seen: std::collections::BTreeMap<String, super::guards::Seen>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,6 +139,7 @@ fn fold(folder: &Folder) -> FolderRecord {
         checked: checked.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()),
         orders: super::record::read(&folder.state_file("orders.json")),
         check: super::record::read(&folder.state_file("check.json")),
+        ..FolderRecord::default()
     };
     // Written before anything goes: a crash in between leaves the earlier
     // files, folded again the same way.

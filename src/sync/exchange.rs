@@ -5,27 +5,35 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Caller, GITATTRIBUTES, state};
+use super::{Caller, GITATTRIBUTES, GITIGNORE, state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
 use crate::store::paths::Roots;
 
 /// What `.gitattributes` may say: ours, or what an earlier version wrote.
-const KNOWN_GITATTRIBUTES: [&str; 2] = [GITATTRIBUTES, "*.md merge=memory-save\n"];
+const KNOWN_GITATTRIBUTES: [&str; 3] =
+    [GITATTRIBUTES, "*.md merge=memory-save\n", "*.md merge=memory-save\n.approved merge=union\n"];
 
 pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
     let mut report = Vec::new();
     // The rules this machine holds are approved once, before anything
     // arrives: what a pull brings is foreign.
     crate::store::approvals::upgrade_once(roots);
-    // Any other `.gitattributes` is written back to ours before anything merges.
-    let attributes = root.join(".gitattributes");
-    if fsutil::read_regular(&attributes, 64 * 1024)?.as_deref() != Some(GITATTRIBUTES.as_bytes()) {
-        fsutil::write_atomic(&attributes, GITATTRIBUTES.as_bytes(), true)?;
-        git::run(root, &["add", "--", ".gitattributes"], git::LIMIT)?;
-        if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
-            git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: its own .gitattributes"], git::LIMIT)?;
+    // Any other `.gitattributes` or `.gitignore` (an earlier version's) is
+    // written back to ours before anything merges.
+    for (name, text) in [(".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)] {
+        let path = root.join(name);
+        if fsutil::read_regular(&path, 64 * 1024)?.as_deref() != Some(text.as_bytes()) {
+            fsutil::write_atomic(&path, text.as_bytes(), true)?;
+            git::run(root, &["add", "--", name], git::LIMIT)?;
+            if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
+                git::run(
+                    root,
+                    &["commit", "-q", "--no-verify", "-m", &format!("memory-save: its own {name}")],
+                    git::LIMIT,
+                )?;
+            }
         }
     }
     let branch = state(roots).map(|s| s.branch().to_string()).unwrap_or_default();
@@ -39,7 +47,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
             git::run(root, &["show", &format!("{remote_branch}:.gitattributes")], git::LIMIT).unwrap_or_default();
         if !theirs.is_empty() && !KNOWN_GITATTRIBUTES.contains(&theirs.as_str()) {
             bail!(
-                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\" and \".approved merge=union\" there, then sync"
+                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\", \".approved merge=union\" and \"guards.json merge=memory-save\" there, then sync"
             );
         }
         let names = folder_names(root);
@@ -91,6 +99,7 @@ fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
                     && (*file == crate::store::folder::MEMORY_FILE
                         || *file == IDENTITY_FILE
                         || *file == crate::store::approvals::APPROVED_FILE
+                        || *file == crate::store::guards::GUARDS_FILE
                         || crate::memory::apply::check_topic_name(file).is_ok())
             }
             _ => false,

@@ -66,7 +66,7 @@ fn doctor_reports_problems_and_passes_once_installed() {
     // Installed from this very binary, with a claude that answers --version.
     env.cmd(&["install"]).run().ok();
     let out = env.cmd(&["doctor"]).run();
-    assert!(out.stdout.contains("all 12 hook commands registered"), "{out:#?}");
+    assert!(out.stdout.contains("all 13 hook commands registered"), "{out:#?}");
     // The fake answers --version with no release: doctor warns, and passes.
     assert!(
         out.stdout.contains("WARNING  claude ") && out.stdout.contains("is not a release memory-save was tested with"),
@@ -91,7 +91,7 @@ fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
     assert!(line.contains("project-local settings") && line.contains("settings.local.json"), "{line}");
     // Only in the project: doctor is content, and never advises a second install.
     let out = env.cmd(&["doctor"]).run();
-    assert!(out.stdout.contains("all 12 hook commands registered"), "{out:#?}");
+    assert!(out.stdout.contains("all 13 hook commands registered"), "{out:#?}");
     assert!(!out.stdout.contains("run memory-save install"), "{out:#?}");
 
     env.cmd(&["install"]).run().ok();

@@ -30,6 +30,7 @@ pub fn fixture_for(event: &str) -> &'static str {
     match event {
         "session-start" => "SessionStart-startup.json",
         "user-prompt-submit" => "UserPromptSubmit.json",
+        "pre-tool-use" => "PreToolUse-bash.json",
         "post-tool-use" => "PostToolUse-main.json",
         "stop" => "Stop.json",
         "session-end" => "SessionEnd-other.json",

@@ -99,7 +99,10 @@ fn fresh_install_creates_settings_with_every_event() {
     let events: Vec<&str> = settings["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
     // Every event of hooks.json, in its order (a unit test holds hooks.json
     // to the events table).
-    assert_eq!(events, ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]);
+    assert_eq!(
+        events,
+        ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SessionEnd"]
+    );
     let start = commands(&settings, "SessionStart");
     let expected: Vec<String> = (1..=6).map(|n| format!("{} hook session-start --part {n}", exe())).collect();
     assert_eq!(start, expected);
@@ -128,7 +131,7 @@ fn install_keeps_other_settings_and_hooks_and_writes_a_backup() {
     }
     let keys: Vec<&str> = settings.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["model", "env", "permissions", "hooks"]);
-    assert_eq!(settings["hooks"]["PreToolUse"], user_settings()["hooks"]["PreToolUse"]);
+    assert_eq!(settings["hooks"]["PreToolUse"][0], user_settings()["hooks"]["PreToolUse"][0]);
     assert_eq!(commands(&settings, "Stop"), ["notify-send 'done'".to_owned(), format!("{} hook stop", exe())]);
     assert_eq!(std::fs::read_to_string(home.backup()).unwrap(), original);
 }

@@ -16,6 +16,7 @@ mod faults;
 mod fork;
 mod gate;
 mod git_sealed;
+mod guards;
 mod install;
 mod memory_cmds;
 // The month-long run needs the debug build's virtual clock.

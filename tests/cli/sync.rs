@@ -361,7 +361,7 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
     assert!(out.stderr.contains("the remote's .gitattributes is not memory-save's"), "{}", out.stderr);
     assert_eq!(
         fs::read_to_string(a.mem.join("memory/.gitattributes")).unwrap(),
-        "*.md merge=memory-save\n.approved merge=union\n"
+        "*.md merge=memory-save\n.approved merge=union\nguards.json merge=memory-save\n"
     );
 }
 
@@ -572,4 +572,57 @@ fn an_approval_that_arrives_by_sync_approves_nothing_here() {
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- From machine A.") && !context.contains("id_ed25519"), "{context}");
     assert!(out["systemMessage"].as_str().unwrap_or_default().contains("wait for your review"), "{out}");
+}
+
+/// A guard travels with its memory, merges by guard when both machines
+/// changed the file, and binds on the other machine as a foreign rule
+/// would: at once with the review gate off, after `--approve` with it on.
+#[test]
+fn guards_travel_merge_and_are_foreign_where_they_arrive() {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    let remote = a.bare_remote("memories.git");
+    let url = remote.to_str().unwrap();
+    let guarded = |text: &str, pattern: &str| json!({"op": "add", "section": "CRITICAL RULES", "text": text, "guard": {"tool": "Bash", "match": pattern}});
+    a.script_reply(1, &reply(json!([guarded("- Never deploy from a laptop.", "make deploy")]), json!([])));
+    a.saved_turn(SID, 1);
+    sync(&a, &["--init", url]).ok();
+    b.script_reply(1, &reply(json!([guarded("- Never drop the staging database.", "dropdb staging")]), json!([])));
+    b.saved_turn(SID, 1);
+    b.config("review = \"rules\"\n");
+    sync(&b, &["--init", url]).ok();
+    sync(&a, &[]).ok();
+    let listed = |env: &Env| -> Vec<(String, String, String)> {
+        let out = env.cmd(&["guards", "--json"]).in_dir(&env.proj).run().ok().json();
+        let mut rows: Vec<_> = out
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["match"].as_str().unwrap().into(),
+                    g["standing"].as_str().unwrap().into(),
+                    g["origin"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let row = |m: &str, s: &str, o: &str| (m.to_string(), s.to_string(), o.to_string());
+    assert_eq!(listed(&a), [row("dropdb staging", "binds", "elsewhere"), row("make deploy", "binds", "this machine")]);
+    // B reviews rules: A's guard waits, on A's rule, which waits too.
+    assert_eq!(
+        listed(&b),
+        [row("dropdb staging", "binds", "this machine"), row("make deploy", "its rule is not loaded", "elsewhere")]
+    );
+    let deploy = b.cmd(&["guards", "--json"]).in_dir(&b.proj).run().ok().json();
+    let id = deploy.as_array().unwrap().iter().find(|g| g["match"] == "make deploy").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.cmd(&["review", "--approve-all"]).in_dir(&b.proj).run().ok();
+    assert_eq!(listed(&b)[1], row("make deploy", "waits for review", "elsewhere"));
+    b.cmd(&["guards", "--approve", &id]).in_dir(&b.proj).run().ok();
+    assert_eq!(listed(&b)[1], row("make deploy", "binds", "this machine"));
 }

@@ -64,15 +64,15 @@ impl Session {
 
     /// Why the session's saves stopped (`text`, `kind`), or null.
     pub fn paused(&self) -> &Value {
-        &self.0["protocol"]["guard"]["paused"]
+        &self.0["protocol"]["watch"]["paused"]
     }
 
     pub fn cache_misses(&self) -> u64 {
-        self.0["protocol"]["guard"]["cache_misses"].as_u64().unwrap_or(0)
+        self.0["protocol"]["watch"]["cache_misses"].as_u64().unwrap_or(0)
     }
 
     pub fn save_when_warm(&self) -> bool {
-        self.0["protocol"]["guard"]["save_when_warm"] == true
+        self.0["protocol"]["watch"]["save_when_warm"] == true
     }
 
     /// The turns held back by `save_every_turns`.

@@ -105,7 +105,9 @@ impl App {
         let cmd = format!("(tr -d '\\n'; echo) >> '{}'", log.display());
         let hook = json!([{ "hooks": [{ "type": "command", "command": cmd }] }]);
         let mut hooks = serde_json::Map::new();
-        for event in ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop", "SessionEnd"] {
+        for event in
+            ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop", "SessionEnd"]
+        {
             hooks.insert(event.into(), hook.clone());
         }
         self.merge_settings(json!({ "hooks": hooks }));

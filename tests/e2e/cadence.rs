@@ -1,6 +1,6 @@
 //! The real CLI, continued: the save cadence against every turn (s12), the
 //! held turns saved at compaction (s13), the context window (s14, s15), the
-//! fork's weight (s16), the cost guard (s17) and a project-local install
+//! fork's weight (s16), the cache watch (s17) and a project-local install
 //! into a team memory (s18).
 
 use crate::app::{self, App, is_fork, report, wait_for};
@@ -286,7 +286,7 @@ fn s16_the_forks_weight() {
     );
 }
 
-/// Scenario 17: the cost guard against the real CLI. The stand-in reports
+/// Scenario 17: the cache watch against the real CLI. The stand-in reports
 /// every fork's request as a prompt-cache miss: after two saves the
 /// interactive session's per-turn saves pause (told once, on the status
 /// line's state), a third turn runs no fork, and the session's end saves
@@ -319,7 +319,7 @@ fn s17_two_cache_misses_pause_the_session_and_its_end_saves_once_more() {
     let state = app.wait_saved(&sid, 3, SAVE_LIMIT);
     assert_eq!(forks(&standin).len(), 3, "the session's end saves once more");
     report(
-        "17 cost guard",
+        "17 cache watch",
         "after two missed saves",
         format!("{paused}; one more save at the end ({})", state.status()),
     );

@@ -5,6 +5,7 @@ mod app;
 mod billing;
 mod cadence;
 mod eval;
+mod guards;
 mod harness;
 mod restore;
 mod scenarios;

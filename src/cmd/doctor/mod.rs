@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::memory::text::visible;
 use crate::store::paths::Roots;
 
+mod guards;
 mod setup;
 use setup::{check_claude, check_hooks, check_login};
 
@@ -89,6 +90,7 @@ fn run(json: bool) -> Result<()> {
     }
     check_state(&mut report, &roots);
     check_memory_text(&mut report);
+    guards::check_guards(&mut report);
     check_paused(&mut report, &roots);
     check_sync(&mut report, &roots);
     check_attributes(&mut report, &roots);
@@ -140,17 +142,20 @@ fn check_sync(report: &mut Report, roots: &Roots) {
 fn check_attributes(report: &mut Report, roots: &Roots) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let files = [
-        (roots.memory.join(".gitattributes"), "*.md"),
-        (crate::project::work_tree_top(&cwd).join(".gitattributes"), ".claude/memory/*.md"),
+        (roots.memory.join(".gitattributes"), ["*.md", "guards.json"]),
+        (
+            crate::project::work_tree_top(&cwd).join(".gitattributes"),
+            [".claude/memory/*.md", ".claude/memory/guards.json"],
+        ),
     ];
     for (file, ours) in files {
         let Ok(Some(text)) = crate::store::folder::read_if_exists(&file) else { continue };
         for line in text.lines().filter(|l| l.contains("merge=memory-save")) {
             let pattern = line.split_whitespace().next().unwrap_or("");
-            if pattern != ours {
+            if !ours.contains(&pattern) {
                 report.problem(
                     &format!("{}: \"{}\" sends files that are not memory to memory-save's merge driver", file.display(), line.trim()),
-                    &format!("keep only \"{ours} merge=memory-save\" (the driver declines other files, leaving git's own conflict)"),
+                    &format!("keep only \"{} merge=memory-save\" (the driver declines other files, leaving git's own conflict)", ours.join(" merge=memory-save\" and \"")),
                 );
             }
         }
@@ -314,7 +319,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
 }
 
-/// Sessions whose saves the cost guard or a budget stopped.
+/// Sessions whose saves the cache watch or a budget stopped.
 /// The machine's last save, when it failed: a finding until one succeeds,
 /// with the fix its report line gave.
 fn check_last_save(report: &mut Report, roots: &Roots) {
@@ -336,7 +341,7 @@ fn check_last_save(report: &mut Report, roots: &Roots) {
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {
-        let Some(pause) = &state.protocol.guard.paused else { continue };
+        let Some(pause) = &state.protocol.watch.paused else { continue };
         let project = state.input.project.as_deref().unwrap_or("?");
         // An ended session's pause stops nothing: a new session starts
         // unpaused, and there is nothing left to resume.

@@ -50,12 +50,16 @@ pub struct Outcome {
     pub held: Vec<Op>,
     /// New order lines outside CRITICAL RULES, quoted to the user as rules are.
     pub orders: Vec<String>,
+    /// Guards that passed the gate, each with the CRITICAL RULES line it belongs to.
+    pub guards: Vec<(String, super::guard::Spec)>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// The review gate: ops on a CRITICAL RULES bullet are held, not applied.
     pub hold_rules: bool,
+    /// The rules that have a guard already, for the project's count.
+    pub guarded: Vec<String>,
 }
 
 impl Outcome {
@@ -91,7 +95,7 @@ pub fn apply_with(
         let (rules, rest): (Vec<Op>, Vec<Op>) =
             reply.ops.iter().cloned().partition(|op| doc.touches_rules(op) || gives_order(op));
         held = rules;
-        filtered = Reply { ops: rest, topics: reply.topics.clone(), malformed: reply.malformed.clone() };
+        filtered = Reply { ops: rest, ..reply.clone() };
         &filtered
     } else {
         reply
@@ -105,7 +109,55 @@ pub fn apply_with(
         }
     }
     outcome.held = held;
+    admit_guards(&reply.guards, &mut outcome, &options.guarded);
     outcome
+}
+
+/// The reply's guards that stand: each on a CRITICAL RULES line the reply
+/// wrote (or holds for review), through the gate, within the project's
+/// count. A refused guard leaves its rule standing.
+fn admit_guards(proposed: &[super::reply::Proposed], outcome: &mut Outcome, guarded: &[String]) {
+    let key = |line: &str| line.trim().trim_start_matches("- ").trim().to_string();
+    let rules = template::critical_rules(&outcome.memory);
+    let held: Vec<String> = outcome
+        .held
+        .iter()
+        .filter_map(|op| match op {
+            Op::Add { text, .. } | Op::Replace { text, .. } => Some(key(text)),
+            Op::Remove { .. } => None,
+        })
+        .collect();
+    let mut count = guarded.iter().filter(|r| rules.contains(r)).count();
+    for p in proposed {
+        let line = rules.iter().find(|r| key(r) == key(&p.rule)).cloned();
+        let verdict = match (&p.guard, &line) {
+            (Err(why), _) => Err(why.clone()),
+            (Ok(_), None) if !held.contains(&key(&p.rule)) => {
+                Err("its CRITICAL RULES line was not written by this reply".to_string())
+            }
+            (Ok(spec), _) => super::gate::guard_refusal(spec).map_or(Ok(spec.clone()), Err),
+        };
+        let rule = line.unwrap_or_else(|| p.rule.clone());
+        let new = !guarded.contains(&rule) && !outcome.guards.iter().any(|(r, _)| *r == rule);
+        let verdict = verdict.and_then(|spec| {
+            if new && count >= super::guard::MAX_GUARDS {
+                Err(format!("a project holds at most {} guards", super::guard::MAX_GUARDS))
+            } else {
+                Ok(spec)
+            }
+        });
+        match verdict {
+            Ok(spec) => {
+                count += usize::from(new);
+                outcome.guards.retain(|(r, _)| *r != rule);
+                outcome.guards.push((rule, spec));
+            }
+            Err(why) => outcome.refused.push(refusal(
+                secrets::redact(&format!("the guard of {}", super::text::shorten(&p.rule, 200))),
+                format!("guard refused: {why}; the rule itself stands"),
+            )),
+        }
+    }
 }
 
 fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String], hold: bool) -> Outcome {
@@ -119,6 +171,7 @@ fn apply_checked(current: &str, reply: &Reply, existing_topics: &[String], hold:
             ops: reply.ops.iter().filter(|op| matches!(op, Op::Remove { .. })).cloned().collect(),
             topics: Vec::new(),
             malformed: reply.malformed.clone(),
+            guards: Vec::new(),
         };
         let why = format!(
             "the result would be over a cap ({} lines, {} characters; the caps are {} and {})",

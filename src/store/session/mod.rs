@@ -60,6 +60,13 @@ pub struct SessionInput {
     pub route: Option<crate::memory::route::Route>,
     /// What the session's last SessionStart loaded (`save::baseline`).
     pub baseline: Option<Baseline>,
+    /// The guards that bind in this session (`store::guards`).
+    pub guards: Vec<crate::memory::guard::Active>,
+    /// The project's top, which an edit guard's glob is relative to.
+    pub guard_root: String,
+    /// The tool call a guard last asked about, and the guard's id: its
+    /// PostToolUse means the user let it run.
+    pub asked: Option<(String, String)>,
 }
 
 impl SessionInput {
@@ -74,7 +81,9 @@ impl SessionInput {
 pub struct Protocol {
     pub turn: Turn,
     pub job: Job,
-    pub guard: Guard,
+    /// Older files call it `guard`.
+    #[serde(alias = "guard")]
+    pub watch: CacheWatch,
     pub snapshot: Snapshot,
 }
 
@@ -128,7 +137,7 @@ pub enum Queued {
 /// What the cost of saves decided for this session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Guard {
+pub struct CacheWatch {
     /// Why per-turn saves of this session stopped, if they did.
     pub paused: Option<Pause>,
     /// Saves in a row that mostly missed the prompt cache, and what they cost.

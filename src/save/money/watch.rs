@@ -1,11 +1,11 @@
-//! The cost guard: a save is cheap only while its fork reads the session's
+//! The cache watch: a save is cheap only while its fork reads the session's
 //! prompt cache, and a set-up that loses it makes every save pay the whole
 //! conversation again, silently; two misses in a row pause (docs/design.md §4).
 
 use crate::claude::transcript::TranscriptFacts;
 use crate::config::Config;
 use crate::env::now_unix;
-use crate::store::state::{Guard, Pause, PauseKind, Usage};
+use crate::store::state::{CacheWatch, Pause, PauseKind, Usage};
 
 /// The prompt cache's lifetime: a parent whose last request is older has
 /// no cache left to read, so a miss then is expected and does not count.
@@ -26,7 +26,7 @@ pub fn missed_cache(usage: &Usage, parent_last_request_at: Option<i64>, at: i64)
 
 /// Counts a finished save's cache hit or miss into the session, and pauses
 /// it after two misses in a row. Returns the report line of a new pause.
-pub fn count(state: &mut Guard, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
+pub fn count(state: &mut CacheWatch, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
     let usage = usage?;
     match missed_cache(usage, parent_last_request_at, now_unix())? {
         false => {
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn two_misses_in_a_row_pause_and_a_hit_between_them_does_not() {
         let recent = Some(now_unix());
-        let mut state = Guard::default();
+        let mut state = CacheWatch::default();
         let miss = usage(3, 100, 12_000);
         let hit = usage(3, 12_000, 600);
         assert_eq!(count(&mut state, Some(&miss), recent), None);

@@ -1,0 +1,122 @@
+//! `memory-save guards`: the project's guards (a CRITICAL RULE that makes
+//! Claude Code ask before a call breaks it), and the user's changes to them.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::memory::guard::Decision;
+use crate::store::guards::{self, Change};
+
+/// List this project's guards, or change one: --deny, --ask, --remove,
+/// --approve (an id's first characters are enough).
+#[derive(Debug, clap::Args)]
+pub struct GuardsArgs {
+    /// Refuse the calls it matches instead of asking.
+    #[arg(long, value_name = "ID", group = "change")]
+    deny: Option<String>,
+    /// Ask before the calls it matches (the default).
+    #[arg(long, value_name = "ID", group = "change")]
+    ask: Option<String>,
+    /// Remove the guard; its rule stays in MEMORY.md as words.
+    #[arg(long, value_name = "ID", group = "change")]
+    remove: Option<String>,
+    /// Let a guard that came from elsewhere bind here (with `review = "rules"`).
+    #[arg(long, value_name = "ID", group = "change")]
+    approve: Option<String>,
+    /// Print the list as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Listed {
+    id: String,
+    rule: String,
+    tool: crate::memory::guard::Tool,
+    #[serde(rename = "match")]
+    pattern: String,
+    decision: Decision,
+    /// binds, waits for review, its rule is not loaded, or refused: why.
+    standing: String,
+    fired: u64,
+    overridden: u64,
+    last_fired: Option<i64>,
+    /// made here (a save of this machine, or the user's change), or came from elsewhere.
+    origin: &'static str,
+}
+
+impl super::Run for GuardsArgs {
+    fn run(&self) -> Result<()> {
+        let super::Here { roots, config, folder, .. } = super::here()?;
+        let review = config.review_rules();
+        let change = [
+            (&self.deny, Change::Decide(Decision::Deny)),
+            (&self.ask, Change::Decide(Decision::Ask)),
+            (&self.approve, Change::Approve),
+            (&self.remove, Change::Remove),
+        ]
+        .into_iter()
+        .find_map(|(id, change)| id.as_ref().map(|id| (id, change)));
+        if let Some((id, change)) = change {
+            let guard = guards::change(&folder, id, change)?;
+            guards::publish(&folder, review);
+            let done = match change {
+                Change::Remove => "removed; its rule stays in MEMORY.md as words",
+                Change::Approve => "binds on this machine now",
+                Change::Decide(_) => "changed",
+            };
+            let words = crate::memory::guard::in_words(guard.spec.tool, &guard.spec.pattern, guard.decision);
+            return super::println(&crate::memory::text::visible(&format!(
+                "memory-save: guard {} ({words}) {done}: {}",
+                guard.id,
+                guard.rule.trim_start_matches("- ")
+            )));
+        }
+        let seen = guards::seen(&roots, &folder.project);
+        let own = crate::store::folder_record::read(&folder).own_guards;
+        let listed: Vec<Listed> = guards::standings(&folder, &guards::rules_loaded_now(&folder, review), review)
+            .into_iter()
+            .map(|(g, standing)| {
+                let s = seen.get(&g.id).cloned().unwrap_or_default();
+                Listed {
+                    origin: if own.contains(&g.id) { "this machine" } else { "elsewhere" },
+                    standing: standing.words(),
+                    fired: s.fired,
+                    overridden: s.overridden,
+                    last_fired: s.last_fired,
+                    id: g.id,
+                    rule: g.rule,
+                    tool: g.spec.tool,
+                    pattern: g.spec.pattern,
+                    decision: g.decision,
+                }
+            })
+            .collect();
+        if self.json {
+            return super::print_json(&listed);
+        }
+        if listed.is_empty() {
+            return super::println(&format!(
+                "no guards in {}: a save adds one when a CRITICAL RULE forbids a command or a path",
+                folder.project
+            ));
+        }
+        let mut out = String::new();
+        for l in &listed {
+            let last = l.last_fired.map(|at| format!(", last {}", crate::env::timestamp(at))).unwrap_or_default();
+            out.push_str(&format!(
+                "{}  {} {:?}: {}\n  rule: {}\n  {}; fired {} times, let through {}{last}; from {}\n",
+                l.id,
+                l.decision.word(),
+                l.tool,
+                l.pattern,
+                l.rule.trim_start_matches("- "),
+                l.standing,
+                l.fired,
+                l.overridden,
+                l.origin
+            ));
+        }
+        super::print(&crate::memory::text::visible(&out))
+    }
+}

@@ -1,0 +1,51 @@
+//! PreToolUse, before Bash and the edit tools: when the call matches a guard
+//! of the session's project, Claude Code is told to ask the user (or, for a
+//! guard the user promoted, to refuse), with the rule as the reason. A
+//! subagent's call is checked too: a rule binds whoever breaks it. Reads
+//! the session's state alone; writes only when a guard fires.
+
+use anyhow::Result;
+
+use super::Ctx;
+use super::wire::{HookOutput, HookSpecificOutput};
+use crate::memory::guard::{Decision, Tool};
+
+pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
+    let Some(tool) = ctx.input.tool_name.as_deref().and_then(Tool::of_tool_name) else { return Ok(None) };
+    let sessions = ctx.sessions();
+    let state = sessions.peek(&ctx.session);
+    if !state.input.guards.iter().any(|g| g.tool == tool) {
+        return Ok(None);
+    }
+    let input = ctx.input.tool_input.as_ref();
+    let command = input.and_then(|i| i.command.as_deref());
+    let path = input.and_then(|i| i.file_path.as_deref().or(i.notebook_path.as_deref()));
+    let Some(subject) = crate::memory::guard::subject(tool, command, path, &state.input.guard_root) else {
+        return Ok(None);
+    };
+    let matched = crate::memory::guard::matching(&state.input.guards, tool, &subject);
+    let Some(guard) = matched.first() else { return Ok(None) };
+    if let Some(project) = state.input.project.as_deref()
+        && let Err(e) = crate::store::guards::count(&ctx.roots, project, &guard.id, false)
+    {
+        crate::store::log::error(&format!("cannot count guard {}: {e:#}", guard.id));
+    }
+    if guard.decision == Decision::Ask
+        && let Some(call) = ctx.input.tool_use_id.clone()
+        && let Err(e) = sessions.update(&ctx.session, |s| s.input.asked = Some((call, guard.id.clone())))
+    {
+        crate::store::log::error(&format!("cannot note guard {}'s question: {e:#}", guard.id));
+    }
+    let rule = guard.rule.trim().trim_start_matches("- ");
+    Ok(Some(HookOutput {
+        system_message: None,
+        hook_specific_output: Some(HookSpecificOutput {
+            hook_event_name: "PreToolUse",
+            permission_decision: Some(guard.decision.word()),
+            permission_decision_reason: Some(crate::memory::text::visible(&format!(
+                "memory-save: CRITICAL RULE: {rule}"
+            ))),
+            ..HookSpecificOutput::default()
+        }),
+    }))
+}

@@ -1,0 +1,335 @@
+//! Guards: a CRITICAL RULE that forbids a command or a path, as a check
+//! PreToolUse runs before the tool does, so Claude Code asks the user (or,
+//! for a guard the user promoted, refuses) before the rule is broken.
+//! Here: the reply's form, the gate's checks, and matching; no I/O.
+
+use regex::bytes::{Regex, RegexBuilder, RegexSetBuilder};
+use serde::{Deserialize, Serialize};
+
+/// Longest pattern a guard may carry.
+pub const MAX_PATTERN: usize = 200;
+/// Most guards a project may hold.
+pub const MAX_GUARDS: usize = 20;
+/// A pattern's compiled size: small patterns only, and the `regex` crate
+/// matches in linear time, so no command can make a hook wait.
+const SIZE_LIMIT: usize = 64 * 1024;
+
+/// Commands a working session runs all the time: a guard matching one would
+/// ask at every turn, so it is refused.
+pub const ORDINARY_COMMANDS: [&str; 8] =
+    ["ls", "cd src", "git status", "git diff", "cat README.md", "cargo build", "npm test", "make"];
+/// Paths of every depth and kind: a glob matching all of them matches every path.
+const SAMPLE_PATHS: [&str; 6] = ["a", "README.md", "src/main.rs", ".env", "docs/guide/intro.md", "x/y/z/w.txt"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Tool {
+    /// Its match is a regular expression over the command.
+    Bash,
+    /// Edit, Write, MultiEdit and NotebookEdit: a glob over the file's path
+    /// relative to the project's top.
+    Edit,
+}
+
+impl Tool {
+    /// The guard tool a Claude Code tool name falls under.
+    pub fn of_tool_name(name: &str) -> Option<Tool> {
+        match name {
+            "Bash" => Some(Tool::Bash),
+            "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => Some(Tool::Edit),
+            _ => None,
+        }
+    }
+}
+
+/// What a guard makes Claude Code do: ask the user, or refuse the call.
+/// Never allow: a guard can only add a question.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    #[default]
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    pub fn word(self) -> &'static str {
+        match self {
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// A guard a session binds by, kept in its state: all PreToolUse reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Active {
+    pub id: String,
+    pub rule: String,
+    pub tool: Tool,
+    #[serde(rename = "match")]
+    pub pattern: String,
+    pub decision: Decision,
+}
+
+/// A guard as the reply gives it: `{"tool": "Bash", "match": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spec {
+    pub tool: Tool,
+    #[serde(rename = "match")]
+    pub pattern: String,
+}
+
+impl Spec {
+    /// Reads a reply's `guard` value; `Err` says what is wrong with it.
+    pub fn read(value: &serde_json::Value) -> Result<Spec, String> {
+        let field = |name: &str| value.get(name).and_then(serde_json::Value::as_str);
+        let tool = match field("tool") {
+            Some("Bash") => Tool::Bash,
+            Some("Edit") => Tool::Edit,
+            Some(other) => return Err(format!("a guard's tool is \"Bash\" or \"Edit\", not {other:?}")),
+            None => return Err("a guard needs \"tool\" and \"match\" strings".into()),
+        };
+        let Some(pattern) = field("match") else { return Err("a guard needs \"tool\" and \"match\" strings".into()) };
+        Ok(Spec { tool, pattern: pattern.to_string() })
+    }
+
+    /// The regular expression it stands for: a Bash guard's own, an edit
+    /// guard's glob turned into one.
+    fn source(&self) -> String {
+        match self.tool {
+            Tool::Bash => self.pattern.clone(),
+            Tool::Edit => glob_regex(&self.pattern),
+        }
+    }
+
+    /// The compiled check, or why the pattern is not one. ASCII classes
+    /// (`\s`, `\w` without Unicode) compile in a fraction of the time, and
+    /// a hook compiles its guards at every call.
+    pub fn compile(&self) -> Result<Regex, String> {
+        RegexBuilder::new(&self.source())
+            .unicode(false)
+            .size_limit(SIZE_LIMIT)
+            .dfa_size_limit(SIZE_LIMIT)
+            .build()
+            .map_err(|e| format!("its match does not compile within the size limit ({})", first_line(&e.to_string())))
+    }
+
+    /// The gate's verdict on a guard (`gate::guard_refusal`): why it is
+    /// refused, or `None`.
+    pub fn refusal(&self) -> Option<String> {
+        let chars = self.pattern.chars().count();
+        if self.pattern.trim().is_empty() {
+            return Some("its match is empty".into());
+        }
+        if chars > MAX_PATTERN {
+            return Some(format!("its match is {chars} characters, over {MAX_PATTERN}"));
+        }
+        if self.pattern.chars().any(char::is_control) {
+            return Some("its match holds a control character".into());
+        }
+        let compiled = match self.compile() {
+            Ok(compiled) => compiled,
+            Err(why) => return Some(why),
+        };
+        match self.tool {
+            Tool::Bash => ORDINARY_COMMANDS
+                .iter()
+                .find(|c| compiled.is_match(c.as_bytes()))
+                .map(|c| format!("it matches the ordinary command `{c}`, so it would ask all the time")),
+            Tool::Edit => SAMPLE_PATHS
+                .iter()
+                .all(|p| compiled.is_match(p.as_bytes()))
+                .then(|| "its glob matches every path".to_string()),
+        }
+    }
+}
+
+/// The text a tool call is matched on: the command, or the file's path
+/// relative to `root` (the path as given when it lies outside).
+pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str) -> Option<String> {
+    match tool {
+        Tool::Bash => command.map(str::to_string),
+        Tool::Edit => {
+            let path = path?;
+            let root = root.trim_end_matches('/');
+            let relative = path.strip_prefix(root).and_then(|rest| rest.strip_prefix('/'));
+            Some(relative.unwrap_or(path).to_string())
+        }
+    }
+}
+
+/// The guards of `tool` that `subject` matches, a refusing one first: one
+/// compiled set for all of them, the cost a hook pays at every call.
+pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Vec<&'a Active> {
+    let of_tool: Vec<&Active> = guards.iter().filter(|g| g.tool == tool).collect();
+    let sources: Vec<String> = of_tool.iter().map(|g| Spec { tool, pattern: g.pattern.clone() }.source()).collect();
+    let set = RegexSetBuilder::new(&sources)
+        .unicode(false)
+        .size_limit(SIZE_LIMIT * MAX_GUARDS)
+        .dfa_size_limit(SIZE_LIMIT * MAX_GUARDS)
+        .build();
+    let Ok(set) = set else { return Vec::new() };
+    let mut matched: Vec<&Active> = set.matches(subject.as_bytes()).iter().map(|i| of_tool[i]).collect();
+    matched.sort_by_key(|g| g.decision != Decision::Deny);
+    matched
+}
+
+/// A glob as an anchored regular expression: `**/` any folders (or none),
+/// `**` anything, `*` anything within one folder, `?` one character but
+/// `/`; every other character stands for itself.
+pub fn glob_regex(glob: &str) -> String {
+    let mut out = String::from("^");
+    let mut rest = glob;
+    while let Some(c) = rest.chars().next() {
+        let (piece, len) = if rest.starts_with("**/") {
+            ("(?:.*/)?".to_string(), 3)
+        } else if rest.starts_with("**") {
+            (".*".to_string(), 2)
+        } else if c == '*' {
+            ("[^/]*".to_string(), 1)
+        } else if c == '?' {
+            ("[^/]".to_string(), 1)
+        } else {
+            (regex::escape(&c.to_string()), c.len_utf8())
+        };
+        out.push_str(&piece);
+        rest = &rest[len..];
+    }
+    out.push('$');
+    out
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or(text).trim()
+}
+
+/// A rule's guard in words, for the loaded block and the user: "asks
+/// before: `pytest tests/integration`".
+pub fn in_words(tool: Tool, pattern: &str, decision: Decision) -> String {
+    let verb = match decision {
+        Decision::Ask => "asks before",
+        Decision::Deny => "refuses",
+    };
+    match tool {
+        Tool::Bash => format!("{verb}: `{pattern}`"),
+        Tool::Edit => format!("{verb} an edit of: `{pattern}`"),
+    }
+}
+
+/// The loaded block's line naming the guarded rules, so the model knows
+/// which calls will be asked about; `None` without guards.
+pub fn loaded_line(guards: &[Active]) -> Option<String> {
+    if guards.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = guards
+        .iter()
+        .map(|g| format!("\"{}\" {}", g.rule.trim().trim_start_matches("- "), in_words(g.tool, &g.pattern, g.decision)))
+        .collect();
+    Some(format!("Guarded CRITICAL RULES (memory-save has Claude Code ask the user first): {}", each.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(tool: Tool, pattern: &str) -> Spec {
+        Spec { tool, pattern: pattern.into() }
+    }
+
+    #[test]
+    fn the_gate_refuses_what_would_ask_always_or_cannot_be_checked() {
+        let long = "a".repeat(MAX_PATTERN + 1);
+        let cases: &[(Tool, &str, Option<&str>)] = &[
+            (Tool::Bash, r"pytest\s+tests/integration", None),
+            (Tool::Bash, r"git push .*--force", None),
+            (Tool::Bash, "git", Some("ordinary command `git status`")),
+            (Tool::Bash, ".*", Some("ordinary command `ls`")),
+            (Tool::Bash, "make", Some("ordinary command `make`")),
+            (Tool::Bash, "(", Some("does not compile")),
+            (Tool::Bash, r"\w{1000}\w{1000}\w{1000}", Some("does not compile within the size limit")),
+            (Tool::Bash, &long, Some("over 200")),
+            (Tool::Bash, "  ", Some("empty")),
+            (Tool::Bash, "rm\u{1b}[2J", Some("control character")),
+            (Tool::Edit, "migrations/*.sql", None),
+            (Tool::Edit, "**/.env", None),
+            (Tool::Edit, "**", Some("every path")),
+            (Tool::Edit, "**/*", Some("every path")),
+            (Tool::Edit, "*", None),
+        ];
+        for (tool, pattern, want) in cases {
+            let got = spec(*tool, pattern).refusal();
+            match want {
+                None => assert_eq!(got, None, "{pattern}"),
+                Some(part) => assert!(got.as_deref().is_some_and(|g| g.contains(part)), "{pattern}: {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn globs_match_paths_relative_to_the_top() {
+        let cases = [
+            ("migrations/*.sql", "migrations/0012_add.sql", true),
+            ("migrations/*.sql", "migrations/old/0001.sql", false),
+            ("migrations/**", "migrations/old/0001.sql", true),
+            ("**/.env", ".env", true),
+            ("**/.env", "deploy/prod/.env", true),
+            ("**/.env", "deploy/.envrc", false),
+            ("a?c.txt", "abc.txt", true),
+            ("a?c.txt", "a/c.txt", false),
+            ("file.(x)+", "file.(x)+", true),
+            ("file.(x)+", "fileA(x)", false),
+        ];
+        for (glob, path, want) in cases {
+            assert_eq!(spec(Tool::Edit, glob).compile().unwrap().is_match(path.as_bytes()), want, "{glob} on {path}");
+        }
+    }
+
+    #[test]
+    fn a_call_is_matched_on_its_command_or_its_path_under_the_top() {
+        let path = Some("/w/app/migrations/1.sql");
+        assert_eq!(subject(Tool::Edit, None, path, "/w/app").as_deref(), Some("migrations/1.sql"));
+        assert_eq!(subject(Tool::Edit, None, path, "/w/app/").as_deref(), Some("migrations/1.sql"));
+        assert_eq!(subject(Tool::Edit, None, path, "/w/ap").as_deref(), Some("/w/app/migrations/1.sql"));
+        let command = Some("pytest tests/integration -x");
+        assert_eq!(subject(Tool::Bash, command, path, "/w/app").as_deref(), command);
+        assert_eq!(subject(Tool::Bash, None, path, "/w/app"), None);
+        assert_eq!(Tool::of_tool_name("MultiEdit"), Some(Tool::Edit));
+        assert_eq!(Tool::of_tool_name("Read"), None);
+    }
+
+    #[test]
+    fn one_set_finds_every_matching_guard_a_refusing_one_first() {
+        let active = |id: &str, tool, pattern: &str, decision| Active {
+            id: id.into(),
+            rule: format!("- rule {id}"),
+            tool,
+            pattern: pattern.into(),
+            decision,
+        };
+        let guards = [
+            active("a", Tool::Bash, r"pytest\s+tests/integration", Decision::Ask),
+            active("b", Tool::Bash, "git push .*--force", Decision::Ask),
+            active("c", Tool::Bash, "pytest", Decision::Deny),
+            active("d", Tool::Edit, "gen/**", Decision::Deny),
+            active("e", Tool::Bash, "şema-sil", Decision::Ask),
+        ];
+        let ids = |tool, subject: &str| -> Vec<String> {
+            matching(&guards, tool, subject).iter().map(|g| g.id.clone()).collect()
+        };
+        assert_eq!(ids(Tool::Bash, "pytest  tests/integration -x"), ["c", "a"]);
+        assert_eq!(ids(Tool::Bash, "git push origin main --force"), ["b"]);
+        assert_eq!(ids(Tool::Bash, "./şema-sil --hepsi"), ["e"], "a literal beyond ASCII matches as itself");
+        assert_eq!(ids(Tool::Bash, "gen/x.rs"), Vec::<String>::new(), "an edit guard never checks a command");
+        assert_eq!(ids(Tool::Edit, "gen/x.rs"), ["d"]);
+    }
+
+    #[test]
+    fn a_reply_guard_is_read_or_refused_with_its_reason() {
+        let read = |json: &str| Spec::read(&serde_json::from_str(json).unwrap());
+        assert_eq!(read(r#"{"tool": "Bash", "match": "x"}"#), Ok(spec(Tool::Bash, "x")));
+        assert!(read(r#"{"tool": "Read", "match": "x"}"#).unwrap_err().contains("\"Read\""));
+        assert!(read(r#"{"tool": "Bash"}"#).is_err());
+        assert!(read(r#""Bash""#).is_err());
+    }
+}

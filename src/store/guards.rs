@@ -1,0 +1,392 @@
+//! A project's guards (`memory::guard`) in `guards.json` beside MEMORY.md, so
+//! they travel with the memory (sync, a team's repository). A guard belongs
+//! to its rule's line: it binds only while that line is among the CRITICAL
+//! RULES a session loaded, and it goes when a write takes the line away.
+//! A guard that came from elsewhere is foreign, as a rule is: with the
+//! review gate on it binds nothing until approved here. What this machine
+//! saw of each (fired, overridden) stays in the folder's record.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::folder::Folder;
+use super::paths::Roots;
+use crate::memory::guard::{Active, Decision, Spec};
+
+pub const GUARDS_FILE: &str = "guards.json";
+/// `guards.json`'s format: another version binds nothing and is never overwritten.
+pub const VERSION: u32 = 1;
+/// A guards file is a few kilobytes; anything larger is not ours.
+const MAX_BYTES: u64 = 256 * 1024;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct GuardsFile {
+    version: u32,
+    guards: Vec<Stored>,
+}
+
+/// A guard as `guards.json` keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stored {
+    pub id: String,
+    /// The CRITICAL RULES line it belongs to, exactly.
+    pub rule: String,
+    #[serde(flatten)]
+    pub spec: Spec,
+    #[serde(default)]
+    pub decision: Decision,
+    /// Unix time it was made.
+    #[serde(default)]
+    pub since: i64,
+}
+
+/// What this machine saw of a guard.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Seen {
+    pub fired: u64,
+    /// Times the user let the call run after the question.
+    pub overridden: u64,
+    pub last_fired: Option<i64>,
+}
+
+/// Where a guard stands on this machine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Standing {
+    Binds,
+    /// Foreign, with `review = "rules"`: `memory-save guards --approve ID`.
+    WaitsForReview,
+    /// Its line is not among the CRITICAL RULES loaded.
+    RuleNotLoaded,
+    /// The gate refuses it (a synced file can carry anything).
+    Refused(String),
+}
+
+impl Standing {
+    pub fn words(&self) -> String {
+        match self {
+            Standing::Binds => "binds".into(),
+            Standing::WaitsForReview => "waits for review".into(),
+            Standing::RuleNotLoaded => "its rule is not loaded".into(),
+            Standing::Refused(why) => format!("refused: {why}"),
+        }
+    }
+}
+
+fn id_of(rule: &str, spec: &Spec) -> String {
+    crate::memory::stable_id(&format!("{rule}\n{:?}\n{}", spec.tool, spec.pattern))
+}
+
+/// The folder's guards; none when the file is missing, unreadable, or of another version.
+pub fn read(folder: &Folder) -> Vec<Stored> {
+    crate::store::record::read_bounded::<GuardsFile>(&folder.dir.join(GUARDS_FILE), MAX_BYTES)
+        .filter(|file| file.version == VERSION)
+        .map(|file| file.guards)
+        .unwrap_or_default()
+}
+
+/// Replaces the folder's guards (the file goes when none is left). Call
+/// under the project lock.
+fn write(folder: &Folder, guards: &[Stored]) -> Result<()> {
+    let path = folder.dir.join(GUARDS_FILE);
+    if let Ok(Some(bytes)) = crate::store::fsutil::read_regular(&path, MAX_BYTES)
+        && let Ok(file) = serde_json::from_slice::<GuardsFile>(&bytes)
+        && file.version > VERSION
+    {
+        bail!("{} was written by a newer memory-save; upgrade memory-save to change its guards", path.display());
+    }
+    if guards.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        };
+    }
+    let file = GuardsFile { version: VERSION, guards: guards.to_vec() };
+    crate::store::record::write_durable(&path, &file)
+}
+
+/// After a write of MEMORY.md from `before` to `after`: the guards of the
+/// rules it took away go, and `added` stand (a rule's new guard replaces
+/// its old one). This machine's own guards are recorded as such. Call
+/// under the project lock.
+pub fn after_write(folder: &Folder, before: &str, after: &str, added: &[(String, Spec)]) -> Result<()> {
+    let kept = crate::memory::template::critical_rules(after);
+    let gone: Vec<String> =
+        crate::memory::template::critical_rules(before).into_iter().filter(|r| !kept.contains(r)).collect();
+    let existing = read(folder);
+    let mut guards = existing.clone();
+    guards.retain(|g| !gone.contains(&g.rule) && !added.iter().any(|(rule, _)| *rule == g.rule));
+    let now = crate::env::now_unix();
+    let new: Vec<Stored> = added
+        .iter()
+        .map(|(rule, spec)| Stored {
+            id: id_of(rule, spec),
+            rule: rule.clone(),
+            spec: spec.clone(),
+            decision: Decision::Ask,
+            since: now,
+        })
+        .collect();
+    guards.extend(new.iter().cloned());
+    if guards == existing {
+        return Ok(());
+    }
+    write(folder, &guards)?;
+    let ids: Vec<String> = new.into_iter().map(|g| g.id).collect();
+    super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.own_guards, &ids))
+}
+
+/// Each guard and where it stands, given the CRITICAL RULES a session
+/// loads (held rules left out).
+pub fn standings(folder: &Folder, rules: &[String], review: bool) -> Vec<(Stored, Standing)> {
+    let guards = read(folder);
+    if guards.is_empty() {
+        return Vec::new();
+    }
+    let own = super::folder_record::read(folder).own_guards;
+    guards
+        .into_iter()
+        .map(|g| {
+            let standing = if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
+                Standing::Refused(why)
+            } else if !rules.contains(&g.rule) {
+                Standing::RuleNotLoaded
+            } else if review && !own.contains(&g.id) {
+                Standing::WaitsForReview
+            } else {
+                Standing::Binds
+            };
+            (g, standing)
+        })
+        .collect()
+}
+
+/// The guards that bind, as a session keeps them.
+pub fn active(folder: &Folder, rules: &[String], review: bool) -> Vec<Active> {
+    standings(folder, rules, review)
+        .into_iter()
+        .filter(|(_, s)| *s == Standing::Binds)
+        .map(|(g, _)| Active {
+            id: g.id,
+            rule: g.rule,
+            tool: g.spec.tool,
+            pattern: g.spec.pattern,
+            decision: g.decision,
+        })
+        .take(crate::memory::guard::MAX_GUARDS)
+        .collect()
+}
+
+/// The CRITICAL RULES a session of this folder loads now: without the
+/// foreign ones the review gate holds.
+pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
+    let memory = folder.read_memory().ok().flatten().unwrap_or_default();
+    let held = if review { super::approvals::unapproved(folder, &memory) } else { Vec::new() };
+    crate::memory::template::critical_rules(&memory).into_iter().filter(|r| !held.contains(r)).collect()
+}
+
+/// Gives every open session of the folder's project the guards that bind
+/// now, so a change binds from the next tool call.
+pub fn publish(folder: &Folder, review: bool) {
+    let active = active(folder, &rules_loaded_now(folder, review), review);
+    let sessions = super::state::SessionStore::new(folder.state_root().join("sessions"));
+    for (id, state) in sessions.all() {
+        if state.input.project.as_deref() != Some(folder.project.as_str()) || state.input.guards == active {
+            continue;
+        }
+        if let Err(e) = sessions.update(&id, |s| s.input.guards.clone_from(&active)) {
+            crate::store::log::error(&format!("cannot give session {id} its guards: {e:#}"));
+        }
+    }
+}
+
+/// The user's change to a guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Decide(Decision),
+    /// It binds here, with the review gate on.
+    Approve,
+    Remove,
+}
+
+/// Changes one guard, named by its id or the id's first characters. The
+/// user's own change: the guard becomes this machine's.
+pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
+    let _lock = folder.lock()?;
+    let mut guards = read(folder);
+    let found: Vec<usize> = (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect();
+    let at = match found[..] {
+        [at] => at,
+        [] => bail!("no guard {id:?} in {}; `memory-save guards` lists them", folder.project),
+        _ => bail!("{id:?} names more than one guard; give more of its id"),
+    };
+    match change {
+        Change::Decide(decision) => guards[at].decision = decision,
+        Change::Approve => {}
+        Change::Remove => {
+            let gone = guards.remove(at);
+            write(folder, &guards)?;
+            return Ok(gone);
+        }
+    }
+    write(folder, &guards)?;
+    let guard = guards[at].clone();
+    super::folder_record::update(folder, true, |r| {
+        super::approvals::add_new(&mut r.own_guards, std::slice::from_ref(&guard.id))
+    })?;
+    Ok(guard)
+}
+
+/// Merges two versions of a guards file for git, by guard id against the
+/// base: a guard one side added stays, one side removed goes unless the
+/// other changed it, and when both changed one the one that refuses wins.
+/// `Err` (a version cannot be read) leaves git's conflict.
+pub fn merge(base: Option<&str>, ours: &str, theirs: &str) -> Result<String> {
+    let parse = |text: &str, which: &str| -> Result<Vec<Stored>> {
+        match serde_json::from_str::<GuardsFile>(text) {
+            Ok(file) if file.version == VERSION => Ok(file.guards),
+            _ => bail!("{which} is not a guards file of version {VERSION}; git keeps its own conflict"),
+        }
+    };
+    let base = match base {
+        Some(text) => parse(text, "the base")?,
+        None => Vec::new(),
+    };
+    let (ours, theirs) = (parse(ours, "ours")?, parse(theirs, "theirs")?);
+    let find = |list: &[Stored], id: &str| list.iter().find(|g| g.id == id).cloned();
+    let mut merged = Vec::new();
+    for mine in &ours {
+        let was = find(&base, &mine.id);
+        match find(&theirs, &mine.id) {
+            Some(other) if was.as_ref() == Some(mine) => merged.push(other),
+            Some(other) if other.decision == Decision::Deny => merged.push(other),
+            Some(_) => merged.push(mine.clone()),
+            // They removed it: gone, unless this side changed it since.
+            None if was.as_ref() == Some(mine) => {}
+            None => merged.push(mine.clone()),
+        }
+    }
+    for other in theirs.iter().filter(|g| find(&ours, &g.id).is_none()) {
+        if find(&base, &other.id).as_ref() != Some(other) {
+            merged.push(other.clone());
+        }
+    }
+    let file = GuardsFile { version: VERSION, guards: merged };
+    Ok(serde_json::to_string_pretty(&file)? + "\n")
+}
+
+/// What this machine saw of the project's guards.
+pub fn seen(roots: &Roots, project: &str) -> BTreeMap<String, Seen> {
+    super::folder_record::read(&Folder::new(roots, project)).guards_seen
+}
+
+/// Counts a guard's question (`fired`) or the user's answer to let it run.
+pub fn count(roots: &Roots, project: &str, id: &str, overridden: bool) -> Result<()> {
+    let now = crate::env::now_unix();
+    super::folder_record::update(&Folder::new(roots, project), false, |r| {
+        let seen = r.guards_seen.entry(id.to_string()).or_default();
+        if overridden {
+            seen.overridden += 1;
+        } else {
+            seen.fired += 1;
+            seen.last_fired = Some(now);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::guard::Tool;
+    use serde_json::json;
+
+    fn memory(rules: &[&str]) -> String {
+        let mut text = String::from("# p\n\n## CRITICAL RULES\n");
+        for rule in rules {
+            text.push_str(&format!("{rule}\n"));
+        }
+        text.push_str("\n## Architecture & Config Facts\n- None yet.\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n");
+        text
+    }
+
+    fn bash(pattern: &str) -> Spec {
+        Spec { tool: Tool::Bash, pattern: pattern.into() }
+    }
+
+    #[test]
+    fn a_guard_goes_with_its_rule_and_binds_only_while_it_is_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::at(dir.path().to_path_buf());
+        let folder = Folder::new(&roots, "proj");
+        std::fs::create_dir_all(&folder.dir).unwrap();
+        let rule = "- Never run the integration tests locally.";
+        let with = memory(&[rule, "- Keep it small."]);
+        let rules = |text: &str| crate::memory::template::critical_rules(text);
+        after_write(&folder, &memory(&[]), &with, &[(rule.into(), bash("pytest tests/integration"))]).unwrap();
+        assert_eq!(active(&folder, &rules(&with), false).len(), 1);
+        assert_eq!(active(&folder, &rules(&with), true).len(), 1, "this machine's own guard binds under review");
+        assert_eq!(
+            active(&folder, &rules(&memory(&["- Keep it small."])), false),
+            Vec::new(),
+            "not loaded: binds nothing"
+        );
+        // Another write keeps it; one that takes the rule away removes it.
+        after_write(&folder, &with, &memory(&[rule]), &[]).unwrap();
+        assert_eq!(read(&folder).len(), 1);
+        after_write(&folder, &memory(&[rule]), &memory(&["- Keep it sharp."]), &[]).unwrap();
+        assert!(read(&folder).is_empty());
+        assert!(!folder.dir.join(GUARDS_FILE).exists(), "no guards: no file");
+    }
+
+    #[test]
+    fn a_merge_keeps_each_sides_changes_and_a_refusal_wins() {
+        let guard = |id: &str, decision: &str| json!({"id": id, "rule": format!("- rule {id}"), "tool": "Bash", "match": id, "decision": decision});
+        let file = |guards: Vec<serde_json::Value>| json!({"version": 1, "guards": guards}).to_string();
+        let ids = |text: &str| -> Vec<(String, Decision)> {
+            serde_json::from_str::<GuardsFile>(text).unwrap().guards.into_iter().map(|g| (g.id, g.decision)).collect()
+        };
+        let base = file(vec![guard("kept", "ask"), guard("gone", "ask"), guard("both", "ask")]);
+        let ours = file(vec![guard("kept", "ask"), guard("both", "ask"), guard("mine", "ask")]);
+        let theirs =
+            file(vec![guard("kept", "deny"), guard("gone", "ask"), guard("both", "deny"), guard("new", "ask")]);
+        let merged = merge(Some(&base), &ours, &theirs).unwrap();
+        let d = |id: &str, decision| (id.to_string(), decision);
+        assert_eq!(
+            ids(&merged),
+            [d("kept", Decision::Deny), d("both", Decision::Deny), d("mine", Decision::Ask), d("new", Decision::Ask)]
+        );
+        assert_eq!(ids(&merge(None, &ours, &file(vec![])).unwrap()).len(), 3);
+        assert!(merge(None, &ours, "{\"version\": 2, \"guards\": []}").is_err());
+        assert!(merge(None, "not json", &ours).is_err());
+    }
+
+    #[test]
+    fn a_foreign_guard_waits_for_review_and_a_refused_one_never_binds() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::at(dir.path().to_path_buf());
+        let folder = Folder::new(&roots, "proj");
+        std::fs::create_dir_all(&folder.dir).unwrap();
+        let rule = "- Never push to main.";
+        let planted = serde_json::json!({"version": 1, "guards": [
+            {"id": "aa", "rule": rule, "tool": "Bash", "match": "git push", "decision": "deny"},
+            {"id": "bb", "rule": rule, "tool": "Bash", "match": ".*"},
+        ]});
+        std::fs::write(folder.dir.join(GUARDS_FILE), planted.to_string()).unwrap();
+        let loaded = vec![rule.to_string()];
+        let words: Vec<String> = standings(&folder, &loaded, true).iter().map(|(_, s)| s.words()).collect();
+        assert_eq!(
+            words,
+            ["waits for review", "refused: it matches the ordinary command `ls`, so it would ask all the time"]
+        );
+        assert_eq!(active(&folder, &loaded, false).len(), 1, "the gate off: a foreign guard binds, as its rule loads");
+        change(&folder, "aa", Change::Decide(Decision::Ask)).unwrap();
+        let bound = active(&folder, &loaded, true);
+        assert_eq!((bound.len(), bound[0].decision), (1, Decision::Ask), "approved here by the user's change");
+        assert!(change(&folder, "zz", Change::Remove).unwrap_err().to_string().contains("no guard"));
+        std::fs::write(folder.dir.join(GUARDS_FILE), r#"{"version": 2, "guards": []}"#).unwrap();
+        assert!(read(&folder).is_empty(), "another version binds nothing");
+        assert!(change(&folder, "aa", Change::Remove).is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! Guards: a CRITICAL RULE that forbids a command or a path makes Claude
+//! Code ask (or, promoted, refuse) before a tool call breaks it. Each door
+//! a guard comes by is checked by the gate, and a guard goes with its rule.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const RULES: &str = "CRITICAL RULES";
+const NO_ITEST: &str = "- Never run the integration tests locally: they hit the shared staging database.";
+const NO_GEN: &str = "- Never edit the generated files under gen/ by hand.";
+
+fn guarded(rule: &str, tool: &str, pattern: &str) -> Value {
+    json!({"op": "add", "section": RULES, "text": rule, "guard": {"tool": tool, "match": pattern}})
+}
+
+/// PreToolUse of `tool` with `input`, in the bench's project.
+#[track_caller]
+fn pre_tool(env: &Env, session: &str, tool: &str, input: Value) -> Output {
+    env.hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(session)
+        .set("tool_name", json!(tool))
+        .set("tool_input", input)
+        .set("tool_use_id", json!("toolu_guarded"))
+        .run()
+        .ok()
+}
+
+fn decision(out: &Output) -> (String, String) {
+    let output = &out.json()["hookSpecificOutput"];
+    assert_eq!(output["hookEventName"], "PreToolUse");
+    (output["permissionDecision"].as_str().unwrap().into(), output["permissionDecisionReason"].as_str().unwrap().into())
+}
+
+fn guards(env: &Env) -> Value {
+    env.cmd(&["guards", "--json"]).in_dir(&env.proj).run().ok().json()
+}
+
+#[test]
+fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
+    let env = Env::new();
+    let ops = json!([
+        guarded(NO_ITEST, "Bash", r"pytest\s+tests/integration"),
+        guarded(NO_GEN, "Edit", "gen/**"),
+        add(ARCH, "- Fine fact."),
+    ]);
+    env.script_reply(1, &reply(ops, json!([])));
+    env.saved_turn(SID, 1);
+    // The session that saved it is bound from its next call.
+    let asked = pre_tool(&env, SID, "Bash", json!({"command": "cd app && pytest  tests/integration -x"}));
+    let reason = format!("memory-save: CRITICAL RULE: {}", &NO_ITEST[2..]);
+    assert_eq!(decision(&asked), ("ask".into(), reason));
+    pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/unit"})).assert_silent();
+    let generated = env.proj.join("gen/api.rs");
+    assert_eq!(decision(&pre_tool(&env, SID, "Write", json!({"file_path": generated}))).0, "ask");
+    pre_tool(&env, SID, "Edit", json!({"file_path": env.proj.join("src/gen.rs")})).assert_silent();
+    pre_tool(&env, SID, "Read", json!({"file_path": generated})).assert_silent();
+    // A subagent's call is checked too.
+    let sub = env
+        .hook("pre-tool-use")
+        .fixture("PostToolUse-subagent.json")
+        .session(SID)
+        .set("tool_name", json!("Bash"))
+        .set("tool_input", json!({"command": "pytest tests/integration"}))
+        .run()
+        .ok();
+    assert_eq!(decision(&sub).0, "ask");
+    // The user let the asked call run: its PostToolUse counts that.
+    env.hook("post-tool-use")
+        .fixture("PostToolUse-main.json")
+        .session(SID)
+        .set("tool_use_id", json!("toolu_guarded"))
+        .run()
+        .ok();
+    let listed = guards(&env);
+    let itest = listed.as_array().unwrap().iter().find(|g| g["rule"] == NO_ITEST).unwrap().clone();
+    assert_eq!(
+        (
+            &itest["tool"],
+            &itest["decision"],
+            &itest["standing"],
+            &itest["fired"],
+            &itest["overridden"],
+            &itest["origin"]
+        ),
+        (&json!("Bash"), &json!("ask"), &json!("binds"), &json!(2), &json!(0), &json!("this machine")),
+        "the subagent's call was not the asked one: {itest}"
+    );
+    // A new session's block names the guarded rules in words.
+    let start = env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+    let context = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+    assert!(context.contains(r"asks before: `pytest\s+tests/integration`"), "{context}");
+    assert!(context.contains("asks before an edit of: `gen/**`"), "{context}");
+    assert!(!env.memory().unwrap().contains("pytest"), "MEMORY.md holds the rule's words only");
+    // Promoted, it refuses; removed, it is gone and the rule stays.
+    let id = itest["id"].as_str().unwrap();
+    env.cmd(&["guards", "--deny", &id[..4]]).in_dir(&env.proj).run().ok();
+    let denied = pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}));
+    assert_eq!(decision(&denied).0, "deny");
+    env.cmd(&["guards", "--remove", id]).in_dir(&env.proj).run().ok();
+    pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"})).assert_silent();
+    assert!(env.memory().unwrap().contains(NO_ITEST));
+    let missing = env.cmd(&["guards", "--ask", "ffff"]).in_dir(&env.proj).run();
+    assert_eq!(missing.code, Some(1), "{missing:?}");
+    assert!(missing.stderr.contains("no guard \"ffff\""), "{}", missing.stderr);
+}
+
+#[test]
+fn a_guard_the_gate_refuses_goes_alone_and_its_rule_stands() {
+    let env = Env::new();
+    let ops = json!([
+        guarded("- Never run anything.", "Bash", ".*"),
+        guarded("- Never touch any file.", "Edit", "**"),
+        guarded("- Never run the long suite.", "Bash", &"x".repeat(201)),
+        guarded("- Never run the broken suite.", "Bash", "(unclosed"),
+        guarded("- Never use the fast path.", "Read", "x"),
+        json!({"op": "add", "section": ARCH, "text": "- Deploys run make ship.", "guard": {"tool": "Bash", "match": "make ship"}}),
+    ]);
+    env.script_reply(1, &reply(ops, json!([])));
+    env.saved_turn(SID, 1);
+    let memory = env.memory().unwrap();
+    for rule in
+        ["- Never run anything.", "- Never touch any file.", "- Never run the long suite.", "- Deploys run make ship."]
+    {
+        assert!(memory.contains(rule), "{rule} stands: {memory}");
+    }
+    assert_eq!(guards(&env), json!([]));
+    let report = env.state(SID).report().unwrap_or_default().to_string();
+    assert!(report.contains("6 refused"), "{report}");
+    // The next fork is told why, guard by guard.
+    env.script_reply(2, &no_change());
+    env.saved_turn(SID, 2);
+    let told = env.call(2).stdin;
+    for why in [
+        "guard refused: it matches the ordinary command `ls`",
+        "guard refused: its glob matches every path",
+        "guard refused: its match is 201 characters, over 200",
+        "guard refused: its match does not compile",
+        "a guard's tool is \\\"Bash\\\" or \\\"Edit\\\"",
+        "guard refused: its CRITICAL RULES line was not written by this reply",
+    ] {
+        assert!(told.contains(why) || told.contains(&why.replace("\\\"", "\"")), "{why}: {told}");
+    }
+}
+
+#[test]
+fn a_guard_goes_with_its_rule_and_a_replace_without_one_drops_it() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    assert_eq!(guards(&env).as_array().unwrap().len(), 1);
+    let sharper = "- Never run the integration tests locally, not even one.";
+    env.script_reply(2, &reply(json!([{"op": "replace", "line": NO_ITEST, "text": sharper}]), json!([])));
+    env.saved_turn(SID, 2);
+    assert_eq!(guards(&env), json!([]), "a replace without a guard drops it");
+    pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"})).assert_silent();
+    let again = json!({"op": "replace", "line": sharper, "text": NO_ITEST, "guard": {"tool": "Bash", "match": "pytest tests/integration"}});
+    env.script_reply(3, &reply(json!([again]), json!([])));
+    env.saved_turn(SID, 3);
+    assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+    env.script_reply(4, &reply(json!([{"op": "remove", "line": NO_ITEST}]), json!([])));
+    env.saved_turn(SID, 4);
+    assert_eq!(guards(&env), json!([]), "removing the rule removes its guard");
+    assert!(!env.memory_dir("proj").join("guards.json").exists());
+    pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"})).assert_silent();
+}
+
+#[test]
+fn a_foreign_guard_waits_for_review_and_a_synced_one_cannot_allow_or_slip_the_gate() {
+    let env = Env::new();
+    // The rule is this machine's own: a save wrote it before the gate was on.
+    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
+    env.saved_turn(SID, 1);
+    env.config("review = \"rules\"\n");
+    // A guards file planted beside it (a sync pull): an allow, a catch-all, one it holds.
+    let planted = json!({"version": 1, "guards": [
+        {"id": "aa11", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration", "decision": "allow"},
+        {"id": "bb22", "rule": NO_ITEST, "tool": "Bash", "match": ".*", "decision": "deny"},
+        {"id": "cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration", "decision": "deny"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    assert_eq!(guards(&env), json!([]), "a file with a decision no guard can take is not read");
+    let planted = json!({"version": 1, "guards": [
+        {"id": "bb22", "rule": NO_ITEST, "tool": "Bash", "match": ".*", "decision": "deny"},
+        {"id": "cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration", "decision": "deny"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let standings: Vec<Value> = guards(&env).as_array().unwrap().iter().map(|g| g["standing"].clone()).collect();
+    assert_eq!(
+        standings,
+        [
+            json!("refused: it matches the ordinary command `ls`, so it would ask all the time"),
+            json!("waits for review")
+        ]
+    );
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+    pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"})).assert_silent();
+    env.cmd(&["guards", "--approve", "cc33"]).in_dir(&env.proj).run().ok();
+    assert_eq!(decision(&pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}))).0, "deny");
+}
+
+#[test]
+fn pre_tool_use_is_silent_without_guards_and_on_any_input() {
+    let env = Env::new();
+    pre_tool(&env, SID, "Bash", json!({"command": "rm -rf /"})).assert_silent();
+    pre_tool(&env, SID, "Bash", json!("not an object")).assert_silent();
+    for raw in ["", "{", "[]", "{\"session_id\": \"../x\"}"] {
+        env.hook("pre-tool-use").stdin(raw).run().ok().assert_silent();
+    }
+}
+
+#[test]
+fn status_counts_guards_and_doctor_names_a_stale_one_and_an_overridden_one() {
+    let env = Env::new();
+    let ops = json!([guarded(NO_ITEST, "Bash", "pytest tests/integration"), guarded(NO_GEN, "Edit", "gen/**")]);
+    env.script_reply(1, &reply(ops, json!([])));
+    env.saved_turn(SID, 1);
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("  guards    2 binding: memory-save guards\n"), "{status}");
+    // The user lets the integration tests run four times; the edit guard is a month old and never matched.
+    for _ in 0..4 {
+        pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}));
+        env.hook("post-tool-use")
+            .fixture("PostToolUse-main.json")
+            .session(SID)
+            .set("tool_use_id", json!("toolu_guarded"))
+            .run()
+            .ok();
+    }
+    let path = env.memory_dir("proj").join("guards.json");
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    file["guards"][1]["since"] = json!(1_000);
+    std::fs::write(&path, file.to_string()).unwrap();
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(
+        doctor.contains("asks before: `pytest tests/integration`")
+            && doctor.contains("was let through 4 times after asking: possibly wrong"),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains("asks before an edit of: `gen/**`")
+            && doctor.contains("has not matched a call in 30 days: possibly stale"),
+        "{doctor}"
+    );
+    assert!(doctor.contains("memory-save guards --remove"), "{doctor}");
+}
