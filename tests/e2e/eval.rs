@@ -14,11 +14,17 @@
 //! - `api`: each fork request goes to the real Messages API with
 //!   `ANTHROPIC_API_KEY` (curl), the way a user measures their own model.
 //!
-//! `MEMORY_SAVE_EVAL_SCENARIO` runs one scenario by name.
+//! `MEMORY_SAVE_EVAL_SCENARIO` runs one scenario by name. With
+//! `MEMORY_SAVE_EVAL_FRESH=1` every save is a fresh one (it resumes nothing
+//! and reads the turns since the last save): the debug build's clock runs
+//! two hours further ahead at each turn, so each session's cache has
+//! expired, every save waits for its turn's end, and a cold cap of
+//! `FRESH_COLD_CAP` keeps the resumed save from running.
 
 use crate::app::{self, App};
 use crate::harness;
 use crate::standin::{RecordedRequest, Reply, StandIn};
+use memory_save::memory::guard::{Active, Tool, matching};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -80,6 +86,12 @@ pub struct Truth {
     /// MEMORY.md's lines at most.
     #[serde(default)]
     max_lines: Option<usize>,
+    /// Bash commands a guard of a CRITICAL RULE must stop.
+    #[serde(default)]
+    guarded: Vec<String>,
+    /// Bash commands no guard may stop.
+    #[serde(default)]
+    unguarded: Vec<String>,
 }
 
 /// A secret the scenario names as `{{SECRET}}`, made at run time so the
@@ -267,12 +279,42 @@ fn message_kind(req: &RecordedRequest) -> &'static str {
     }
 }
 
+/// The cold cap of a fresh run: under what resuming any scenario's session
+/// costs, over what reading its turns does.
+const FRESH_COLD_CAP: &str = "0.05";
+
+/// Whether this run makes every save a fresh one.
+fn fresh_run() -> bool {
+    std::env::var("MEMORY_SAVE_EVAL_FRESH").is_ok_and(|v| v == "1")
+}
+
 /// One check of the score: its kind, the item and whether it held.
 pub type Check = (&'static str, String, bool);
 
+/// The guards that bind on `memory`: those of `guards.json` whose rule is
+/// one of its CRITICAL RULES lines.
+fn binding_guards(guards_json: &str, memory: &str) -> Vec<Active> {
+    let file: Value = serde_json::from_str(guards_json).unwrap_or(Value::Null);
+    let rules = memory_save::memory::template::critical_rules(memory);
+    file["guards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|g| serde_json::from_value::<Active>(g.clone()).ok())
+        .filter(|g| rules.contains(&g.rule))
+        .collect()
+}
+
 /// The final memory against the truth. `topics` are the topic files'
-/// texts, `everything` every file under the memory-save root.
-pub fn score(truth: &Truth, memory: &str, topics: &[(String, String)], everything: &str) -> Vec<Check> {
+/// texts, `everything` every file under the memory-save root, `guards` the
+/// guards that bind.
+pub fn score(
+    truth: &Truth,
+    memory: &str,
+    topics: &[(String, String)],
+    everything: &str,
+    guards: &[Active],
+) -> Vec<Check> {
     let has = |text: &str, item: &str| text.to_lowercase().contains(&item.to_lowercase());
     let rules = memory.split("\n## ").find(|s| s.starts_with("CRITICAL RULES")).unwrap_or_default();
     let history = topics.iter().find(|(n, _)| n == "history.md").map(|(_, t)| t.as_str()).unwrap_or_default();
@@ -298,6 +340,9 @@ pub fn score(truth: &Truth, memory: &str, topics: &[(String, String)], everythin
         None => false,
     });
     checks.push(("template", "four sections in order, a # title".into(), memory.starts_with("# ") && in_order));
+    let stops = |command: &str| !matching(guards, Tool::Bash, command).is_empty();
+    checks.extend(truth.guarded.iter().map(|c| ("guarded", c.clone(), stops(c))));
+    checks.extend(truth.unguarded.iter().map(|c| ("unguarded", c.clone(), !stops(c))));
     if let Some(max) = truth.max_lines {
         let lines = memory.lines().count();
         checks.push(("size", format!("at most {max} lines (has {lines})"), lines <= max));
@@ -349,7 +394,17 @@ fn run(name: &str) -> Option<Vec<Check>> {
     app.bench.extra_env.retain(|(k, _)| k != "MEMORY_SAVE_FORK_TIMEOUT");
     app.bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), limit.as_secs().to_string()));
     app.bench.extra_env.push(("API_TIMEOUT_MS".into(), (limit.as_millis() as u64).to_string()));
-    app.config(&scenario.config);
+    if fresh_run() {
+        // Each `claude -p` turn ends its session: that end's save is the one.
+        let fresh = format!("save_every_turns = 1000\ncold_save_max_usd = {FRESH_COLD_CAP}\n");
+        app.config(&format!("{}\n{fresh}", scenario.config));
+        let clock = app.home().join("clock");
+        let ahead = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 2 * 3600;
+        std::fs::write(&clock, ahead.to_string()).unwrap();
+        app.bench.extra_env.push(("MEMORY_SAVE_DEBUG_CLOCK".into(), clock.display().to_string()));
+    } else {
+        app.config(&scenario.config);
+    }
     for (file, text) in &scenario.files {
         let at = app.bench.project.join(file);
         std::fs::create_dir_all(at.parent().unwrap()).unwrap();
@@ -358,6 +413,7 @@ fn run(name: &str) -> Option<Vec<Check>> {
     if let Some(seed) = &scenario.seed_memory {
         app.write_memory(seed);
     }
+    let mut turns_run = 0;
     for session in &scenario.sessions {
         let mut id: Option<String> = None;
         for (runs, turn) in session.iter().enumerate() {
@@ -365,6 +421,12 @@ fn run(name: &str) -> Option<Vec<Check>> {
             let mut args = vec!["--allowedTools", "Bash"];
             if let Some(id) = &id {
                 args.extend(["--resume", id.as_str()]);
+            }
+            if fresh_run() {
+                // Two more hours for each turn: the cache the last save read has expired too.
+                turns_run += 1;
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+                std::fs::write(app.home().join("clock"), (now + turns_run * 2 * 3600).to_string()).unwrap();
             }
             let out = app.bench.print(&prompt, &args, limit + Duration::from_secs(120));
             let sid = app::session_of(&out);
@@ -384,7 +446,9 @@ fn run(name: &str) -> Option<Vec<Check>> {
                 .then(|| (name, std::fs::read_to_string(e.path()).unwrap_or_default()))
         })
         .collect();
-    let checks = score(&scenario.truth, &memory, &topics, &all_text(&app.root()));
+    let guards_json = std::fs::read_to_string(folder.join("guards.json")).unwrap_or_default();
+    let guards = binding_guards(&guards_json, &memory);
+    let checks = score(&scenario.truth, &memory, &topics, &all_text(&app.root()), &guards);
     let forks: Vec<RecordedRequest> = standin.message_requests().into_iter().filter(app::is_fork).collect();
     println!("\neval {name}: {}", scenario.about);
     for (save, record) in app.saves().iter().enumerate() {
@@ -402,6 +466,9 @@ fn run(name: &str) -> Option<Vec<Check>> {
     }
     for (kind, item, held) in &checks {
         println!("  {} {kind:<9} {item}", if *held { "ok  " } else { "MISS" });
+    }
+    for g in &guards {
+        println!("  guard {:?} {:?} on {}", g.tool, g.pattern, g.rule);
     }
     let held = checks.iter().filter(|c| c.2).count();
     println!("eval {name}: {held} of {} checks held\n{memory}", checks.len());
@@ -447,16 +514,33 @@ fn the_scorer_counts_what_is_wrong() {
         rules: vec!["never push".into()],
         retired: vec!["old rule".into()],
         secrets: vec!["{{SECRET}}".into()],
+        guarded: vec!["git push origin main".into()],
+        unguarded: vec!["git status".into()],
         ..Truth::default()
     };
     let wrong = "# app\n\n## CRITICAL RULES\n- None yet.\n\n## Architecture & Config Facts\n- Config in config/app.yaml.\n\n## Active Warnings\n- None yet.\n\n## Topic Files\n- None yet.\n";
     let everything = format!("{wrong}\n{}", secret());
-    let checks = score(&truth, wrong, &[], &everything);
+    let rule = "- Never push to main.";
+    let catch_all = format!(
+        r#"{{"guards": [{{"id": "a", "rule": "{rule}", "tool": "Bash", "match": "git", "decision": "ask"}}]}}"#
+    );
+    let wrong_guards = binding_guards(
+        &catch_all,
+        &wrong.replace("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{rule}")),
+    );
+    let checks = score(&truth, wrong, &[], &everything, &[]);
     let missed: Vec<&str> = checks.iter().filter(|c| !c.2).map(|c| c.0).collect();
-    assert_eq!(missed, ["present", "absent", "rule", "retired", "no secret"]);
+    assert_eq!(missed, ["present", "absent", "rule", "retired", "no secret", "guarded"]);
+    let checks = score(&truth, wrong, &[], &everything, &wrong_guards);
+    assert_eq!(checks.iter().filter(|c| !c.2).map(|c| c.0).next_back(), Some("unguarded"));
     let right = wrong
         .replace("config/app.yaml", "deploy/config.yaml")
         .replace("## CRITICAL RULES\n- None yet.", "## CRITICAL RULES\n- Never push to main.");
     let history = vec![("history.md".to_string(), "## Retired\n- old rule\n".to_string())];
-    assert!(score(&truth, &right, &history, &right).iter().all(|c| c.2));
+    let guards = format!(
+        r#"{{"guards": [{{"id": "b", "rule": "{rule}", "tool": "Bash", "match": "git push .*main", "decision": "ask"}}]}}"#
+    );
+    let guards = binding_guards(&guards, &right);
+    assert_eq!(guards.len(), 1);
+    assert!(score(&truth, &right, &history, &right, &guards).iter().all(|c| c.2));
 }
