@@ -65,7 +65,12 @@ impl super::Run for ShowArgs {
         // The load gate, as SessionStart applies it.
         let gated = crate::memory::gate::load(memory);
         let note = crate::memory::gate::block_note(gated.withheld.len());
-        let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref()].into_iter().flatten().collect();
+        let review = config.review_rules();
+        let guards =
+            crate::store::guards::active(&folder, &crate::store::guards::rules_loaded_now(&folder, review), review);
+        let guard_line = crate::memory::guard::loaded_line(&guards);
+        let trailer: Vec<&str> =
+            [topic_line.as_deref(), note.as_deref(), guard_line.as_deref()].into_iter().flatten().collect();
         let parts = block::context_parts(&project.label(), &gated.text, &trailer);
         let mut out = format!(
             "memory-save show: the next session of project {} loads {} from {}\n",

@@ -148,8 +148,12 @@ pub fn standings(folder: &Folder, rules: &[String], review: bool) -> Vec<(Stored
     let own = super::folder_record::read(folder).own_guards;
     guards
         .into_iter()
-        .map(|g| {
-            let standing = if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
+        .enumerate()
+        .map(|(at, g)| {
+            // A planted file of thousands is not compiled a thousand times.
+            let standing = if at >= crate::memory::guard::MAX_GUARDS {
+                Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
+            } else if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
                 Standing::Refused(why)
             } else if !rules.contains(&g.rule) {
                 Standing::RuleNotLoaded
@@ -385,6 +389,13 @@ mod tests {
         let bound = active(&folder, &loaded, true);
         assert_eq!((bound.len(), bound[0].decision), (1, Decision::Ask), "approved here by the user's change");
         assert!(change(&folder, "zz", Change::Remove).unwrap_err().to_string().contains("no guard"));
+        let many: Vec<serde_json::Value> = (0..2000)
+            .map(|n| json!({"id": format!("m{n}"), "rule": rule, "tool": "Bash", "match": format!("cmd{n} --x")}))
+            .collect();
+        std::fs::write(folder.dir.join(GUARDS_FILE), json!({"version": 1, "guards": many}).to_string()).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(active(&folder, &loaded, false).len(), 20, "the first 20 bind");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
         std::fs::write(folder.dir.join(GUARDS_FILE), r#"{"version": 2, "guards": []}"#).unwrap();
         assert!(read(&folder).is_empty(), "another version binds nothing");
         assert!(change(&folder, "aa", Change::Remove).is_err());

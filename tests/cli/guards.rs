@@ -92,6 +92,8 @@ fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
     let context = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
     assert!(context.contains(r"asks before: `pytest\s+tests/integration`"), "{context}");
     assert!(context.contains("asks before an edit of: `gen/**`"), "{context}");
+    let shown = env.cmd(&["show"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(shown.contains(r"asks before: `pytest\s+tests/integration`"), "show is what a session loads: {shown}");
     assert!(!env.memory().unwrap().contains("pytest"), "MEMORY.md holds the rule's words only");
     // Promoted, it refuses; removed, it is gone and the rule stays.
     let id = itest["id"].as_str().unwrap();
