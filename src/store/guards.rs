@@ -319,12 +319,17 @@ mod tests {
         Spec { tool: Tool::Bash, pattern: pattern.into() }
     }
 
+    /// A memory folder `proj` under a fresh root (the root lives as long as the guard).
+    fn folder() -> (tempfile::TempDir, Folder) {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Folder::new(&Roots::at(dir.path().to_path_buf()), "proj");
+        std::fs::create_dir_all(&folder.dir).unwrap();
+        (dir, folder)
+    }
+
     #[test]
     fn a_guard_goes_with_its_rule_and_binds_only_while_it_is_loaded() {
-        let dir = tempfile::tempdir().unwrap();
-        let roots = Roots::at(dir.path().to_path_buf());
-        let folder = Folder::new(&roots, "proj");
-        std::fs::create_dir_all(&folder.dir).unwrap();
+        let (_dir, folder) = folder();
         let rule = "- Never run the integration tests locally.";
         let with = memory(&[rule, "- Keep it small."]);
         let rules = |text: &str| crate::memory::template::critical_rules(text);
@@ -368,10 +373,7 @@ mod tests {
 
     #[test]
     fn a_foreign_guard_waits_for_review_and_a_refused_one_never_binds() {
-        let dir = tempfile::tempdir().unwrap();
-        let roots = Roots::at(dir.path().to_path_buf());
-        let folder = Folder::new(&roots, "proj");
-        std::fs::create_dir_all(&folder.dir).unwrap();
+        let (_dir, folder) = folder();
         let rule = "- Never push to main.";
         let planted = serde_json::json!({"version": 1, "guards": [
             {"id": "aa", "rule": rule, "tool": "Bash", "match": "git push", "decision": "deny"},

@@ -27,6 +27,16 @@ fn pre_tool(env: &Env, session: &str, tool: &str, input: Value) -> Output {
         .ok()
 }
 
+/// The asked call's PostToolUse: the user let it run.
+fn let_through(env: &Env, session: &str) {
+    env.hook("post-tool-use")
+        .fixture("PostToolUse-main.json")
+        .session(session)
+        .set("tool_use_id", json!("toolu_guarded"))
+        .run()
+        .ok();
+}
+
 fn decision(out: &Output) -> (String, String) {
     let output = &out.json()["hookSpecificOutput"];
     assert_eq!(output["hookEventName"], "PreToolUse");
@@ -67,12 +77,7 @@ fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
         .ok();
     assert_eq!(decision(&sub).0, "ask");
     // The user let the asked call run: its PostToolUse counts that.
-    env.hook("post-tool-use")
-        .fixture("PostToolUse-main.json")
-        .session(SID)
-        .set("tool_use_id", json!("toolu_guarded"))
-        .run()
-        .ok();
+    let_through(&env, SID);
     let listed = guards(&env);
     let itest = listed.as_array().unwrap().iter().find(|g| g["rule"] == NO_ITEST).unwrap().clone();
     assert_eq!(
@@ -223,12 +228,7 @@ fn status_counts_guards_and_doctor_names_a_stale_one_and_an_overridden_one() {
     // The user lets the integration tests run four times; the edit guard is a month old and never matched.
     for _ in 0..4 {
         pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}));
-        env.hook("post-tool-use")
-            .fixture("PostToolUse-main.json")
-            .session(SID)
-            .set("tool_use_id", json!("toolu_guarded"))
-            .run()
-            .ok();
+        let_through(&env, SID);
     }
     let path = env.memory_dir("proj").join("guards.json");
     let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

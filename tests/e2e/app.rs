@@ -72,6 +72,18 @@ impl App {
         app
     }
 
+    /// `memory-save <args>` as the user runs it, in the project.
+    pub fn ours(&self, args: &[&str]) -> std::process::Output {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(&self.bench.project)
+            .env_clear()
+            .env("HOME", self.home())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .unwrap()
+    }
+
     pub fn home(&self) -> &Path {
         self.bench.home()
     }

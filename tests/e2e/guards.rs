@@ -2,8 +2,6 @@
 //! runs, on the real CLI: `-p` with `ask` (no one can answer) and with
 //! `deny`, and an interactive session's question, as measured facts.
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 
 use crate::app::{self, App, report, wait_for};
@@ -41,15 +39,7 @@ fn tool_result_after(standin: &StandIn, marker: &str) -> String {
 }
 
 fn guards(app: &App, args: &[&str]) -> Value {
-    let out = Command::new(app::BIN)
-        .arg("guards")
-        .args(args)
-        .current_dir(&app.bench.project)
-        .env_clear()
-        .env("HOME", app.home())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .output()
-        .unwrap();
+    let out = app.ours(&[&["guards"][..], args].concat());
     assert!(out.status.success(), "guards {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }

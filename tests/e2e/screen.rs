@@ -1,10 +1,9 @@
 //! What the screen shows, on the real CLI: the status line
 //! leaves `saving…` when the save ends, with no new message to redraw it.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::app::{BIN, is_fork, report, wait_for};
+use crate::app::{is_fork, report, wait_for};
 use crate::scenarios::*;
 use crate::standin::{Reply, StandIn};
 
@@ -24,13 +23,7 @@ fn s22_the_status_line_leaves_saving_when_the_save_ends() {
         }
     });
     let app = app_configured(claude, &standin, "save_every_turns = 1\n");
-    let out = Command::new(BIN)
-        .args(["install", "--statusline"])
-        .env_clear()
-        .env("HOME", app.home())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .output()
-        .unwrap();
+    let out = app.ours(&["install", "--statusline"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(app.settings()["statusLine"]["refreshInterval"], 2);
     let (tmux, sid) = start_interactive(&app);
