@@ -16,10 +16,10 @@
 //!
 //! `MEMORY_SAVE_EVAL_SCENARIO` runs one scenario by name. With
 //! `MEMORY_SAVE_EVAL_FRESH=1` every save is a fresh one (it resumes nothing
-//! and reads the turns since the last save): the debug build's clock runs
-//! two hours further ahead at each turn, so each session's cache has
-//! expired, every save waits for its turn's end, and a cold cap of
-//! `FRESH_COLD_CAP` keeps the resumed save from running.
+//! and reads the turns since the last save): the debug build takes every
+//! cache for expired (`MEMORY_SAVE_DEBUG_CACHE_EXPIRED`), every save waits
+//! for its turn's end, and a cold cap of `FRESH_COLD_CAP` keeps the resumed
+//! save from running.
 
 use crate::app::{self, App};
 use crate::harness;
@@ -398,10 +398,7 @@ fn run(name: &str) -> Option<Vec<Check>> {
         // Each `claude -p` turn ends its session: that end's save is the one.
         let fresh = format!("save_every_turns = 1000\ncold_save_max_usd = {FRESH_COLD_CAP}\n");
         app.config(&format!("{}\n{fresh}", scenario.config));
-        let clock = app.home().join("clock");
-        let ahead = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 2 * 3600;
-        std::fs::write(&clock, ahead.to_string()).unwrap();
-        app.bench.extra_env.push(("MEMORY_SAVE_DEBUG_CLOCK".into(), clock.display().to_string()));
+        app.bench.extra_env.push(("MEMORY_SAVE_DEBUG_CACHE_EXPIRED".into(), "1".into()));
     } else {
         app.config(&scenario.config);
     }
@@ -413,7 +410,6 @@ fn run(name: &str) -> Option<Vec<Check>> {
     if let Some(seed) = &scenario.seed_memory {
         app.write_memory(seed);
     }
-    let mut turns_run = 0;
     for session in &scenario.sessions {
         let mut id: Option<String> = None;
         for (runs, turn) in session.iter().enumerate() {
@@ -421,12 +417,6 @@ fn run(name: &str) -> Option<Vec<Check>> {
             let mut args = vec!["--allowedTools", "Bash"];
             if let Some(id) = &id {
                 args.extend(["--resume", id.as_str()]);
-            }
-            if fresh_run() {
-                // Two more hours for each turn: the cache the last save read has expired too.
-                turns_run += 1;
-                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-                std::fs::write(app.home().join("clock"), (now + turns_run * 2 * 3600).to_string()).unwrap();
             }
             let out = app.bench.print(&prompt, &args, limit + Duration::from_secs(120));
             let sid = app::session_of(&out);
