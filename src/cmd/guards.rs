@@ -74,7 +74,7 @@ impl super::Run for GuardsArgs {
         }
         let seen = guards::seen(&roots, &folder.project);
         let own = crate::store::folder_record::read(&folder).own_guards;
-        let listed: Vec<Listed> = guards::standings(&folder, &guards::rules_loaded_now(&folder, review), review)
+        let listed: Vec<Listed> = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review)
             .into_iter()
             .map(|(g, standing)| {
                 let s = seen.get(&g.id).cloned().unwrap_or_default();

@@ -67,7 +67,7 @@ impl super::Run for ShowArgs {
         let note = crate::memory::gate::block_note(gated.withheld.len());
         let review = config.review_rules();
         let guards =
-            crate::store::guards::active(&folder, &crate::store::guards::rules_loaded_now(&folder, review), review);
+            crate::store::guards::active(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
         let guard_line = crate::memory::guard::loaded_line(&guards);
         let trailer: Vec<&str> =
             [topic_line.as_deref(), note.as_deref(), guard_line.as_deref()].into_iter().flatten().collect();

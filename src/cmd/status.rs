@@ -143,7 +143,7 @@ fn gather(here: super::Here) -> Result<Status> {
     let hooks = crate::claude::registrations::registrations(cwd);
     let review = config.review_rules();
     let standings =
-        crate::store::guards::standings(&folder, &crate::store::guards::rules_loaded_now(&folder, review), review);
+        crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
     let standing = |wanted: crate::store::guards::Standing| standings.iter().filter(|(_, s)| *s == wanted).count();
     Ok(Status {
         guards: standing(crate::store::guards::Standing::Binds),

@@ -114,8 +114,11 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     let loaded = crate::team::without(&gated.text, &held);
     let note = gate::block_note(gated.withheld.len());
     let held_note = gate::held_note(held.len());
-    let guards =
-        crate::store::guards::active(&folder, &crate::memory::template::critical_rules(&loaded), config.review_rules());
+    let guards = crate::store::guards::active(
+        &folder,
+        || crate::memory::template::critical_rules(&loaded),
+        config.review_rules(),
+    );
     let guard_line = crate::memory::guard::loaded_line(&guards);
     let trailer: Vec<&str> = [topic_line.as_deref(), note.as_deref(), held_note.as_deref(), guard_line.as_deref()]
         .into_iter()
@@ -183,7 +186,12 @@ fn output(context: Option<String>, lines: Vec<String>) -> Option<HookOutput> {
 
 /// The guards that bind in this session, where PreToolUse reads them.
 fn record_guards(ctx: &Ctx, project: &str, root: String, guards: Vec<crate::memory::guard::Active>) {
-    let recorded = ctx.sessions().update(&ctx.session, |s| {
+    let sessions = ctx.sessions();
+    let now = sessions.peek(&ctx.session).input;
+    if now.project.as_deref() == Some(project) && now.guard_root == root && now.guards == guards {
+        return;
+    }
+    let recorded = sessions.update(&ctx.session, |s| {
         s.input.project = Some(project.to_string());
         s.input.guard_root = root;
         s.input.guards = guards;

@@ -139,12 +139,14 @@ pub fn after_write(folder: &Folder, before: &str, after: &str, added: &[(String,
 }
 
 /// Each guard and where it stands, given the CRITICAL RULES a session
-/// loads (held rules left out).
-pub fn standings(folder: &Folder, rules: &[String], review: bool) -> Vec<(Stored, Standing)> {
+/// loads (held rules left out), worked out only when there are guards: a
+/// load of a 49 KB memory without any should not pay for it.
+pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool) -> Vec<(Stored, Standing)> {
     let guards = read(folder);
     if guards.is_empty() {
         return Vec::new();
     }
+    let rules = rules();
     let own = super::folder_record::read(folder).own_guards;
     guards
         .into_iter()
@@ -168,7 +170,7 @@ pub fn standings(folder: &Folder, rules: &[String], review: bool) -> Vec<(Stored
 }
 
 /// The guards that bind, as a session keeps them.
-pub fn active(folder: &Folder, rules: &[String], review: bool) -> Vec<Active> {
+pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool) -> Vec<Active> {
     standings(folder, rules, review)
         .into_iter()
         .filter(|(_, s)| *s == Standing::Binds)
@@ -194,7 +196,7 @@ pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
 /// Gives every open session of the folder's project the guards that bind
 /// now, so a change binds from the next tool call.
 pub fn publish(folder: &Folder, review: bool) {
-    let active = active(folder, &rules_loaded_now(folder, review), review);
+    let active = active(folder, || rules_loaded_now(folder, review), review);
     let sessions = super::state::SessionStore::new(folder.state_root().join("sessions"));
     for (id, state) in sessions.all() {
         if state.input.project.as_deref() != Some(folder.project.as_str()) || state.input.guards == active {
@@ -334,10 +336,10 @@ mod tests {
         let with = memory(&[rule, "- Keep it small."]);
         let rules = |text: &str| crate::memory::template::critical_rules(text);
         after_write(&folder, &memory(&[]), &with, &[(rule.into(), bash("pytest tests/integration"))]).unwrap();
-        assert_eq!(active(&folder, &rules(&with), false).len(), 1);
-        assert_eq!(active(&folder, &rules(&with), true).len(), 1, "this machine's own guard binds under review");
+        assert_eq!(active(&folder, || rules(&with), false).len(), 1);
+        assert_eq!(active(&folder, || rules(&with), true).len(), 1, "this machine's own guard binds under review");
         assert_eq!(
-            active(&folder, &rules(&memory(&["- Keep it small."])), false),
+            active(&folder, || rules(&memory(&["- Keep it small."])), false),
             Vec::new(),
             "not loaded: binds nothing"
         );
@@ -381,14 +383,18 @@ mod tests {
         ]});
         std::fs::write(folder.dir.join(GUARDS_FILE), planted.to_string()).unwrap();
         let loaded = vec![rule.to_string()];
-        let words: Vec<String> = standings(&folder, &loaded, true).iter().map(|(_, s)| s.words()).collect();
+        let words: Vec<String> = standings(&folder, || loaded.clone(), true).iter().map(|(_, s)| s.words()).collect();
         assert_eq!(
             words,
             ["waits for review", "refused: it matches the ordinary command `ls`, so it would ask all the time"]
         );
-        assert_eq!(active(&folder, &loaded, false).len(), 1, "the gate off: a foreign guard binds, as its rule loads");
+        assert_eq!(
+            active(&folder, || loaded.clone(), false).len(),
+            1,
+            "the gate off: a foreign guard binds, as its rule loads"
+        );
         change(&folder, "aa", Change::Decide(Decision::Ask)).unwrap();
-        let bound = active(&folder, &loaded, true);
+        let bound = active(&folder, || loaded.clone(), true);
         assert_eq!((bound.len(), bound[0].decision), (1, Decision::Ask), "approved here by the user's change");
         assert!(change(&folder, "zz", Change::Remove).unwrap_err().to_string().contains("no guard"));
         let many: Vec<serde_json::Value> = (0..2000)
@@ -396,7 +402,7 @@ mod tests {
             .collect();
         std::fs::write(folder.dir.join(GUARDS_FILE), json!({"version": 1, "guards": many}).to_string()).unwrap();
         let started = std::time::Instant::now();
-        assert_eq!(active(&folder, &loaded, false).len(), 20, "the first 20 bind");
+        assert_eq!(active(&folder, || loaded.clone(), false).len(), 20, "the first 20 bind");
         assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
         std::fs::write(folder.dir.join(GUARDS_FILE), r#"{"version": 2, "guards": []}"#).unwrap();
         assert!(read(&folder).is_empty(), "another version binds nothing");

@@ -14,7 +14,7 @@ pub(super) fn check_guards(report: &mut Report) {
     let Ok(crate::cmd::Here { roots, config, folder, .. }) = crate::cmd::here() else { return };
     let review = config.review_rules();
     let standings =
-        crate::store::guards::standings(&folder, &crate::store::guards::rules_loaded_now(&folder, review), review);
+        crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
     let seen = crate::store::guards::seen(&roots, &folder.project);
     let now = crate::env::now_unix();
     for (guard, standing) in standings {
