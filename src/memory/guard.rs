@@ -3,7 +3,9 @@
 //! for a guard the user promoted, refuses) before the rule is broken.
 //! Here: the reply's form, the gate's checks, and matching; no I/O.
 
-use regex::bytes::{Regex, RegexBuilder, RegexSetBuilder};
+use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind, PatternSet};
 use serde::{Deserialize, Serialize};
 
 /// Longest pattern a guard may carry.
@@ -102,16 +104,14 @@ impl Spec {
         }
     }
 
-    /// The compiled check, or why the pattern is not one. ASCII classes
-    /// (`\s`, `\w` without Unicode) compile in a fraction of the time, and
-    /// a hook compiles its guards at every call.
-    pub fn compile(&self) -> Result<Regex, String> {
-        RegexBuilder::new(&self.source())
-            .unicode(false)
-            .size_limit(SIZE_LIMIT)
-            .dfa_size_limit(SIZE_LIMIT)
-            .build()
-            .map_err(|e| format!("its match does not compile within the size limit ({})", first_line(&e.to_string())))
+    /// The compiled check, or why the pattern is not one.
+    pub fn compile(&self) -> Result<PikeVM, String> {
+        compile(&[self.source()])
+    }
+
+    /// Whether `text` matches, for a pattern that compiles.
+    pub fn is_match(&self, text: &str) -> bool {
+        self.compile().is_ok_and(|vm| vm.is_match(&mut vm.create_cache(), text.as_bytes()))
     }
 
     /// The gate's verdict on a guard (`gate::guard_refusal`): why it is
@@ -127,19 +127,18 @@ impl Spec {
         if self.pattern.chars().any(char::is_control) {
             return Some("its match holds a control character".into());
         }
-        let compiled = match self.compile() {
-            Ok(compiled) => compiled,
+        let vm = match self.compile() {
+            Ok(vm) => vm,
             Err(why) => return Some(why),
         };
+        let mut cache = vm.create_cache();
+        let mut matches = |text: &str| vm.is_match(&mut cache, text.as_bytes());
         match self.tool {
             Tool::Bash => ORDINARY_COMMANDS
                 .iter()
-                .find(|c| compiled.is_match(c.as_bytes()))
+                .find(|c| matches(c))
                 .map(|c| format!("it matches the ordinary command `{c}`, so it would ask all the time")),
-            Tool::Edit => SAMPLE_PATHS
-                .iter()
-                .all(|p| compiled.is_match(p.as_bytes()))
-                .then(|| "its glob matches every path".to_string()),
+            Tool::Edit => SAMPLE_PATHS.iter().all(|p| matches(p)).then(|| "its glob matches every path".to_string()),
         }
     }
 }
@@ -158,18 +157,32 @@ pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str
     }
 }
 
+/// Compiles regular expressions into one Pike VM: ASCII classes (`\s`,
+/// `\w` without Unicode), no captures, and a size limit for each; a hook
+/// compiles its guards at every call, and this is the cheapest engine to
+/// build that still matches in linear time.
+fn compile(sources: &[String]) -> Result<PikeVM, String> {
+    PikeVM::builder()
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .thompson(
+            thompson::Config::new()
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(SIZE_LIMIT * sources.len().max(1))),
+        )
+        .configure(PikeVM::config().match_kind(MatchKind::All))
+        .build_many(sources)
+        .map_err(|e| format!("its match does not compile within the size limit ({})", first_line(&e.to_string())))
+}
+
 /// The guards of `tool` that `subject` matches, a refusing one first: one
-/// compiled set for all of them, the cost a hook pays at every call.
+/// compiled machine for all of them, the cost a hook pays at every call.
 pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Vec<&'a Active> {
     let of_tool: Vec<&Active> = guards.iter().filter(|g| g.tool == tool).collect();
     let sources: Vec<String> = of_tool.iter().map(|g| Spec { tool, pattern: g.pattern.clone() }.source()).collect();
-    let set = RegexSetBuilder::new(&sources)
-        .unicode(false)
-        .size_limit(SIZE_LIMIT * MAX_GUARDS)
-        .dfa_size_limit(SIZE_LIMIT * MAX_GUARDS)
-        .build();
-    let Ok(set) = set else { return Vec::new() };
-    let mut matched: Vec<&Active> = set.matches(subject.as_bytes()).iter().map(|i| of_tool[i]).collect();
+    let Ok(vm) = compile(&sources) else { return Vec::new() };
+    let mut found = PatternSet::new(vm.pattern_len());
+    vm.which_overlapping_matches(&mut vm.create_cache(), &Input::new(subject.as_bytes()), &mut found);
+    let mut matched: Vec<&Active> = found.iter().map(|id| of_tool[id.as_usize()]).collect();
     matched.sort_by_key(|g| g.decision != Decision::Deny);
     matched
 }
@@ -226,7 +239,10 @@ pub fn loaded_line(guards: &[Active]) -> Option<String> {
         .iter()
         .map(|g| format!("\"{}\" {}", g.rule.trim().trim_start_matches("- "), in_words(g.tool, &g.pattern, g.decision)))
         .collect();
-    Some(format!("Guarded CRITICAL RULES (memory-save has Claude Code ask the user first): {}", each.join("; ")))
+    Some(format!(
+        "Guarded CRITICAL RULES (Claude Code stops a tool call that breaks one, and asks the user or refuses it): {}",
+        each.join("; ")
+    ))
 }
 
 #[cfg(test)]
@@ -281,7 +297,8 @@ mod tests {
             ("file.(x)+", "fileA(x)", false),
         ];
         for (glob, path, want) in cases {
-            assert_eq!(spec(Tool::Edit, glob).compile().unwrap().is_match(path.as_bytes()), want, "{glob} on {path}");
+            assert!(spec(Tool::Edit, glob).compile().is_ok(), "{glob}");
+            assert_eq!(spec(Tool::Edit, glob).is_match(path), want, "{glob} on {path}");
         }
     }
 
