@@ -52,6 +52,24 @@ pub fn redact(text: &str) -> String {
     }
 }
 
+/// `text` with each space-separated word that holds a secret replaced by a
+/// stand-in naming its kind, the rest kept, so a fresh save still reads
+/// what a message said beside a pasted key. What only the whole text shows
+/// to be a secret stays in: the caller's gate then leaves the text out.
+pub fn mask_words(text: &str) -> String {
+    if find_secret(text).is_none() {
+        return text.to_string();
+    }
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|word| match find_secret(word) {
+            Some(kind) => format!("[{kind}, not shown]"),
+            None => word.to_string(),
+        })
+        .collect();
+    words.join(" ")
+}
+
 /// `line` with its text replaced by `redact`'s stand-in when it holds a
 /// secret, its line end kept.
 pub fn redact_line(line: &str) -> String {
