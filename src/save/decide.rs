@@ -112,14 +112,20 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     let budgets = budget::Budgets::of(&ledger, config, &route, now);
     let judge = |usd: f64, warm: bool, reads| budget::verdict(&budgets, usd, warm, job.last_chance, reads, &route_key);
     let mut verdict = judge(estimate.usd, estimate.warm, budget::Reads::Session);
-    // Over the cold cap with no warm turn to come: the turns since the last
-    // save are read instead, priced again before anything runs.
-    let fresh = matches!(verdict, budget::Verdict::ReadTurns);
-    if fresh {
+    // With no warm turn to come and the cache expired, the turns since the
+    // last save are read instead when resuming is over the cold cap, and
+    // also under it when that is cheaper: a model wrote as good a memory
+    // from them (docs/quality.md). Priced again before anything runs.
+    let over_cap = matches!(verdict, budget::Verdict::ReadTurns);
+    let mut fresh = false;
+    if over_cap || (job.last_chance && !estimate.warm) {
         let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);
-        message = gathered.message(Some(conversation.as_deref().unwrap_or("")));
-        estimate = crate::memory::cost::estimate_fresh(message.len(), &priced.price);
-        verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
+        let turns = gathered.message(Some(conversation.as_deref().unwrap_or("")));
+        let turns_estimate = crate::memory::cost::estimate_fresh(turns.len(), &priced.price);
+        if over_cap || turns_estimate.usd < estimate.usd {
+            (fresh, message, estimate) = (true, turns, turns_estimate);
+            verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
+        }
     }
     if verdict == budget::Verdict::Run {
         let until = now + i64::try_from(config.fork_timeout().as_secs()).unwrap_or(i64::MAX / 2) + RESERVATION_SLACK;

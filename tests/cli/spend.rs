@@ -170,6 +170,29 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
     assert!(record["estimate_usd"].as_f64().unwrap() < 0.05, "{record:#}");
 }
 
+/// At a cold end the cheaper of the two runs: resuming 20k tokens again is
+/// under the cold cap, but reading the turns costs less.
+#[test]
+fn a_cold_end_under_the_cap_reads_the_turns_when_that_is_cheaper() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 3600, 20_000);
+    env.script_reply(1, &no_change());
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+    let call = env.call(1);
+    assert!(!call.args.iter().any(|a| a == "--resume"), "{:?}", call.args);
+    let record = saves(&env).pop().unwrap();
+    assert_eq!(record["fresh"], true, "{record:#}");
+    assert!(record["estimate_usd"].as_f64().unwrap() < 0.05, "{record:#}");
+    // Warm, the same session resumes: a cache read costs a tenth.
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 5, 20_000);
+    env.script_reply(1, &no_change());
+    env.saved_turn(SID, 1);
+    assert!(env.call(1).args.iter().any(|a| a == "--resume"), "{:?}", env.call(1).args);
+}
+
 /// A session that never ends (a closed terminal sends no SessionEnd) is
 /// saved once it has been quiet for the idle flush, an hour by default,
 /// from its turns: its cache is long gone by then (virtual clock).
