@@ -149,10 +149,10 @@ pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str
     match tool {
         Tool::Bash => command.map(str::to_string),
         Tool::Edit => {
-            let path = path?;
-            let root = root.trim_end_matches('/');
-            let relative = path.strip_prefix(root).and_then(|rest| rest.strip_prefix('/'));
-            Some(relative.unwrap_or(path).to_string())
+            let path = lexical(path?);
+            let root = lexical(root);
+            let relative = path.strip_prefix(root.trim_end_matches('/')).and_then(|rest| rest.strip_prefix('/'));
+            Some(relative.map_or_else(|| path.clone(), str::to_string))
         }
     }
 }
@@ -185,6 +185,24 @@ pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Vec<&'a 
     let mut matched: Vec<&Active> = found.iter().map(|id| of_tool[id.as_usize()]).collect();
     matched.sort_by_key(|g| g.decision != Decision::Deny);
     matched
+}
+
+/// `path` with `.`, `..` and doubled slashes worked out as text, so
+/// `src/../migrations/x.sql` is the `migrations/x.sql` a glob names (no
+/// link is followed: the file may not exist yet).
+fn lexical(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if path.starts_with('/') { format!("/{joined}") } else { joined }
 }
 
 /// A glob as an anchored regular expression: `**/` any folders (or none),
@@ -308,6 +326,14 @@ mod tests {
         assert_eq!(subject(Tool::Edit, None, path, "/w/app").as_deref(), Some("migrations/1.sql"));
         assert_eq!(subject(Tool::Edit, None, path, "/w/app/").as_deref(), Some("migrations/1.sql"));
         assert_eq!(subject(Tool::Edit, None, path, "/w/ap").as_deref(), Some("/w/app/migrations/1.sql"));
+        assert_eq!(subject(Tool::Edit, None, Some("/w/app2/x.sql"), "/w/app").as_deref(), Some("/w/app2/x.sql"));
+        for dodge in ["/w/app/./migrations/1.sql", "/w/app/src/../migrations/1.sql", "/w/app//migrations/1.sql"] {
+            assert_eq!(
+                subject(Tool::Edit, None, Some(dodge), "/w/app").as_deref(),
+                Some("migrations/1.sql"),
+                "{dodge}"
+            );
+        }
         let command = Some("pytest tests/integration -x");
         assert_eq!(subject(Tool::Bash, command, path, "/w/app").as_deref(), command);
         assert_eq!(subject(Tool::Bash, None, path, "/w/app"), None);
