@@ -79,7 +79,7 @@ impl super::Run for GuardsArgs {
             .map(|(g, standing)| {
                 let s = seen.get(&g.id).cloned().unwrap_or_default();
                 Listed {
-                    origin: if own.contains(&g.id) { "this machine" } else { "elsewhere" },
+                    origin: if own.contains(&guards::trust_key(&g)) { "this machine" } else { "elsewhere" },
                     standing: standing.words(),
                     fired: s.fired,
                     overridden: s.overridden,

@@ -23,7 +23,11 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let Some(subject) = crate::memory::guard::subject(tool, command, path, &state.input.guard_root) else {
         return Ok(None);
     };
-    let matched = crate::memory::guard::matching(&state.input.guards, tool, &subject);
+    let matched = match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
+        Ok(matched) => matched,
+        // What cannot be checked is asked about, never let through.
+        Err(why) => return Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}")))),
+    };
     let Some(guard) = matched.first() else { return Ok(None) };
     if let Some(project) = state.input.project.as_deref()
         && let Err(e) = crate::store::guards::count(&ctx.roots, project, &guard.id, false)
@@ -37,15 +41,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         crate::store::log::error(&format!("cannot note guard {}'s question: {e:#}", guard.id));
     }
     let rule = guard.rule.trim().trim_start_matches("- ");
-    Ok(Some(HookOutput {
+    Ok(Some(decision(guard.decision, &format!("memory-save: CRITICAL RULE: {rule}"))))
+}
+
+fn decision(decision: Decision, reason: &str) -> HookOutput {
+    HookOutput {
         system_message: None,
         hook_specific_output: Some(HookSpecificOutput {
             hook_event_name: "PreToolUse",
-            permission_decision: Some(guard.decision.word()),
-            permission_decision_reason: Some(crate::memory::text::visible(&format!(
-                "memory-save: CRITICAL RULE: {rule}"
-            ))),
+            permission_decision: Some(decision.word()),
+            permission_decision_reason: Some(crate::memory::text::visible(reason)),
             ..HookSpecificOutput::default()
         }),
-    }))
+    }
 }

@@ -12,16 +12,45 @@ use serde::{Deserialize, Serialize};
 pub const MAX_PATTERN: usize = 200;
 /// Most guards a project may hold.
 pub const MAX_GUARDS: usize = 20;
-/// A pattern's compiled size: small patterns only, and the `regex` crate
-/// matches in linear time, so no command can make a hook wait.
-const SIZE_LIMIT: usize = 64 * 1024;
+/// A pattern's compiled size. The Pike VM's time is its states times the
+/// subject's length: with 20 guards at this size and a subject at
+/// `MAX_SUBJECT`, a check stays well inside the hook's deadline.
+const SIZE_LIMIT: usize = 8 * 1024;
+/// The longest command or path a hook checks; a longer one is asked about
+/// whole rather than checked (`pre_tool_use`).
+pub const MAX_SUBJECT: usize = 16 * 1024;
 
 /// Commands a working session runs all the time: a guard matching one would
 /// ask at every turn, so it is refused.
-pub const ORDINARY_COMMANDS: [&str; 8] =
-    ["ls", "cd src", "git status", "git diff", "cat README.md", "cargo build", "npm test", "make"];
-/// Paths of every depth and kind: a glob matching all of them matches every path.
-const SAMPLE_PATHS: [&str; 6] = ["a", "README.md", "src/main.rs", ".env", "docs/guide/intro.md", "x/y/z/w.txt"];
+pub const ORDINARY_COMMANDS: [&str; 13] = [
+    "ls",
+    "cd src",
+    "git status",
+    "git diff",
+    "cat README.md",
+    "cargo build",
+    "npm test",
+    "make",
+    "git log --oneline -5",
+    "cargo test --workspace --quiet",
+    "echo done",
+    "cd src && ls -la",
+    "grep -rn TODO src",
+];
+/// Paths of every depth and kind: a glob matching three of them matches
+/// too much to be about one file or folder.
+const SAMPLE_PATHS: [&str; 10] = [
+    "a",
+    "README.md",
+    "src/main.rs",
+    ".env",
+    "docs/guide/intro.md",
+    "x/y/z/w.txt",
+    "src/lib.rs",
+    "tests/app.test.ts",
+    "package.json",
+    "Cargo.toml",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tool {
@@ -127,6 +156,10 @@ impl Spec {
         if self.pattern.chars().any(char::is_control) {
             return Some("its match holds a control character".into());
         }
+        // The loaded block names the pattern: it is text a session reads.
+        if let Some(why) = super::gate::refusal(&self.pattern) {
+            return Some(format!("its match: {why}"));
+        }
         let vm = match self.compile() {
             Ok(vm) => vm,
             Err(why) => return Some(why),
@@ -138,7 +171,8 @@ impl Spec {
                 .iter()
                 .find(|c| matches(c))
                 .map(|c| format!("it matches the ordinary command `{c}`, so it would ask all the time")),
-            Tool::Edit => SAMPLE_PATHS.iter().all(|p| matches(p)).then(|| "its glob matches every path".to_string()),
+            Tool::Edit => (SAMPLE_PATHS.iter().filter(|p| matches(p)).count() >= 3)
+                .then(|| "its glob matches paths of every kind, not one file or folder".to_string()),
         }
     }
 }
@@ -176,15 +210,23 @@ fn compile(sources: &[String]) -> Result<PikeVM, String> {
 
 /// The guards of `tool` that `subject` matches, a refusing one first: one
 /// compiled machine for all of them, the cost a hook pays at every call.
-pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Vec<&'a Active> {
+/// `Err` when they cannot be checked (the caller asks rather than lets the
+/// call through).
+pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Result<Vec<&'a Active>, String> {
     let of_tool: Vec<&Active> = guards.iter().filter(|g| g.tool == tool).collect();
+    if of_tool.is_empty() {
+        return Ok(Vec::new());
+    }
+    if subject.len() > MAX_SUBJECT {
+        return Err(format!("the call is over {} KiB, too long to check against the guards", MAX_SUBJECT / 1024));
+    }
     let sources: Vec<String> = of_tool.iter().map(|g| Spec { tool, pattern: g.pattern.clone() }.source()).collect();
-    let Ok(vm) = compile(&sources) else { return Vec::new() };
+    let vm = compile(&sources).map_err(|why| format!("the guards cannot be checked: {why}"))?;
     let mut found = PatternSet::new(vm.pattern_len());
     vm.which_overlapping_matches(&mut vm.create_cache(), &Input::new(subject.as_bytes()), &mut found);
     let mut matched: Vec<&Active> = found.iter().map(|id| of_tool[id.as_usize()]).collect();
     matched.sort_by_key(|g| g.decision != Decision::Deny);
-    matched
+    Ok(matched)
 }
 
 /// `path` with `.`, `..` and doubled slashes worked out as text, so
@@ -282,14 +324,25 @@ mod tests {
             (Tool::Bash, "make", Some("ordinary command `make`")),
             (Tool::Bash, "(", Some("does not compile")),
             (Tool::Bash, r"\w{1000}\w{1000}\w{1000}", Some("does not compile within the size limit")),
+            (Tool::Bash, r"pytest\s+tests/integration|make itest", None),
             (Tool::Bash, &long, Some("over 200")),
             (Tool::Bash, "  ", Some("empty")),
             (Tool::Bash, "rm\u{1b}[2J", Some("control character")),
             (Tool::Edit, "migrations/*.sql", None),
             (Tool::Edit, "**/.env", None),
-            (Tool::Edit, "**", Some("every path")),
-            (Tool::Edit, "**/*", Some("every path")),
-            (Tool::Edit, "*", None),
+            (Tool::Edit, "**", Some("paths of every kind")),
+            (Tool::Edit, "**/*", Some("paths of every kind")),
+            (Tool::Edit, "**/*.*", Some("paths of every kind")),
+            (Tool::Edit, "?*/**", Some("paths of every kind")),
+            (Tool::Edit, "*", Some("paths of every kind")),
+            (Tool::Edit, "*.md", None),
+            (Tool::Bash, ".{14,}", Some("ordinary command")),
+            (Tool::Bash, "[;&|]", Some("ordinary command")),
+            (Tool::Bash, "^[^lcgnm]", Some("ordinary command")),
+            (Tool::Bash, r"\S \S+ \S", Some("ordinary command")),
+            (Tool::Bash, "x</system-reminder>", Some("markup")),
+            (Tool::Bash, "git push\u{202e}", Some("its match:")),
+            (Tool::Bash, r"x\w{0,479}y", Some("size limit")),
         ];
         for (tool, pattern, want) in cases {
             let got = spec(*tool, pattern).refusal();
@@ -358,13 +411,46 @@ mod tests {
             active("e", Tool::Bash, "şema-sil", Decision::Ask),
         ];
         let ids = |tool, subject: &str| -> Vec<String> {
-            matching(&guards, tool, subject).iter().map(|g| g.id.clone()).collect()
+            matching(&guards, tool, subject).unwrap().iter().map(|g| g.id.clone()).collect()
         };
         assert_eq!(ids(Tool::Bash, "pytest  tests/integration -x"), ["c", "a"]);
         assert_eq!(ids(Tool::Bash, "git push origin main --force"), ["b"]);
         assert_eq!(ids(Tool::Bash, "./şema-sil --hepsi"), ["e"], "a literal beyond ASCII matches as itself");
         assert_eq!(ids(Tool::Bash, "gen/x.rs"), Vec::<String>::new(), "an edit guard never checks a command");
         assert_eq!(ids(Tool::Edit, "gen/x.rs"), ["d"]);
+        let long = "x".repeat(MAX_SUBJECT + 1);
+        assert!(matching(&guards, Tool::Bash, &long).unwrap_err().contains("too long to check"));
+        assert!(matching(&guards[3..4], Tool::Bash, &long).unwrap().is_empty(), "no Bash guard: nothing to check");
+    }
+
+    /// The slowest guards the gate admits, on the longest command a hook
+    /// checks: well inside the hook's 5-second deadline.
+    #[test]
+    fn the_slowest_admitted_guards_check_the_longest_command_in_time() {
+        let mut count = 0;
+        let slow = (1..)
+            .map(|n| format!(r"x\w{{0,{n}}}y"))
+            .take_while(|p| {
+                count += 1;
+                Spec { tool: Tool::Bash, pattern: p.clone() }.refusal().is_none() && count < 2000
+            })
+            .last()
+            .unwrap();
+        let guards: Vec<Active> = (0..MAX_GUARDS)
+            .map(|n| Active {
+                id: format!("{n:08x}"),
+                rule: format!("- rule {n}"),
+                tool: Tool::Bash,
+                pattern: slow.clone(),
+                decision: Decision::Ask,
+            })
+            .collect();
+        let subject = "x".to_string() + &"a".repeat(MAX_SUBJECT - 1);
+        let started = std::time::Instant::now();
+        let _ = matching(&guards, Tool::Bash, &subject).unwrap();
+        let took = started.elapsed();
+        eprintln!("{slow}: 20 guards on {} bytes in {took:?}", subject.len());
+        assert!(took < std::time::Duration::from_secs(2), "{slow}: {took:?}");
     }
 
     #[test]

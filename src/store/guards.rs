@@ -27,6 +27,15 @@ struct GuardsFile {
     guards: Vec<Stored>,
 }
 
+/// The file as read: each entry on its own, so one bad entry (a synced
+/// file can hold anything) costs only itself.
+#[derive(Deserialize)]
+struct RawFile {
+    version: u32,
+    #[serde(default)]
+    guards: Vec<serde_json::Value>,
+}
+
 /// A guard as `guards.json` keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stored {
@@ -81,10 +90,29 @@ fn id_of(rule: &str, spec: &Spec) -> String {
 
 /// The folder's guards; none when the file is missing, unreadable, or of another version.
 pub fn read(folder: &Folder) -> Vec<Stored> {
-    crate::store::record::read_bounded::<GuardsFile>(&folder.dir.join(GUARDS_FILE), MAX_BYTES)
-        .filter(|file| file.version == VERSION)
-        .map(|file| file.guards)
-        .unwrap_or_default()
+    let Some(file) = crate::store::record::read_bounded::<RawFile>(&folder.dir.join(GUARDS_FILE), MAX_BYTES) else {
+        return Vec::new();
+    };
+    if file.version != VERSION {
+        return Vec::new();
+    }
+    let mut guards: Vec<Stored> = Vec::new();
+    for entry in file.guards {
+        // An id is ours (8 hex digits, as `id_of` makes them) and names one
+        // guard: the first of a repeated id stands.
+        let Ok(guard) = serde_json::from_value::<Stored>(entry) else { continue };
+        let ours = guard.id.len() == 8 && guard.id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        if ours && !guards.iter().any(|g| g.id == guard.id) {
+            guards.push(guard);
+        }
+    }
+    guards
+}
+
+/// What makes a guard this machine's: all of it, not its id (which a
+/// synced file can copy onto another pattern or decision).
+pub fn trust_key(guard: &Stored) -> String {
+    serde_json::json!([guard.rule, guard.spec.tool, guard.spec.pattern, guard.decision]).to_string()
 }
 
 /// Replaces the folder's guards (the file goes when none is left). Call
@@ -116,11 +144,16 @@ pub fn after_write(folder: &Folder, before: &str, after: &str, added: &[(String,
     let gone: Vec<String> =
         crate::memory::template::critical_rules(before).into_iter().filter(|r| !kept.contains(r)).collect();
     let existing = read(folder);
+    // A guard the user made refuse is never swapped for a reply's.
+    let added: Vec<&(String, Spec)> = added
+        .iter()
+        .filter(|(rule, _)| !existing.iter().any(|g| g.rule == *rule && g.decision == Decision::Deny))
+        .collect();
     let mut guards = existing.clone();
     guards.retain(|g| !gone.contains(&g.rule) && !added.iter().any(|(rule, _)| *rule == g.rule));
     let now = crate::env::now_unix();
     let new: Vec<Stored> = added
-        .iter()
+        .into_iter()
         .map(|(rule, spec)| Stored {
             id: id_of(rule, spec),
             rule: rule.clone(),
@@ -134,8 +167,8 @@ pub fn after_write(folder: &Folder, before: &str, after: &str, added: &[(String,
         return Ok(());
     }
     write(folder, &guards)?;
-    let ids: Vec<String> = new.into_iter().map(|g| g.id).collect();
-    super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.own_guards, &ids))
+    let keys: Vec<String> = new.iter().map(trust_key).collect();
+    super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.own_guards, &keys))
 }
 
 /// Each guard and where it stands, given the CRITICAL RULES a session
@@ -148,22 +181,37 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
     }
     let rules = rules();
     let own = super::folder_record::read(folder).own_guards;
+    let is_own = |g: &Stored| own.contains(&trust_key(g));
+    // This machine's own first, so planted guards cannot crowd them out;
+    // the cap counts only guards that would bind, and what is past it is
+    // never compiled.
+    let mut order: Vec<usize> = (0..guards.len()).collect();
+    order.sort_by_key(|&at| !is_own(&guards[at]));
+    let mut standing: Vec<Standing> = vec![Standing::RuleNotLoaded; guards.len()];
+    let mut binding = 0;
+    for at in order {
+        let g = &guards[at];
+        standing[at] = if !rules.contains(&g.rule) {
+            Standing::RuleNotLoaded
+        } else if binding >= crate::memory::guard::MAX_GUARDS {
+            Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
+        } else if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
+            Standing::Refused(why)
+        } else if review && !is_own(g) {
+            Standing::WaitsForReview
+        } else {
+            binding += 1;
+            Standing::Binds
+        };
+    }
     guards
         .into_iter()
-        .enumerate()
-        .map(|(at, g)| {
-            // A planted file of thousands is not compiled a thousand times.
-            let standing = if at >= crate::memory::guard::MAX_GUARDS {
-                Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
-            } else if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
-                Standing::Refused(why)
-            } else if !rules.contains(&g.rule) {
-                Standing::RuleNotLoaded
-            } else if review && !own.contains(&g.id) {
-                Standing::WaitsForReview
-            } else {
-                Standing::Binds
-            };
+        .zip(standing)
+        .map(|(mut g, standing)| {
+            // Only the user's own guard refuses: one from elsewhere asks.
+            if !is_own(&g) {
+                g.decision = Decision::Ask;
+            }
             (g, standing)
         })
         .collect()
@@ -181,7 +229,6 @@ pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool
             pattern: g.spec.pattern,
             decision: g.decision,
         })
-        .take(crate::memory::guard::MAX_GUARDS)
         .collect()
 }
 
@@ -222,7 +269,12 @@ pub enum Change {
 pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
     let _lock = folder.lock()?;
     let mut guards = read(folder);
-    let found: Vec<usize> = (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect();
+    let exact: Vec<usize> = (0..guards.len()).filter(|&i| guards[i].id == id).collect();
+    let found = if exact.is_empty() {
+        (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect()
+    } else {
+        exact
+    };
     let at = match found[..] {
         [at] => at,
         [] => bail!("no guard {id:?} in {}; `memory-save guards` lists them", folder.project),
@@ -239,9 +291,7 @@ pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
     }
     write(folder, &guards)?;
     let guard = guards[at].clone();
-    super::folder_record::update(folder, true, |r| {
-        super::approvals::add_new(&mut r.own_guards, std::slice::from_ref(&guard.id))
-    })?;
+    super::folder_record::update(folder, true, |r| super::approvals::add_new(&mut r.own_guards, &[trust_key(&guard)]))?;
     Ok(guard)
 }
 
@@ -378,8 +428,11 @@ mod tests {
         let (_dir, folder) = folder();
         let rule = "- Never push to main.";
         let planted = serde_json::json!({"version": 1, "guards": [
-            {"id": "aa", "rule": rule, "tool": "Bash", "match": "git push", "decision": "deny"},
-            {"id": "bb", "rule": rule, "tool": "Bash", "match": ".*"},
+            {"id": "aaaaaaaa", "rule": rule, "tool": "Bash", "match": "git push", "decision": "deny"},
+            {"id": "bbbbbbbb", "rule": rule, "tool": "Bash", "match": ".*"},
+            {"id": "aaaaaaaa", "rule": rule, "tool": "Bash", "match": ".{3,}", "decision": "deny"},
+            {"id": "not-ours", "rule": rule, "tool": "Bash", "match": "rm -rf"},
+            {"id": "cccccccc", "rule": rule, "tool": "Bash", "match": "x", "decision": "allow"},
         ]});
         std::fs::write(folder.dir.join(GUARDS_FILE), planted.to_string()).unwrap();
         let loaded = vec![rule.to_string()];
@@ -398,7 +451,7 @@ mod tests {
         assert_eq!((bound.len(), bound[0].decision), (1, Decision::Ask), "approved here by the user's change");
         assert!(change(&folder, "zz", Change::Remove).unwrap_err().to_string().contains("no guard"));
         let many: Vec<serde_json::Value> = (0..2000)
-            .map(|n| json!({"id": format!("m{n}"), "rule": rule, "tool": "Bash", "match": format!("cmd{n} --x")}))
+            .map(|n| json!({"id": format!("{n:08x}"), "rule": rule, "tool": "Bash", "match": format!("cmd{n} --x")}))
             .collect();
         std::fs::write(folder.dir.join(GUARDS_FILE), json!({"version": 1, "guards": many}).to_string()).unwrap();
         let started = std::time::Instant::now();

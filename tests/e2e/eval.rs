@@ -340,7 +340,7 @@ pub fn score(
         None => false,
     });
     checks.push(("template", "four sections in order, a # title".into(), memory.starts_with("# ") && in_order));
-    let stops = |command: &str| !matching(guards, Tool::Bash, command).is_empty();
+    let stops = |command: &str| matching(guards, Tool::Bash, command).is_ok_and(|m| !m.is_empty());
     checks.extend(truth.guarded.iter().map(|c| ("guarded", c.clone(), stops(c))));
     checks.extend(truth.unguarded.iter().map(|c| ("unguarded", c.clone(), !stops(c))));
     if let Some(max) = truth.max_lines {

@@ -118,7 +118,11 @@ pub fn apply_with(
 /// count. A refused guard leaves its rule standing.
 fn admit_guards(proposed: &[super::reply::Proposed], outcome: &mut Outcome, guarded: &[String]) {
     let key = |line: &str| line.trim().trim_start_matches("- ").trim().to_string();
-    let rules = template::critical_rules(&outcome.memory);
+    // Only a line this reply wrote: an add of a rule the file has already
+    // changes nothing, and must not swap that rule's guard.
+    let written: Vec<String> = outcome.rules.iter().map(|r| key(r)).collect();
+    let all_rules = template::critical_rules(&outcome.memory);
+    let rules: Vec<String> = all_rules.iter().filter(|r| written.contains(&key(r))).cloned().collect();
     let held: Vec<String> = outcome
         .held
         .iter()
@@ -127,12 +131,12 @@ fn admit_guards(proposed: &[super::reply::Proposed], outcome: &mut Outcome, guar
             Op::Remove { .. } => None,
         })
         .collect();
-    let mut count = guarded.iter().filter(|r| rules.contains(r)).count();
+    let mut count = guarded.iter().filter(|r| all_rules.contains(r)).count();
     for p in proposed {
         let line = rules.iter().find(|r| key(r) == key(&p.rule)).cloned();
         let verdict = match (&p.guard, &line) {
             (Err(why), _) => Err(why.clone()),
-            (Ok(_), None) if !held.contains(&key(&p.rule)) => {
+            (Ok(_), None) if !held.contains(&key(&p.rule)) || all_rules.iter().any(|r| key(r) == key(&p.rule)) => {
                 Err("its CRITICAL RULES line was not written by this reply".to_string())
             }
             (Ok(spec), _) => super::gate::guard_refusal(spec).map_or(Ok(spec.clone()), Err),
