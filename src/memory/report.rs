@@ -87,6 +87,17 @@ impl<'a> Summary<'a> {
         if !o.rules.is_empty() {
             clauses.push(format!("new standing rule for every session: {}", listed(&o.rules)));
         }
+        if !o.guards.is_empty() {
+            let each: Vec<String> = o
+                .guards
+                .iter()
+                .map(|(rule, spec)| {
+                    let words = super::guard::in_words(spec.tool, &spec.pattern, super::guard::Decision::Ask);
+                    format!("{} {words}", rule.trim_start_matches("- "))
+                })
+                .collect();
+            clauses.push(format!("new guard, Claude Code asks you first (memory-save guards): {}", listed(&each)));
+        }
         if !o.orders.is_empty() {
             clauses.push(format!("new order outside CRITICAL RULES, read by every session: {}", listed(&o.orders)));
         }

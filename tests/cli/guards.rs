@@ -57,6 +57,12 @@ fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
     ]);
     env.script_reply(1, &reply(ops, json!([])));
     env.saved_turn(SID, 1);
+    let report = env.state(SID).report().unwrap_or_default().to_string();
+    assert!(
+        report.contains("new guard, Claude Code asks you first (memory-save guards): Never run the integration tests")
+            && report.contains(r"asks before: `pytest\s+tests/integration`"),
+        "{report}"
+    );
     // The session that saved it is bound from its next call.
     let asked = pre_tool(&env, SID, "Bash", json!({"command": "cd app && pytest  tests/integration -x"}));
     let reason = format!("memory-save: CRITICAL RULE: {}", &NO_ITEST[2..]);
