@@ -35,7 +35,7 @@ pub const ORDINARY_COMMANDS: [&str; 13] = [
     "cargo test --workspace --quiet",
     "echo done",
     "cd src && ls -la",
-    "grep -rn TODO src",
+    "grep -rn main src",
 ];
 /// Paths of every depth and kind: a glob matching three of them matches
 /// too much to be about one file or folder.

@@ -22,6 +22,14 @@ fn machine(url: &str) -> Env {
     env
 }
 
+/// Two machines of one repository, and the bare remote their memories sync through.
+fn two_machines() -> (Env, Env, String) {
+    let a = machine("https://example.com/me/app.git");
+    let b = machine("https://example.com/me/app.git");
+    let url = a.bare_remote("memories.git").to_str().unwrap().to_string();
+    (a, b, url)
+}
+
 fn save(env: &Env, n: usize, bullet: &str) {
     env.script_reply(n, &reply(json!([add(ARCH, bullet)]), json!([])));
     env.saved_turn(SID, n as u64);
@@ -33,10 +41,8 @@ fn sync(env: &Env, args: &[&str]) -> Output {
 
 #[test]
 fn two_machines_end_with_every_line_either_added() {
-    let a = machine("https://example.com/me/app.git");
-    let b = machine("https://example.com/me/app.git");
-    let remote = a.bare_remote("memories.git");
-    let url = remote.to_str().unwrap();
+    let (a, b, url) = two_machines();
+    let url = url.as_str();
 
     save(&a, 1, "- From machine A.");
     let out = sync(&a, &["--init", url]).ok();
@@ -533,10 +539,8 @@ fn the_upgrade_approves_every_folder_this_machine_holds_once() {
 /// sync commits it first, and git merges the two.
 #[test]
 fn a_file_untracked_here_and_tracked_there_does_not_stop_a_sync() {
-    let a = machine("https://example.com/me/app.git");
-    let b = machine("https://example.com/me/app.git");
-    let remote = a.bare_remote("memories.git");
-    let url = remote.to_str().unwrap();
+    let (a, b, url) = two_machines();
+    let url = url.as_str();
     save(&a, 1, "- From machine A.");
     sync(&a, &["--init", url]).ok();
     sync(&b, &["--init", url]).ok();
@@ -579,10 +583,8 @@ fn an_approval_that_arrives_by_sync_approves_nothing_here() {
 /// would: at once with the review gate off, after `--approve` with it on.
 #[test]
 fn guards_travel_merge_and_are_foreign_where_they_arrive() {
-    let a = machine("https://example.com/me/app.git");
-    let b = machine("https://example.com/me/app.git");
-    let remote = a.bare_remote("memories.git");
-    let url = remote.to_str().unwrap();
+    let (a, b, url) = two_machines();
+    let url = url.as_str();
     let guarded = |text: &str, pattern: &str| json!({"op": "add", "section": "CRITICAL RULES", "text": text, "guard": {"tool": "Bash", "match": pattern}});
     a.script_reply(1, &reply(json!([guarded("- Never deploy from a laptop.", "make deploy")]), json!([])));
     a.saved_turn(SID, 1);
