@@ -1,5 +1,5 @@
 //! The exit codes, for scripts: named here, listed in `--help`
-//! (`HELP`) and in the README, and checked against both by the tests.
+//! (`HELP`) and in docs/using.md, and checked against both by the tests.
 
 /// Done. A hook always exits with this, whatever happened: 2 would block
 /// the user's prompt or stop, anything else shows as an error.
@@ -51,8 +51,15 @@ mod tests {
         for ((code, meaning), line) in ALL.iter().zip(lines) {
             assert_eq!(line, format!("  {code}  {meaning}"));
         }
-        for page in ["README.md", "README.tr.md", "docs/using.md", "docs/using.tr.md"] {
-            let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+        let read =
+            |page: &str| std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+        // The READMEs name the codes in one line and point to the table.
+        for (page, table) in [("README.md", "docs/using.md"), ("README.tr.md", "docs/using.tr.md")] {
+            let text = read(page);
+            assert!(text.contains(&format!("]({table}#")) && text.contains("3 `doctor`"), "{page}");
+        }
+        for page in ["docs/using.md", "docs/using.tr.md"] {
+            let text = read(page);
             for (code, _) in ALL {
                 assert!(text.contains(&format!("\n| {code} | ")), "{page} does not list exit code {code}");
             }
