@@ -60,12 +60,16 @@ pub struct SessionInput {
     pub route: Option<crate::memory::route::Route>,
     /// What the session's last SessionStart loaded (`save::baseline`).
     pub baseline: Option<Baseline>,
-    /// The guards that bind in this session (`store::guards`).
+    /// The guards that bind in this session (`store::guards`); left out of
+    /// the file when none, which the hot hooks read and write at every turn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub guards: Vec<crate::memory::guard::Active>,
     /// The project's top, which an edit guard's glob is relative to.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub guard_root: String,
     /// The tool call a guard last asked about, and the guard's id: its
     /// PostToolUse means the user let it run.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub asked: Option<(String, String)>,
 }
 
