@@ -72,6 +72,7 @@ impl super::Run for GuardsArgs {
                 guard.rule.trim_start_matches("- ")
             )));
         }
+        guards::load(&folder)?;
         let seen = guards::seen(&roots, &folder.project);
         let own = crate::store::folder_record::read(&folder).own_guards;
         let listed: Vec<Listed> = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review)

@@ -40,6 +40,8 @@ struct Status {
     /// The guards that bind, and those waiting for review (`memory-save guards`).
     guards: usize,
     guards_waiting: usize,
+    /// Why `guards.json` cannot be read, when it cannot.
+    guards_unreadable: Option<String>,
     /// `None` when on; else why it is off.
     off: Option<String>,
     hooks: Vec<crate::claude::registrations::Registration>,
@@ -148,6 +150,7 @@ fn gather(here: super::Here) -> Result<Status> {
     Ok(Status {
         guards: standing(crate::store::guards::Standing::Binds),
         guards_waiting: standing(crate::store::guards::Standing::WaitsForReview),
+        guards_unreadable: crate::store::guards::load(&folder).err().map(|e| e.0),
         hooks_summary: crate::claude::registrations::describe_registrations(&hooks),
         hooks,
         memory_dir: folder.dir.display().to_string(),
@@ -248,6 +251,7 @@ fn painted(text: &str, colour: super::colour::Colour) -> String {
             _ if n == 0 => colour.bold(line),
             "paused" | "failed" | "config" => colour.bad(line),
             "adopt" | "moved" | "check" => colour.warn(line),
+            "guards" if line.contains("cannot be read") => colour.warn(line),
             "sync" if line.contains("not synced") => colour.warn(line),
             "state" if !line.trim_end().ends_with(" on") => colour.warn(line),
             "hooks" if line.contains("not registered") || line.contains("more than once") => colour.warn(line),
@@ -294,7 +298,9 @@ fn render(s: &Status) -> String {
     ));
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
     out.push_str(&format!("  topics    {topics}\n"));
-    if s.guards + s.guards_waiting > 0 {
+    if let Some(why) = &s.guards_unreadable {
+        out.push_str(&format!("  guards    {why}\n"));
+    } else if s.guards + s.guards_waiting > 0 {
         let waiting =
             if s.guards_waiting > 0 { format!(", {} waiting for review", s.guards_waiting) } else { String::new() };
         out.push_str(&format!("  guards    {} binding{waiting}: memory-save guards\n", s.guards));

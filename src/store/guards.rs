@@ -88,13 +88,47 @@ fn id_of(rule: &str, spec: &Spec) -> String {
     crate::memory::stable_id(&format!("{rule}\n{:?}\n{}", spec.tool, spec.pattern))
 }
 
-/// The folder's guards; none when the file is missing, unreadable, or of another version.
+/// The folder's guards; none when the file is missing, or cannot be read
+/// (`load` says why): such a file binds nothing.
 pub fn read(folder: &Folder) -> Vec<Stored> {
-    let Some(file) = crate::store::record::read_bounded::<RawFile>(&folder.dir.join(GUARDS_FILE), MAX_BYTES) else {
-        return Vec::new();
+    load(folder).unwrap_or_default()
+}
+
+/// A guards file that is there but cannot be read as this version's: it
+/// binds nothing, and is never written over, since its guards may be
+/// someone's. Holds what is wrong; `Display` adds what to do.
+#[derive(Debug)]
+pub struct Unreadable(pub String);
+
+/// What to do about an unreadable guards file.
+pub const UNREADABLE_FIX: &str = "fix it (a sync conflict leaves git's markers in it) or remove it";
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {UNREADABLE_FIX}", self.0)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// The folder's guards, or why the file there cannot be read (a conflict
+/// git left, a newer memory-save's format).
+pub fn load(folder: &Folder) -> Result<Vec<Stored>, Unreadable> {
+    let path = folder.dir.join(GUARDS_FILE);
+    let unreadable = |why: String| {
+        Unreadable(format!(
+            "{GUARDS_FILE} in {} cannot be read ({why}), so its guards bind nothing",
+            folder.dir.display()
+        ))
     };
+    let bytes = match crate::store::fsutil::read_regular(&path, MAX_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(Vec::new()),
+        Err(e) => return Err(unreadable(format!("{e:#}"))),
+    };
+    let file = serde_json::from_slice::<RawFile>(&bytes).map_err(|e| unreadable(format!("not JSON: {e}")))?;
     if file.version != VERSION {
-        return Vec::new();
+        return Err(unreadable(format!("format version {}, not {VERSION}: upgrade memory-save", file.version)));
     }
     let mut guards: Vec<Stored> = Vec::new();
     for entry in file.guards {
@@ -106,7 +140,7 @@ pub fn read(folder: &Folder) -> Vec<Stored> {
             guards.push(guard);
         }
     }
-    guards
+    Ok(guards)
 }
 
 /// What makes a guard this machine's: all of it, not its id (which a
@@ -116,15 +150,10 @@ pub fn trust_key(guard: &Stored) -> String {
 }
 
 /// Replaces the folder's guards (the file goes when none is left). Call
-/// under the project lock.
+/// under the project lock, after `load` read the file (never over one it
+/// could not).
 fn write(folder: &Folder, guards: &[Stored]) -> Result<()> {
     let path = folder.dir.join(GUARDS_FILE);
-    if let Ok(Some(bytes)) = crate::store::fsutil::read_regular(&path, MAX_BYTES)
-        && let Ok(file) = serde_json::from_slice::<GuardsFile>(&bytes)
-        && file.version > VERSION
-    {
-        bail!("{} was written by a newer memory-save; upgrade memory-save to change its guards", path.display());
-    }
     if guards.is_empty() {
         return match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
@@ -143,7 +172,10 @@ pub fn after_write(folder: &Folder, before: &str, after: &str, added: &[(String,
     let kept = crate::memory::template::critical_rules(after);
     let gone: Vec<String> =
         crate::memory::template::critical_rules(before).into_iter().filter(|r| !kept.contains(r)).collect();
-    let existing = read(folder);
+    if gone.is_empty() && added.is_empty() {
+        return Ok(());
+    }
+    let existing = load(folder)?;
     // A guard the user made refuse is never swapped for a reply's.
     let added: Vec<&(String, Spec)> = added
         .iter()
@@ -268,7 +300,7 @@ pub enum Change {
 /// user's own change: the guard becomes this machine's.
 pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
     let _lock = folder.lock()?;
-    let mut guards = read(folder);
+    let mut guards = load(folder)?;
     let exact: Vec<usize> = (0..guards.len()).filter(|&i| guards[i].id == id).collect();
     let found = if exact.is_empty() {
         (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect()

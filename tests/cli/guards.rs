@@ -296,3 +296,28 @@ fn status_counts_guards_and_doctor_names_a_stale_one_and_an_overridden_one() {
     );
     assert!(doctor.contains("memory-save guards --remove"), "{doctor}");
 }
+
+#[test]
+fn a_guards_file_that_cannot_be_read_is_named_and_never_overwritten() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    // A sync's conflict git could not merge leaves its markers in the file.
+    let path = env.memory_dir("proj").join("guards.json");
+    let conflicted =
+        format!("<<<<<<< ours\n{}=======\n{{}}\n>>>>>>> theirs\n", std::fs::read_to_string(&path).unwrap());
+    std::fs::write(&path, &conflicted).unwrap();
+    env.script_reply(2, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 2);
+    assert!(env.memory().unwrap().contains(NO_GEN), "the rule is written");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), conflicted, "the unreadable file is kept as it was");
+    let why = "cannot be read (not JSON";
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("  guards    guards.json in ") && status.contains(why), "{status}");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains(why) && doctor.contains("or remove it"), "{doctor}");
+    let listed = env.cmd(&["guards"]).in_dir(&env.proj).run();
+    assert!(listed.stderr.contains(why), "{}", listed.stderr);
+    assert!(env.cmd(&["guards", "--remove", "0000"]).in_dir(&env.proj).run().stderr.contains(why));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), conflicted);
+}

@@ -12,6 +12,10 @@ const STALE_DAYS: i64 = 30;
 /// The project's guards that do nothing, or that the user keeps overriding.
 pub(super) fn check_guards(report: &mut Report) {
     let Ok(crate::cmd::Here { roots, config, folder, .. }) = crate::cmd::here() else { return };
+    if let Err(unreadable) = crate::store::guards::load(&folder) {
+        report.problem(&unreadable.0, crate::store::guards::UNREADABLE_FIX);
+        return;
+    }
     let review = config.review_rules();
     let standings =
         crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
