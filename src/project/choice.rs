@@ -33,10 +33,11 @@ pub(super) fn choose_folder(
         return Ok(plain(&name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
     }
     // An origin is a line of the repository's own config, which anyone can
-    // write: a record found by it alone loads provisionally.
+    // write: a record found by it alone loads provisionally, also one with
+    // no root commit to confirm it by (then it never loads here).
     let ours = |name: &str, record: owner::Record, why: String| {
         let by_path = identities.iter().any(|id| id.starts_with(owner::PATH) && record.names().any(|n| n == id));
-        let provisional = (in_git && record.root.is_some() && !by_path).then(|| {
+        let provisional = (in_git && !by_path).then(|| {
             format!(
                 "provisional: recorded for {} at another path; the next save confirms it by the repository's first commit",
                 record.shown_identity()

@@ -193,6 +193,34 @@ fn an_origin_alone_does_not_claim_a_memory() {
     assert!(session_start(&env, &dir).contains("secret plan"));
 }
 
+/// A repository saved before its first commit has no root commit on record:
+/// a folder that only names its origin still never sees its memory.
+#[test]
+fn an_origin_alone_does_not_claim_a_memory_recorded_before_the_first_commit() {
+    let env = Env::new();
+    let dir = env.git_init("app");
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&adds("- The real app's secret plan."));
+    env.saved_turn_in("first-app", &dir, 1);
+    assert!(record(&env, "app")["root"].is_null(), "{}", record(&env, "app"));
+    for commits in [false, true] {
+        let planted = env.root().join(format!("downloads-{commits}/app"));
+        std::fs::create_dir_all(&planted).unwrap();
+        env.git(&planted, &["init", "-q"]);
+        if commits {
+            env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
+        }
+        env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+        let out = session_start(&env, &planted);
+        assert!(!out.contains("secret plan"), "{out}");
+        env.script_default(&adds("- Written by the planted folder."));
+        env.saved_turn_in(&format!("planted-{commits}"), &planted, 1);
+        assert!(!env.memory_of("app").unwrap().contains("planted folder"));
+        assert!(!session_start(&env, &planted).contains("secret plan"));
+    }
+    assert!(session_start(&env, &dir).contains("secret plan"));
+}
+
 #[test]
 fn a_copy_gets_a_folder_of_its_own_and_adopt_takes_the_memory_over_with_undo() {
     let env = Env::new();

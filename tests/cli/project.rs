@@ -118,10 +118,12 @@ fn clones_over_ssh_and_https_and_worktrees_share_one_memory_and_credentials_are_
     let env = Env::new();
     let ssh = env.git_init("app");
     env.git(&ssh, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.shared_first_commit(&ssh);
     let https = env.root().join("elsewhere/app");
     std::fs::create_dir_all(&https).unwrap();
     env.git(&https, &["init", "-q"]);
     env.git(&https, &["remote", "add", "origin", "https://me:hunter2-token@github.com/me/app"]);
+    env.shared_first_commit(&https);
     env.script_reply(1, &adds("- One."));
     env.script_reply(2, &adds("- Two."));
     env.saved_turn_in("s1", &ssh, 1);

@@ -196,6 +196,22 @@ impl Env {
         assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// The first commit of one repository as every clone of it has it: a
+    /// fixed author and date make it the same commit wherever it is made.
+    pub fn shared_first_commit(&self, dir: &Path) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "init.defaultBranch=main"])
+            .args(["commit", "-q", "--allow-empty", "-m", "the first commit"])
+            .current_dir(dir)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git commit failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
     /// The transcript the fixtures point at; `model` is its last assistant
     /// message's model.
     pub fn transcript_path(&self) -> PathBuf {
