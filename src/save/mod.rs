@@ -22,6 +22,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::claude::fork;
+use crate::config::Config;
 use crate::memory::apply;
 use crate::memory::report;
 use crate::memory::{prompt, reply};
@@ -109,13 +110,13 @@ impl SaveResult {
 }
 
 pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
-    let located =
-        crate::project::locate(Path::new(&job.project_dir), roots, &crate::config::of(roots)).and_then(|mut p| {
-            crate::project::settle(roots, &mut p)?;
-            Ok(p)
-        });
+    let config = crate::config::of(roots);
+    let located = crate::project::locate(Path::new(&job.project_dir), roots, &config).and_then(|mut p| {
+        crate::project::settle(roots, &mut p)?;
+        Ok(p)
+    });
     let project = located.as_ref().ok().map(|p| p.name.clone());
-    let result = match located.and_then(|located| save(roots, job, &located)) {
+    let result = match located.and_then(|located| save(roots, job, &located, &config)) {
         Ok(result) => result,
         Err(e) => {
             crate::store::log::error(&format!("save of session {} failed: {e:#}", job.session_id));
@@ -127,9 +128,8 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
 }
 
 /// Gather, decide (priced, one verdict), ask, apply (docs/design.md §4).
-fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Result<SaveResult> {
-    let config = crate::config::of(roots);
-    if let Some(off) = located.off_reason(&config) {
+fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config: &Config) -> Result<SaveResult> {
+    if let Some(off) = located.off_reason(config) {
         return Ok(SaveResult { status: off, kind: StatusKind::Off, ..SaveResult::default() });
     }
     // A setting that guards money or review is broken: no fork until it is
@@ -141,14 +141,14 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Resu
     if let Some(held) = decide::allowance_held(roots, job) {
         return Ok(held);
     }
-    let gathered = gather::gather(roots, job, located, &config)?;
-    let priced = match decide::decide(roots, job, &config, &gathered)? {
+    let gathered = gather::gather(roots, job, located, config)?;
+    let priced = match decide::decide(roots, job, config, &gathered)? {
         decide::Decision::Run(priced) => priced,
         decide::Decision::Done(result) => return Ok(*result),
     };
-    match ask_fork(roots, job, &config, &priced.message, &priced.facts, priced.fresh) {
-        Ok(reply) => applied(roots, job, &config, located, &gathered, &priced, reply),
-        Err(e) => failed(roots, &config, located, &gathered, &priced, e),
+    match ask_fork(roots, job, config, &priced.message, &priced.facts, priced.fresh) {
+        Ok(reply) => applied(roots, job, config, located, &gathered, &priced, reply),
+        Err(e) => failed(roots, config, located, &gathered, &priced, e),
     }
 }
 
@@ -156,7 +156,7 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project) -> Resu
 /// nothing), or failed on the way.
 fn failed(
     roots: &Roots,
-    config: &crate::config::Config,
+    config: &Config,
     located: &crate::project::Project,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
@@ -217,7 +217,7 @@ fn failed(
 fn applied(
     roots: &Roots,
     job: &SaveJob,
-    config: &crate::config::Config,
+    config: &Config,
     located: &crate::project::Project,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
