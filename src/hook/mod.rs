@@ -69,14 +69,20 @@ pub fn run((event, part): (HookEvent, usize)) -> Result<()> {
         HookEvent::PreCompact => pre_compact::run(&ctx)?,
     };
     if let Some(output) = output {
-        // Not println!: with stdout closed it panics, and panic = "abort"
-        // exits 134, an error in the user's session.
-        use std::io::Write;
-        let line = format!("{}\n", serde_json::to_string(&output)?);
-        let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush()) {
-            crate::store::log::error(&format!("hook {event:?}: cannot write its output: {e}"));
-        }
+        print(event, &output)?;
+    }
+    Ok(())
+}
+
+/// Writes the hook's answer to Claude Code. Not println!: with stdout
+/// closed it panics, and panic = "abort" exits 134, an error in the
+/// user's session.
+fn print(event: HookEvent, output: &HookOutput) -> Result<()> {
+    use std::io::Write;
+    let line = format!("{}\n", serde_json::to_string(output)?);
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush()) {
+        crate::store::log::error(&format!("hook {event:?}: cannot write its output: {e}"));
     }
     Ok(())
 }

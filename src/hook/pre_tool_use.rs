@@ -2,7 +2,8 @@
 //! of the session's project, Claude Code is told to ask the user (or, for a
 //! guard the user promoted, to refuse), with the rule as the reason. A
 //! subagent's call is checked too: a rule binds whoever breaks it. Reads
-//! the session's state alone; writes only when a guard fires.
+//! the session's state alone; writes, after its answer, only when a guard
+//! fires.
 
 use anyhow::Result;
 
@@ -29,6 +30,13 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         Err(why) => return Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}")))),
     };
     let Some(guard) = matched.first() else { return Ok(None) };
+    // The answer goes out before the counting, which waits on locks a sync
+    // or another save may hold past the hook's deadline.
+    let rule = guard.rule.trim().trim_start_matches("- ");
+    super::print(
+        super::words::HookEvent::PreToolUse,
+        &decision(guard.decision, &format!("memory-save: CRITICAL RULE: {rule}")),
+    )?;
     if let Some(project) = state.input.project.as_deref()
         && let Err(e) = crate::store::guards::count(&ctx.roots, project, &guard.id, false)
     {
@@ -40,8 +48,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     {
         crate::store::log::error(&format!("cannot note guard {}'s question: {e:#}", guard.id));
     }
-    let rule = guard.rule.trim().trim_start_matches("- ");
-    Ok(Some(decision(guard.decision, &format!("memory-save: CRITICAL RULE: {rule}"))))
+    Ok(None)
 }
 
 fn decision(decision: Decision, reason: &str) -> HookOutput {

@@ -321,3 +321,31 @@ fn a_guards_file_that_cannot_be_read_is_named_and_never_overwritten() {
     assert!(env.cmd(&["guards", "--remove", "0000"]).in_dir(&env.proj).run().stderr.contains(why));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), conflicted);
 }
+
+/// A guard that fires is counted under the project's lock, which a sync or
+/// another save may hold past the hook's deadline: the answer is out first,
+/// so the deadline never lets the call run unasked.
+#[test]
+fn a_held_project_lock_never_lets_a_guarded_call_through_unasked() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+    // Another memory-save process (a sync's merge, an import, a review)
+    // holds the project's lock for a while.
+    let lock =
+        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(SID)
+        .set("tool_name", json!("Bash"))
+        .set("tool_input", json!({"command": "pytest tests/integration"}))
+        .set("tool_use_id", json!("toolu_guarded"))
+        .var("MEMORY_SAVE_DEBUG_DEADLINE_MS", "1500")
+        .run();
+    lock.unlock().unwrap();
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    assert!(out.stdout.contains("\"ask\""), "the guarded call was let through, after {:?}: {out:#?}", out.elapsed);
+}
