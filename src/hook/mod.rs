@@ -182,6 +182,10 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
         let config = crate::config::of(&ctx.roots);
         match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots, &config) {
             Ok(project) => {
+                // Another project's guards bind nothing here.
+                if s.project.as_deref() != Some(project.name.as_str()) {
+                    s.guards.clear();
+                }
                 s.off = project.off_reason(&config);
                 s.guard_root = project.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
                 s.project = Some(project.name);
@@ -190,6 +194,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
             Err(_) => {
                 s.off = None;
                 s.project = None;
+                s.guards.clear();
             }
         }
     }

@@ -19,6 +19,21 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     if ctx.input.source.as_deref() == Some("fork") {
         return Ok(None);
     }
+    // The guards that bind are the loaded rules' own: a start that loads
+    // nothing (the project off, its memory gone, another folder) leaves
+    // none of an earlier load's.
+    let mut bound = None;
+    let output = load(ctx, part, &mut bound);
+    if part == 1 {
+        record_guards(ctx, bound.unwrap_or_default());
+    }
+    output
+}
+
+/// The guards a session binds, and the project and top folder they are of.
+type Bound = (String, String, Vec<crate::memory::guard::Active>);
+
+fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<HookOutput>> {
     if part == 1 {
         ctx.sessions().remove_stale();
     }
@@ -126,7 +141,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         .collect();
     if part == 1 {
         let top = located.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
-        record_guards(ctx, &project, top, guards);
+        *bound = Some((project.clone(), top, guards));
     }
     let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();
@@ -184,16 +199,21 @@ fn output(context: Option<String>, lines: Vec<String>) -> Option<HookOutput> {
     })
 }
 
-/// The guards that bind in this session, where PreToolUse reads them.
-fn record_guards(ctx: &Ctx, project: &str, root: String, guards: Vec<crate::memory::guard::Active>) {
+/// The guards that bind in this session, where PreToolUse reads them; none
+/// when the start loaded no memory.
+fn record_guards(ctx: &Ctx, (project, root, guards): Bound) {
     let sessions = ctx.sessions();
     let now = sessions.peek(&ctx.session).input;
-    if now.project.as_deref() == Some(project) && now.guard_root == root && now.guards == guards {
+    let same_project =
+        project.is_empty() || (now.project.as_deref() == Some(project.as_str()) && now.guard_root == root);
+    if now.guards == guards && same_project {
         return;
     }
     let recorded = sessions.update(&ctx.session, |s| {
-        s.input.project = Some(project.to_string());
-        s.input.guard_root = root;
+        if !project.is_empty() {
+            s.input.project = Some(project);
+            s.input.guard_root = root;
+        }
         s.input.guards = guards;
     });
     if let Err(e) = recorded {

@@ -349,3 +349,65 @@ fn a_held_project_lock_never_lets_a_guarded_call_through_unasked() {
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert!(out.stdout.contains("\"ask\""), "the guarded call was let through, after {:?}: {out:#?}", out.elapsed);
 }
+
+/// A guard binds only while its rule is loaded: a session start that loads
+/// nothing (the project turned off, its memory removed, a resume in another
+/// folder) leaves none of an earlier start's guards binding, nor does a
+/// turn whose project folder is another.
+#[test]
+fn a_start_that_loads_nothing_leaves_no_guard_binding() {
+    let mut bound = Vec::new();
+    let variants = [
+        "off marker",
+        "disabled in the config",
+        "memory removed",
+        "resumed in another project",
+        "a turn in another project",
+    ];
+    for variant in variants {
+        let env = Env::new();
+        env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+        env.saved_turn(SID, 1);
+        assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+        match variant {
+            "off marker" => std::fs::write(env.proj.join(".memory-save-off"), "").unwrap(),
+            "disabled in the config" => env.config("disabled_projects = [\"proj\"]\n"),
+            "memory removed" => std::fs::remove_dir_all(env.memory_dir("proj")).unwrap(),
+            _ => {}
+        }
+        let other = env.folder("other-project");
+        let elsewhere = variant.contains("another project");
+        let start = if variant == "a turn in another project" {
+            // Claude Code names the session's project folder anew.
+            let var = ("CLAUDE_PROJECT_DIR", other.to_str().unwrap());
+            env.hook("user-prompt-submit")
+                .fixture("UserPromptSubmit.json")
+                .session(SID)
+                .cwd(&other)
+                .var(var.0, var.1)
+                .run()
+                .ok()
+        } else if elsewhere {
+            env.hook("session-start").fixture("SessionStart-resume.json").session(SID).cwd(&other).run().ok()
+        } else {
+            env.hook("session-start").fixture("SessionStart-clear.json").session(SID).run().ok()
+        };
+        // (A turn shows the last save's report line, which names the rule.)
+        let loaded =
+            start.stdout.contains("additionalContext") && start.stdout.contains("Never run the integration tests");
+        assert!(!loaded, "{variant}: {start:#?}");
+        let after = env
+            .hook("pre-tool-use")
+            .fixture("PreToolUse-bash.json")
+            .session(SID)
+            .cwd(if elsewhere { &other } else { &env.proj })
+            .set("tool_name", json!("Bash"))
+            .set("tool_input", json!({"command": "pytest tests/integration"}))
+            .run()
+            .ok();
+        if !after.stdout.is_empty() {
+            bound.push(format!("{variant}: {}", after.stdout.trim()));
+        }
+    }
+    assert!(bound.is_empty(), "a start that loaded nothing left the old guard binding:\n{}", bound.join("\n"));
+}
