@@ -264,12 +264,14 @@ pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool
         .collect()
 }
 
-/// The CRITICAL RULES a session of this folder loads now: without the
-/// foreign ones the review gate holds.
+/// The CRITICAL RULES a session of this folder loads now: through the load
+/// gate, as SessionStart reads them, without the foreign ones the review
+/// gate holds.
 pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
     let memory = folder.read_memory().ok().flatten().unwrap_or_default();
     let held = if review { super::approvals::unapproved(folder, &memory) } else { Vec::new() };
-    crate::memory::template::critical_rules(&memory).into_iter().filter(|r| !held.contains(r)).collect()
+    let loaded = if folder.is_checked(&memory) { memory } else { crate::memory::gate::load(&memory).text };
+    crate::memory::template::critical_rules(&loaded).into_iter().filter(|r| !held.contains(r)).collect()
 }
 
 /// Gives every open session of the folder's project the guards that bind
