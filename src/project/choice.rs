@@ -22,16 +22,11 @@ pub(super) fn choose_folder(
     roots: &Roots,
     base: &str,
     identities: &[String],
-    explicit: Option<&str>,
+    explicit: Option<(&str, &str)>,
     in_git: bool,
 ) -> Result<Choice> {
     let identity = &identities[0];
     let plain = |name: &str, why: String| Choice { name: name.to_string(), why, provisional: None };
-    if let Some(name) = explicit {
-        let name = nfc(name);
-        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {identity} in the config: {why}"))?;
-        return Ok(plain(&name, format!("named for {identity} in {}", crate::config::FILE_NAME)));
-    }
     // An origin is a line of the repository's own config, which anyone can
     // write: a record found by it alone loads provisionally, also one with
     // no root commit to confirm it by (then it never loads here).
@@ -45,6 +40,16 @@ pub(super) fn choose_folder(
         });
         Choice { name: name.to_string(), why, provisional }
     };
+    // A name keyed by an origin is claimed by that line of the config too.
+    if let Some((key, name)) = explicit {
+        let name = nfc(name);
+        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {key} in the config: {why}"))?;
+        let why = format!("named for {key} in {}", crate::config::FILE_NAME);
+        return Ok(match owner::read(roots, &name).filter(|_| !key.starts_with(owner::PATH)) {
+            Some(record) => ours(&name, record, why),
+            None => plain(&name, why),
+        });
+    }
     // Undoing an adoption takes the record back, and with it the alias.
     if let Some(name) = owner::adopted(roots, identities)
         && let Some(record) = owner::read(roots, &name).filter(|r| r.holds_any(identities))

@@ -108,7 +108,7 @@ pub fn locate(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Resu
     if path != identity {
         identities.push(path);
     }
-    let explicit = identities.iter().find_map(|id| config.names.get(id)).map(String::as_str);
+    let explicit = identities.iter().find_map(|id| config.names.get(id).map(|name| (id.as_str(), name.as_str())));
     let Choice { name, why, provisional } =
         choose_folder(roots, &base, &identities, explicit, found.common_dir.is_some())?;
     // A marker that is a real file in a real folder: never a link.

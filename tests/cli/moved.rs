@@ -346,3 +346,39 @@ fn a_planted_origin_never_takes_over_the_victims_second_folder() {
     let own = session_start(&env, &victim);
     assert!(own.contains("secret plan"), "the victim keeps its memory: {own}");
 }
+
+/// `[names]` keyed by an origin (the form docs/configuration.md shows) is
+/// still a claim anyone can plant in `.git/config`: a stranger's folder
+/// naming that origin must not load, nor write, the named memory unconfirmed;
+/// a real clone loads it once a save has found the same first commit.
+#[test]
+fn an_origin_named_in_the_config_does_not_claim_the_memory_unconfirmed() {
+    let env = Env::new();
+    env.config("[names]\n\"github.com/me/app\" = \"app-work\"\n");
+    let dir = env.git_init("app");
+    env.shared_first_commit(&dir);
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&adds("- The real app's secret plan."));
+    env.saved_turn_in("first-app", &dir, 1);
+    assert!(env.memory_of("app-work").unwrap().contains("secret plan"));
+    let planted = env.root().join("downloads/innocent-looking");
+    std::fs::create_dir_all(&planted).unwrap();
+    env.git(&planted, &["init", "-q"]);
+    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
+    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+    let out = session_start(&env, &planted);
+    assert!(!out.contains("secret plan"), "a planted origin loaded the named memory in full: {out}");
+    env.script_default(&adds("- Written by the planted folder."));
+    env.saved_turn_in("planted", &planted, 1);
+    assert!(!env.memory_of("app-work").unwrap().contains("planted folder"), "the planted folder wrote into it");
+    // A real clone is confirmed by the shared first commit, as without a name.
+    let clone = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(&clone).unwrap();
+    env.git(&clone, &["init", "-q"]);
+    env.shared_first_commit(&clone);
+    env.git(&clone, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+    assert!(session_start(&env, &clone).contains("provisional"));
+    env.script_default(&reply(serde_json::json!([]), serde_json::json!([])));
+    env.saved_turn_in("clone", &clone, 1);
+    assert!(session_start(&env, &clone).contains("secret plan"));
+}
