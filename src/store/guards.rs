@@ -314,18 +314,28 @@ pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
         [] => bail!("no guard {id:?} in {}; `memory-save guards` lists them", folder.project),
         _ => bail!("{id:?} names more than one guard; give more of its id"),
     };
+    // Trust is in the guard as the user last left it: what they removed or
+    // changed is foreign again if a sync brings it back.
+    let was = [Decision::Ask, Decision::Deny].map(|decision| trust_key(&Stored { decision, ..guards[at].clone() }));
+    let own = super::folder_record::read(folder).own_guards.contains(&trust_key(&guards[at]));
     match change {
         Change::Decide(decision) => guards[at].decision = decision,
+        // What the list showed: a foreign guard only asks.
+        Change::Approve if !own => guards[at].decision = Decision::Ask,
         Change::Approve => {}
         Change::Remove => {
             let gone = guards.remove(at);
             write(folder, &guards)?;
+            super::folder_record::update(folder, true, |r| r.own_guards.retain(|k| !was.contains(k)))?;
             return Ok(gone);
         }
     }
     write(folder, &guards)?;
     let guard = guards[at].clone();
-    super::folder_record::update(folder, true, |r| super::approvals::add_new(&mut r.own_guards, &[trust_key(&guard)]))?;
+    super::folder_record::update(folder, true, |r| {
+        r.own_guards.retain(|k| !was.contains(k));
+        r.own_guards.push(trust_key(&guard));
+    })?;
     Ok(guard)
 }
 

@@ -208,8 +208,9 @@ fn a_foreign_guard_waits_for_review_and_a_synced_one_cannot_allow_or_slip_the_ga
     );
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
     pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"})).assert_silent();
+    // Approved as the list showed it: asking, whatever the file said.
     env.cmd(&["guards", "--approve", "cc33cc33"]).in_dir(&env.proj).run().ok();
-    assert_eq!(decision(&pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}))).0, "deny");
+    assert_eq!(decision(&pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
     // The id is not what makes a guard this machine's: a copy of it on
     // another pattern waits for review like any foreign guard.
     let mut file: Value =
@@ -435,4 +436,49 @@ fn a_guard_on_a_withheld_rule_never_binds_nor_quotes_the_line() {
     env.saved_turn(SID, 1);
     let after = pre_tool(&env, SID, "Bash", json!({"command": "git commit -m x"}));
     assert_eq!(after.stdout, "", "a guard on a withheld line binds and quotes it");
+}
+
+/// The list shows a foreign guard's decision as `ask` (what it does while
+/// foreign); `--approve` approves that, never the file's `deny`, which the
+/// user never saw.
+#[test]
+fn approving_a_foreign_guard_approves_it_as_listed() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
+    env.saved_turn(SID, 1);
+    env.config("review = \"rules\"\n");
+    let planted = json!({"version": 1, "guards": [
+        {"id": "cc33cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration", "decision": "deny"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let shown = env.cmd(&["guards"]).in_dir(&env.proj).run().ok().stdout;
+    let listed = guards(&env)[0]["decision"].clone();
+    env.cmd(&["guards", "--approve", "cc33cc33"]).in_dir(&env.proj).run().ok();
+    let bound = guards(&env)[0]["decision"].clone();
+    assert_eq!(listed, bound, "listed before approval as {listed}, bound after it as {bound}; the list said:\n{shown}");
+}
+
+/// Trust is in the guard as the user last left it: one the user removed
+/// (or demoted from deny) that a sync brings back waits for review, and
+/// only asks.
+#[test]
+fn a_removed_or_changed_guard_that_a_sync_brings_back_waits_for_review() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    env.config("review = \"rules\"\n");
+    let path = env.memory_dir("proj").join("guards.json");
+    let id = guards(&env)[0]["id"].as_str().unwrap().to_string();
+    env.cmd(&["guards", "--deny", &id]).in_dir(&env.proj).run().ok();
+    env.cmd(&["guards", "--ask", &id]).in_dir(&env.proj).run().ok();
+    let copy = std::fs::read_to_string(&path).unwrap();
+    env.cmd(&["guards", "--remove", &id]).in_dir(&env.proj).run().ok();
+    // The other machine still has it, promoted: the sync's merge keeps it.
+    std::fs::write(&path, copy.replace("\"ask\"", "\"deny\"")).unwrap();
+    let row = guards(&env)[0].clone();
+    assert_eq!(
+        (&row["standing"], &row["decision"]),
+        (&json!("waits for review"), &json!("ask")),
+        "removed here, back by a sync: {row}"
+    );
 }
