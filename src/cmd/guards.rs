@@ -5,7 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::memory::guard::Decision;
-use crate::store::guards::{self, Change};
+use crate::store::guards::{self, Action};
 
 /// List this project's guards, or change one: --deny, --ask, --remove,
 /// --approve (an id's first characters are enough).
@@ -50,10 +50,10 @@ impl super::Run for GuardsArgs {
         let super::Here { roots, config, folder, .. } = super::here()?;
         let review = config.review_rules();
         let change = [
-            (&self.deny, Change::Decide(Decision::Deny)),
-            (&self.ask, Change::Decide(Decision::Ask)),
-            (&self.approve, Change::Approve),
-            (&self.remove, Change::Remove),
+            (&self.deny, Action::Decide(Decision::Deny)),
+            (&self.ask, Action::Decide(Decision::Ask)),
+            (&self.approve, Action::Approve),
+            (&self.remove, Action::Remove),
         ]
         .into_iter()
         .find_map(|(id, change)| id.as_ref().map(|id| (id, change)));
@@ -61,9 +61,9 @@ impl super::Run for GuardsArgs {
             let guard = guards::change(&folder, id, change)?;
             guards::publish(&folder, review);
             let done = match change {
-                Change::Remove => "removed; its rule stays in MEMORY.md as words",
-                Change::Approve => "binds on this machine now",
-                Change::Decide(_) => "changed",
+                Action::Remove => "removed; its rule stays in MEMORY.md as words",
+                Action::Approve => "binds on this machine now",
+                Action::Decide(_) => "changed",
             };
             let words = crate::memory::guard::in_words(guard.spec.tool, &guard.spec.pattern, guard.decision);
             return super::println(&crate::memory::text::visible(&format!(

@@ -32,7 +32,7 @@ pub(super) struct Priced {
     pub budgets: budget::Budgets,
 }
 
-pub(super) enum Decision {
+pub(super) enum Plan {
     Run(Box<Priced>),
     /// Not this save, and why, for the state and the report.
     Done(Box<SaveResult>),
@@ -70,12 +70,12 @@ pub(super) fn allowance_held(roots: &Roots, job: &SaveJob) -> Option<SaveResult>
     Some(SaveResult { status: hold.status(), kind: StatusKind::Paused, route: Some(route), ..SaveResult::default() })
 }
 
-pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &Gathered) -> Result<Decision> {
+pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &Gathered) -> Result<Plan> {
     let now = crate::env::now_unix();
     let route = crate::claude::route::of_session(Path::new(&job.project_dir));
     let route_key = route.key();
     let held = |kind, status: String| {
-        Decision::Done(Box::new(SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() }))
+        Plan::Done(Box::new(SaveResult { status, kind, route: Some(route_key.clone()), ..SaveResult::default() }))
     };
     let limits = ledger::load(roots);
     let mut message = gathered.message(None);
@@ -137,7 +137,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     let priced =
         Priced { now, route_key, facts, model, message, estimate_usd: estimate.usd, fresh, unknown_model, budgets };
     let done = not_run(roots, verdict, &priced, gathered)?;
-    Ok(done.map_or_else(|| Decision::Run(Box::new(priced)), |result| Decision::Done(Box::new(result))))
+    Ok(done.map_or_else(|| Plan::Run(Box::new(priced)), |result| Plan::Done(Box::new(result))))
 }
 
 /// The result of a verdict that runs no fork, `None` for one that does.

@@ -143,8 +143,8 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
     }
     let gathered = gather::gather(roots, job, located, config)?;
     let priced = match decide::decide(roots, job, config, &gathered)? {
-        decide::Decision::Run(priced) => priced,
-        decide::Decision::Done(result) => return Ok(*result),
+        decide::Plan::Run(priced) => priced,
+        decide::Plan::Done(result) => return Ok(*result),
     };
     match ask_fork(roots, job, config, &priced.message, &priced.facts, priced.fresh) {
         Ok(reply) => applied(roots, job, config, located, &gathered, &priced, reply),

@@ -291,7 +291,7 @@ pub fn publish(folder: &Folder, review: bool) {
 
 /// The user's change to a guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub enum Action {
     Decide(Decision),
     /// It binds here, with the review gate on.
     Approve,
@@ -300,7 +300,7 @@ pub enum Change {
 
 /// Changes one guard, named by its id or the id's first characters. The
 /// user's own change: the guard becomes this machine's.
-pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
+pub fn change(folder: &Folder, id: &str, action: Action) -> Result<Stored> {
     let _lock = folder.lock()?;
     let mut guards = load(folder)?;
     let exact: Vec<usize> = (0..guards.len()).filter(|&i| guards[i].id == id).collect();
@@ -318,12 +318,12 @@ pub fn change(folder: &Folder, id: &str, change: Change) -> Result<Stored> {
     // changed is foreign again if a sync brings it back.
     let was = [Decision::Ask, Decision::Deny].map(|decision| trust_key(&Stored { decision, ..guards[at].clone() }));
     let own = super::folder_record::read(folder).own_guards.contains(&trust_key(&guards[at]));
-    match change {
-        Change::Decide(decision) => guards[at].decision = decision,
+    match action {
+        Action::Decide(decision) => guards[at].decision = decision,
         // What the list showed: a foreign guard only asks.
-        Change::Approve if !own => guards[at].decision = Decision::Ask,
-        Change::Approve => {}
-        Change::Remove => {
+        Action::Approve if !own => guards[at].decision = Decision::Ask,
+        Action::Approve => {}
+        Action::Remove => {
             let gone = guards.remove(at);
             write(folder, &guards)?;
             super::folder_record::update(folder, true, |r| r.own_guards.retain(|k| !was.contains(k)))?;
@@ -490,10 +490,10 @@ mod tests {
             1,
             "the gate off: a foreign guard binds, as its rule loads"
         );
-        change(&folder, "aa", Change::Decide(Decision::Ask)).unwrap();
+        change(&folder, "aa", Action::Decide(Decision::Ask)).unwrap();
         let bound = active(&folder, || loaded.clone(), true);
         assert_eq!((bound.len(), bound[0].decision), (1, Decision::Ask), "approved here by the user's change");
-        assert!(change(&folder, "zz", Change::Remove).unwrap_err().to_string().contains("no guard"));
+        assert!(change(&folder, "zz", Action::Remove).unwrap_err().to_string().contains("no guard"));
         let many: Vec<serde_json::Value> = (0..2000)
             .map(|n| json!({"id": format!("{n:08x}"), "rule": rule, "tool": "Bash", "match": format!("cmd{n} --x")}))
             .collect();
@@ -503,6 +503,6 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
         std::fs::write(folder.dir.join(GUARDS_FILE), r#"{"version": 2, "guards": []}"#).unwrap();
         assert!(read(&folder).is_empty(), "another version binds nothing");
-        assert!(change(&folder, "aa", Change::Remove).is_err());
+        assert!(change(&folder, "aa", Action::Remove).is_err());
     }
 }
