@@ -21,9 +21,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let input = ctx.input.tool_input.as_ref();
     let command = input.and_then(|i| i.command.as_deref());
     let path = input.and_then(|i| i.file_path.as_deref().or(i.notebook_path.as_deref()));
-    let Some(subject) = crate::memory::guard::subject(tool, command, path, &state.input.guard_root) else {
-        return Ok(None);
-    };
+    let root = &state.input.guard_root;
+    let Some(mut subject) = crate::memory::guard::subject(tool, command, path, root) else { return Ok(None) };
+    // A path outside the project as written may be inside it through a
+    // link (macOS's /tmp is one): the guard checks the file, not its name.
+    if tool == Tool::Edit
+        && subject.starts_with('/')
+        && let (Some(real), Ok(real_root)) = (path.and_then(real_path), std::fs::canonicalize(root))
+        && let Some(resolved) = crate::memory::guard::subject(tool, None, Some(&real), &real_root.to_string_lossy())
+    {
+        subject = resolved;
+    }
     let matched = match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
         Ok(matched) => matched,
         // What cannot be checked is asked about, never let through.
@@ -49,6 +57,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         crate::store::log::error(&format!("cannot note guard {}'s question: {e:#}", guard.id));
     }
     Ok(None)
+}
+
+/// The path with the links of its deepest folder that exists resolved: a
+/// Write may name a file, or folders, not made yet.
+fn real_path(path: &str) -> Option<String> {
+    let path = std::path::Path::new(path);
+    let (real, rest) = path.ancestors().skip(1).find_map(|folder| {
+        let real = std::fs::canonicalize(folder).ok()?;
+        Some((real, path.strip_prefix(folder).ok()?))
+    })?;
+    Some(real.join(rest).to_string_lossy().into_owned())
 }
 
 fn decision(decision: Decision, reason: &str) -> HookOutput {

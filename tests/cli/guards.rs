@@ -482,3 +482,19 @@ fn a_removed_or_changed_guard_that_a_sync_brings_back_waits_for_review() {
         "removed here, back by a sync: {row}"
     );
 }
+
+/// A path guard checks the file, not its spelling: the project's folder
+/// named through a link (macOS's /tmp is one) is the same folder.
+#[test]
+fn a_path_guard_holds_for_the_project_named_through_a_link() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    let link = env.root().join("linked-proj");
+    std::os::unix::fs::symlink(&env.proj, &link).unwrap();
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    for file in [link.join("gen/api.rs"), link.join("gen/../gen/new.rs"), link.join("gen/v2/new.rs")] {
+        assert_eq!(decision(&pre_tool(&env, SID, "Write", json!({"file_path": file}))).0, "ask", "{file:?}");
+    }
+    pre_tool(&env, SID, "Write", json!({"file_path": link.join("src/lib.rs")})).assert_silent();
+}
