@@ -20,12 +20,13 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
         return Ok(None);
     }
     // The guards that bind are the loaded rules' own: a start that loads
-    // nothing (the project off, its memory gone, another folder) leaves
-    // none of an earlier load's.
+    // nothing (the project off, its memory gone, another folder, a
+    // provisional one) leaves none of an earlier load's. One that failed (a
+    // save holding the lock past the wait) leaves them as they were.
     let mut bound = None;
     let output = load(ctx, part, &mut bound);
-    if part == 1 {
-        record_guards(ctx, bound.unwrap_or_default());
+    if part == 1 && output.is_ok() {
+        record_guards(ctx, bound);
     }
     output
 }
@@ -201,20 +202,25 @@ fn output(context: Option<String>, lines: Vec<String>) -> Option<HookOutput> {
 
 /// The guards that bind in this session, where PreToolUse reads them; none
 /// when the start loaded no memory.
-fn record_guards(ctx: &Ctx, (project, root, guards): Bound) {
+fn record_guards(ctx: &Ctx, bound: Option<Bound>) {
     let sessions = ctx.sessions();
     let now = sessions.peek(&ctx.session).input;
-    let same_project =
-        project.is_empty() || (now.project.as_deref() == Some(project.as_str()) && now.guard_root == root);
-    if now.guards == guards && same_project {
+    let unchanged = match &bound {
+        Some((project, root, guards)) => {
+            now.project.as_deref() == Some(project.as_str()) && now.guard_root == *root && now.guards == *guards
+        }
+        None => now.guards.is_empty(),
+    };
+    if unchanged {
         return;
     }
-    let recorded = sessions.update(&ctx.session, |s| {
-        if !project.is_empty() {
+    let recorded = sessions.update(&ctx.session, |s| match bound {
+        Some((project, root, guards)) => {
             s.input.project = Some(project);
             s.input.guard_root = root;
+            s.input.guards = guards;
         }
-        s.input.guards = guards;
+        None => s.input.guards.clear(),
     });
     if let Err(e) = recorded {
         crate::store::log::error(&format!("cannot record the session's guards: {e:#}"));

@@ -498,3 +498,26 @@ fn a_path_guard_holds_for_the_project_named_through_a_link() {
     }
     pre_tool(&env, SID, "Write", json!({"file_path": link.join("src/lib.rs")})).assert_silent();
 }
+
+/// A compaction (or /clear, resume) that meets the project's lock held past
+/// its wait by a sync, an import or a save loads nothing this time, but
+/// the memory is still the session's: its guards keep binding.
+#[test]
+fn a_start_that_waits_on_a_held_lock_keeps_the_guards() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+    let lock =
+        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
+    lock.lock().unwrap();
+    let start = env.hook("session-start").fixture("SessionStart-compact.json").session(SID).run();
+    lock.unlock().unwrap();
+    assert_eq!(start.code, Some(0), "{start:#?}");
+    let after = pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}));
+    assert!(
+        after.stdout.contains("\"ask\""),
+        "the memory is still this session's, yet its guard no longer binds: {after:#?}\nlog:\n{}",
+        env.log()
+    );
+}
