@@ -188,7 +188,10 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
                 }
                 s.off = project.off_reason(&config);
                 s.guard_root = project.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
-                s.project = Some(project.name);
+                // A folder that may be a stranger's memory is not this
+                // session's project until a save confirms it: its guards
+                // and reports never reach the session.
+                s.project = project.provisional.is_none().then_some(project.name);
             }
             // The worker reports a folder it cannot name, in the status line.
             Err(_) => {

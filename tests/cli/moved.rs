@@ -382,3 +382,47 @@ fn an_origin_named_in_the_config_does_not_claim_the_memory_unconfirmed() {
     env.saved_turn_in("clone", &clone, 1);
     assert!(session_start(&env, &clone).contains("secret plan"));
 }
+
+/// A session in a folder whose planted `.git/config` names a repository's
+/// origin is not that repository's session: the real repository's saves
+/// never give it their guards, whose reasons would quote its rules.
+#[test]
+fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
+    let env = Env::new();
+    let rule = "- Never run the deploy script: the prod key is in vault/prod-7731.";
+    let dir = env.git_init("app");
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "the real first commit"]);
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
+    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
+    env.saved_turn_in("victim", &dir, 1);
+    let listed: Value = serde_json::from_str(&env.cmd(&["guards", "--json"]).in_dir(&dir).run().ok().stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    env.cmd(&["guards", "--deny", &id]).in_dir(&dir).run().ok();
+
+    let planted = env.root().join("downloads/app");
+    std::fs::create_dir_all(&planted).unwrap();
+    env.git(&planted, &["init", "-q"]);
+    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
+    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+    env.hook("session-start").fixture("SessionStart-startup.json").session("planted").cwd(&planted).run().ok();
+    env.script_default(&no_change());
+    env.saved_turn_in("planted", &planted, 1);
+    // The real repository saves anything: its open sessions get its guards.
+    env.saved_turn_in("victim", &dir, 2);
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session("planted")
+        .cwd(&planted)
+        .set("tool_name", serde_json::json!("Bash"))
+        .set("tool_input", serde_json::json!({"command": "./deploy.sh"}))
+        .run()
+        .ok();
+    assert_eq!(
+        out.stdout,
+        "",
+        "the stranger's session binds the real repository's guard and quotes its rule; state: {}",
+        env.state("planted")
+    );
+}
