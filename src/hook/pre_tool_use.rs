@@ -22,21 +22,24 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let command = input.and_then(|i| i.command.as_deref());
     let path = input.and_then(|i| i.file_path.as_deref().or(i.notebook_path.as_deref()));
     let root = &state.input.guard_root;
-    let Some(mut subject) = crate::memory::guard::subject(tool, command, path, root) else { return Ok(None) };
-    // A path outside the project as written may be inside it through a
-    // link (macOS's /tmp is one): the guard checks the file, not its name.
-    if tool == Tool::Edit
-        && subject.starts_with('/')
-        && let (Some(real), Ok(real_root)) = (path.and_then(real_path), std::fs::canonicalize(root))
-        && let Some(resolved) = crate::memory::guard::subject(tool, None, Some(&real), &real_root.to_string_lossy())
-    {
-        subject = resolved;
-    }
-    let matched = match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
-        Ok(matched) => matched,
-        // What cannot be checked is asked about, never let through.
-        Err(why) => return Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}")))),
+    let Some(written) = crate::memory::guard::subject(tool, command, path, root) else { return Ok(None) };
+    // A path is checked as written and as the file it leads to through
+    // links, in the project or to it (macOS's /tmp is one).
+    let resolved = match (tool, path.and_then(real_path), std::fs::canonicalize(root)) {
+        (Tool::Edit, Some(real), Ok(real_root)) => {
+            crate::memory::guard::subject(tool, None, Some(&real), &real_root.to_string_lossy())
+        }
+        _ => None,
     };
+    let mut matched = Vec::new();
+    for subject in std::iter::once(written).chain(resolved) {
+        match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
+            Ok(found) => matched.extend(found),
+            // What cannot be checked is asked about, never let through.
+            Err(why) => return Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}")))),
+        }
+    }
+    matched.sort_by_key(|g| g.decision != Decision::Deny);
     let Some(guard) = matched.first() else { return Ok(None) };
     // The answer goes out before the counting, which waits on locks a sync
     // or another save may hold past the hook's deadline.
@@ -59,15 +62,16 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     Ok(None)
 }
 
-/// The path with the links of its deepest folder that exists resolved: a
+/// The file the path leads to, its links resolved as far as it exists: a
 /// Write may name a file, or folders, not made yet.
 fn real_path(path: &str) -> Option<String> {
     let path = std::path::Path::new(path);
-    let (real, rest) = path.ancestors().skip(1).find_map(|folder| {
-        let real = std::fs::canonicalize(folder).ok()?;
-        Some((real, path.strip_prefix(folder).ok()?))
+    let (real, rest) = path.ancestors().find_map(|part| {
+        let real = std::fs::canonicalize(part).ok()?;
+        Some((real, path.strip_prefix(part).ok()?))
     })?;
-    Some(real.join(rest).to_string_lossy().into_owned())
+    let real = if rest.as_os_str().is_empty() { real } else { real.join(rest) };
+    Some(real.to_string_lossy().into_owned())
 }
 
 fn decision(decision: Decision, reason: &str) -> HookOutput {

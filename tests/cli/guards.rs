@@ -521,3 +521,29 @@ fn a_start_that_waits_on_a_held_lock_keeps_the_guards() {
         env.log()
     );
 }
+
+/// A link in the repository (to a folder, to a file, or followed by `..`,
+/// which the kernel resolves physically) never reaches a guarded file
+/// unasked: the path is checked as the file it leads to too.
+#[test]
+fn a_link_inside_the_project_never_reaches_a_guarded_file_unasked() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen/sub")).unwrap();
+    std::fs::create_dir_all(env.proj.join("src")).unwrap();
+    std::fs::write(env.proj.join("gen/api.rs"), "// generated\n").unwrap();
+    std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
+    std::os::unix::fs::symlink("../gen/api.rs", env.proj.join("src/api.rs")).unwrap();
+    std::os::unix::fs::symlink("../gen/sub", env.proj.join("src/lnk")).unwrap();
+    let mut unasked = Vec::new();
+    for file in [env.proj.join("generated/api.rs"), env.proj.join("src/api.rs"), env.proj.join("src/lnk/../api.rs")] {
+        let real = std::fs::canonicalize(&file).unwrap();
+        assert!(real.starts_with(env.proj.join("gen")), "{file:?} is {real:?}");
+        let out = pre_tool(&env, SID, "Write", json!({"file_path": file}));
+        if out.stdout.is_empty() {
+            unasked.push(format!("{} (is {})", file.display(), real.display()));
+        }
+    }
+    assert!(unasked.is_empty(), "a Write to a guarded file went unasked:\n{}", unasked.join("\n"));
+}
