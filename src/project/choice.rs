@@ -40,13 +40,22 @@ pub(super) fn choose_folder(
         });
         Choice { name: name.to_string(), why, provisional }
     };
+    // Unless a save already found another root commit there and gave this
+    // repository a folder of its own.
+    let or_own = |choice: Choice| {
+        let own = hashed_name(base, identity);
+        match owner::read(roots, &own).filter(|r| choice.provisional.is_some() && r.holds_any(identities)) {
+            Some(mine) => ours(&own, mine, format!("{} belongs to another repository", choice.name)),
+            None => choice,
+        }
+    };
     // A name keyed by an origin is claimed by that line of the config too.
     if let Some((key, name)) = explicit {
         let name = nfc(name);
         check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {key} in the config: {why}"))?;
         let why = format!("named for {key} in {}", crate::config::FILE_NAME);
         return Ok(match owner::read(roots, &name).filter(|_| !key.starts_with(owner::PATH)) {
-            Some(record) => ours(&name, record, why),
+            Some(record) => or_own(ours(&name, record, why)),
             None => plain(&name, why),
         });
     }
@@ -60,17 +69,7 @@ pub(super) fn choose_folder(
     let found = match owner::read(roots, base) {
         None => return Ok(plain(base, format!("{base}, the project folder's name"))),
         Some(record) if record.holds_any(identities) => {
-            let choice = ours(base, record.clone(), format!("{base}, recorded for {identity}"));
-            if choice.provisional.is_none() {
-                return Ok(choice);
-            }
-            // Unless a save already found another root commit here and gave
-            // this repository a folder of its own.
-            let own = hashed_name(base, identity);
-            return Ok(match owner::read(roots, &own).filter(|r| r.holds_any(identities)) {
-                Some(mine) => ours(&own, mine, format!("{base} belongs to another repository")),
-                None => choice,
-            });
+            return Ok(or_own(ours(base, record.clone(), format!("{base}, recorded for {identity}"))));
         }
         Some(record) => record,
     };

@@ -383,6 +383,33 @@ fn an_origin_named_in_the_config_does_not_claim_the_memory_unconfirmed() {
     assert!(session_start(&env, &clone).contains("secret plan"));
 }
 
+/// With `[names]` keyed by an origin, a clone whose first commit a save
+/// cannot confirm (a shallow clone) gets a folder of its own, and loads it
+/// from then on, as without a name.
+#[test]
+fn a_shallow_clone_named_in_the_config_loads_what_it_saved() {
+    let env = Env::new();
+    env.config("[names]\n\"github.com/me/app\" = \"app-work\"\n");
+    let dir = env.git_init("app");
+    env.shared_first_commit(&dir);
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "second"]);
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    env.script_default(&adds("- The app's line."));
+    env.saved_turn_in("first-app", &dir, 1);
+    let laptop = env.folder("laptop");
+    env.git(&laptop, &["clone", "-q", "--depth", "1", &format!("file://{}", dir.display()), "app"]);
+    let clone = laptop.join("app");
+    env.git(&clone, &["remote", "set-url", "origin", "https://github.com/me/app.git"]);
+    env.script_default(&adds("- Saved in the shallow clone."));
+    env.saved_turn_in("shallow", &clone, 1);
+    let out = session_start(&env, &clone);
+    assert!(
+        out.contains("- Saved in the shallow clone.") || out.contains("- The app's line."),
+        "the clone loads neither the named memory nor what it saved itself: {out}\ntree: {:?}",
+        env.memory_tree()
+    );
+}
+
 /// A session in a folder whose planted `.git/config` names a repository's
 /// origin is not that repository's session: the real repository's saves
 /// never give it their guards, whose reasons would quote its rules.
