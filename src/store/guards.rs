@@ -214,11 +214,13 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
     let rules = rules();
     let own = super::folder_record::read(folder).own_guards;
     let is_own = |g: &Stored| own.contains(&trust_key(g));
+    // Approved here as it was listed, asking (`change`).
+    let trusted = |g: &Stored| is_own(g) || own.contains(&trust_key(&Stored { decision: Decision::Ask, ..g.clone() }));
     // This machine's own first, so planted guards cannot crowd them out;
     // the cap counts only guards that would bind, and what is past it is
     // never compiled.
     let mut order: Vec<usize> = (0..guards.len()).collect();
-    order.sort_by_key(|&at| !is_own(&guards[at]));
+    order.sort_by_key(|&at| !trusted(&guards[at]));
     let mut standing: Vec<Standing> = vec![Standing::RuleNotLoaded; guards.len()];
     let mut binding = 0;
     for at in order {
@@ -229,7 +231,7 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
         } else if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
             Standing::Refused(why)
-        } else if review && !is_own(g) {
+        } else if review && !trusted(g) {
             Standing::WaitsForReview
         } else {
             binding += 1;
@@ -304,39 +306,39 @@ pub fn change(folder: &Folder, id: &str, action: Action) -> Result<Stored> {
     let _lock = folder.lock()?;
     let mut guards = load(folder)?;
     let exact: Vec<usize> = (0..guards.len()).filter(|&i| guards[i].id == id).collect();
-    let found = if exact.is_empty() {
-        (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect()
-    } else {
-        exact
-    };
-    let at = match found[..] {
+    let prefix = || (0..guards.len()).filter(|&i| !id.is_empty() && guards[i].id.starts_with(id)).collect();
+    let at = match (if exact.is_empty() { prefix() } else { exact })[..] {
         [at] => at,
         [] => bail!("no guard {id:?} in {}; `memory-save guards` lists them", folder.project),
         _ => bail!("{id:?} names more than one guard; give more of its id"),
     };
     // Trust is in the guard as the user last left it: what they removed or
-    // changed is foreign again if a sync brings it back.
+    // changed is foreign again if a sync brings it back. An approval trusts
+    // it as the list showed it: a foreign one asking, whatever the file
+    // (another machine's, left as it is) says.
     let was = [Decision::Ask, Decision::Deny].map(|decision| trust_key(&Stored { decision, ..guards[at].clone() }));
     let own = super::folder_record::read(folder).own_guards.contains(&trust_key(&guards[at]));
+    let mut trusted = guards[at].clone();
     match action {
-        Action::Decide(decision) => guards[at].decision = decision,
-        // What the list showed: a foreign guard only asks.
-        Action::Approve if !own => guards[at].decision = Decision::Ask,
-        Action::Approve => {}
-        Action::Remove => {
-            let gone = guards.remove(at);
-            write(folder, &guards)?;
-            super::folder_record::update(folder, true, |r| r.own_guards.retain(|k| !was.contains(k)))?;
-            return Ok(gone);
-        }
+        Action::Decide(decision) => trusted.decision = decision,
+        Action::Approve if !own => trusted.decision = Decision::Ask,
+        Action::Approve | Action::Remove => {}
     }
-    write(folder, &guards)?;
-    let guard = guards[at].clone();
+    if action != Action::Approve {
+        if action == Action::Remove {
+            guards.remove(at);
+        } else {
+            guards[at] = trusted.clone();
+        }
+        write(folder, &guards)?;
+    }
     super::folder_record::update(folder, true, |r| {
         r.own_guards.retain(|k| !was.contains(k));
-        r.own_guards.push(trust_key(&guard));
+        if action != Action::Remove {
+            r.own_guards.push(trust_key(&trusted));
+        }
     })?;
-    Ok(guard)
+    Ok(trusted)
 }
 
 /// Merges two versions of a guards file for git, by guard id against the

@@ -440,7 +440,7 @@ fn a_guard_on_a_withheld_rule_never_binds_nor_quotes_the_line() {
 
 /// The list shows a foreign guard's decision as `ask` (what it does while
 /// foreign); `--approve` approves that, never the file's `deny`, which the
-/// user never saw.
+/// user never saw, and leaves the file as the other machine wrote it.
 #[test]
 fn approving_a_foreign_guard_approves_it_as_listed() {
     let env = Env::new();
@@ -456,6 +456,10 @@ fn approving_a_foreign_guard_approves_it_as_listed() {
     env.cmd(&["guards", "--approve", "cc33cc33"]).in_dir(&env.proj).run().ok();
     let bound = guards(&env)[0]["decision"].clone();
     assert_eq!(listed, bound, "listed before approval as {listed}, bound after it as {bound}; the list said:\n{shown}");
+    assert_eq!(guards(&env)[0]["standing"], "binds");
+    // The file stays as the other machine wrote it: its deny is its own.
+    let file = std::fs::read_to_string(env.memory_dir("proj").join("guards.json")).unwrap();
+    assert_eq!(file, planted.to_string());
 }
 
 /// Trust is in the guard as the user last left it: one the user removed
