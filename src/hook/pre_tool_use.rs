@@ -63,10 +63,22 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
 }
 
 /// The file the path leads to, its links resolved as far as it exists: a
-/// Write may name a file, or folders, not made yet.
+/// Write may name a file, or folders, not made yet, or a link to one. The
+/// work is bounded: no longer a path than the kernel takes, a few links,
+/// a few folders not made yet.
 fn real_path(path: &str) -> Option<String> {
-    let path = std::path::Path::new(path);
-    let (real, rest) = path.ancestors().find_map(|part| {
+    const PATH_MAX: usize = 4096;
+    const LINKS: usize = 8;
+    const NEW_FOLDERS: usize = 16;
+    if path.len() > PATH_MAX {
+        return None;
+    }
+    let mut path = std::path::PathBuf::from(path);
+    for _ in 0..LINKS {
+        let Ok(target) = std::fs::read_link(&path) else { break };
+        path = path.parent()?.join(target);
+    }
+    let (real, rest) = path.ancestors().take(NEW_FOLDERS).find_map(|part| {
         let real = std::fs::canonicalize(part).ok()?;
         Some((real, path.strip_prefix(part).ok()?))
     })?;

@@ -551,3 +551,41 @@ fn a_link_inside_the_project_never_reaches_a_guarded_file_unasked() {
     }
     assert!(unasked.is_empty(), "a Write to a guarded file went unasked:\n{}", unasked.join("\n"));
 }
+
+/// A link whose target does not exist yet (a repository can carry one)
+/// leads a Write to make that target: the path is checked as it too.
+#[test]
+fn a_dangling_link_in_the_project_never_makes_a_guarded_file_unasked() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    std::fs::create_dir_all(env.proj.join("src")).unwrap();
+    std::os::unix::fs::symlink("../gen/new.rs", env.proj.join("src/new.rs")).unwrap();
+    std::os::unix::fs::symlink("../gen/other.rs", env.proj.join("src/other.rs")).unwrap();
+    // What the kernel does with a Write through such a link.
+    std::fs::write(env.proj.join("src/other.rs"), "// written\n").unwrap();
+    assert!(env.proj.join("gen/other.rs").is_file(), "the write made the guarded file");
+    let out = pre_tool(&env, SID, "Write", json!({"file_path": env.proj.join("src/new.rs")}));
+    assert!(out.stdout.contains("\"ask\""), "a Write through a dangling link makes gen/new.rs unasked: {out:#?}");
+}
+
+/// A long spelling of a guarded path (`x/..` repeated) is answered before
+/// the hook's deadline: resolving links is bounded, and a path past the
+/// kernel's length is checked as written alone.
+#[test]
+fn a_long_spelling_of_a_guarded_path_is_answered_before_the_deadline() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let file = format!("{}{}", "/memory-save-none/..".repeat(600_000), env.proj.join("gen/api.rs").display());
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(SID)
+        .set("tool_name", json!("Write"))
+        .set("tool_input", json!({"file_path": file, "content": "x"}))
+        .run();
+    assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
+}
