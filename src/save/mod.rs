@@ -115,6 +115,16 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
         crate::project::settle(roots, &mut p)?;
         Ok(p)
     });
+    // A session that began in a provisional folder is the project's once
+    // settled: its guards, reports and status rows from this save on.
+    if let Ok(project) = &located {
+        let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+        if sessions.peek(&job.session_id).input.project.as_deref() != Some(project.name.as_str())
+            && let Err(e) = sessions.update(&job.session_id, |s| s.input.project = Some(project.name.clone()))
+        {
+            crate::store::log::error(&format!("cannot record session {}'s project: {e:#}", job.session_id));
+        }
+    }
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located, &config)) {
         Ok(result) => result,

@@ -453,3 +453,53 @@ fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
         env.state("planted")
     );
 }
+
+/// A moved repository's session is provisional until a save confirms the
+/// folder by its first commit, and the project's from then on: the guard
+/// its own save made binds in it.
+#[test]
+fn a_session_whose_save_confirmed_the_folder_gets_the_guard_it_made() {
+    let env = Env::new();
+    let old = saved_repo(&env, "app", "- Moved with the repository.");
+    let new = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    assert!(session_start(&env, &new).contains("provisional"));
+    let rule = "- Never run the deploy script by hand.";
+    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
+    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
+    env.saved_turn_in("after-move", &new, 1);
+    assert!(env.memory_of("app").unwrap().contains(rule), "the save confirmed the folder and wrote there");
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session("after-move")
+        .cwd(&new)
+        .set("tool_name", serde_json::json!("Bash"))
+        .set("tool_input", serde_json::json!({"command": "./deploy.sh"}))
+        .run()
+        .ok();
+    assert!(
+        out.stdout.contains("\"ask\""),
+        "the rule this session's save made binds nothing in it; state: {}",
+        env.state("after-move")
+    );
+}
+
+/// The report of a provisional session's last save (the one that confirmed
+/// the folder) is shown at the project's next start.
+#[test]
+fn the_last_save_of_a_session_that_confirmed_the_folder_is_reported() {
+    let env = Env::new();
+    let old = saved_repo(&env, "app", "- Moved with the repository.");
+    let new = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    env.script_default(&adds("- Written after the move."));
+    env.turn_in("after-move", &new);
+    env.hook("session-end").fixture("SessionEnd-other.json").session("after-move").cwd(&new).run().ok();
+    env.wait_saves("after-move", 1);
+    assert!(env.memory_of("app").unwrap().contains("- Written after the move."));
+    let out = session_start(&env, &new);
+    assert!(out.contains("the last session's save"), "the last save's report is lost: {out}");
+}
