@@ -332,11 +332,7 @@ fn a_held_project_lock_never_lets_a_guarded_call_through_unasked() {
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
     assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
-    // Another memory-save process (a sync's merge, an import, a review)
-    // holds the project's lock for a while.
-    let lock =
-        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_project_lock(&env);
     let out = env
         .hook("pre-tool-use")
         .fixture("PreToolUse-bash.json")
@@ -512,9 +508,7 @@ fn a_start_that_waits_on_a_held_lock_keeps_the_guards() {
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
     assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
-    let lock =
-        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_project_lock(&env);
     let start = env.hook("session-start").fixture("SessionStart-compact.json").session(SID).run();
     lock.unlock().unwrap();
     assert_eq!(start.code, Some(0), "{start:#?}");
@@ -588,4 +582,13 @@ fn a_long_spelling_of_a_guarded_path_is_answered_before_the_deadline() {
         .set("tool_input", json!({"file_path": file, "content": "x"}))
         .run();
     assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
+}
+
+/// The project's lock, held as another memory-save process (a sync's merge,
+/// an import, a save) holds it, until the file is dropped.
+fn hold_project_lock(env: &Env) -> std::fs::File {
+    let lock =
+        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
+    lock.lock().unwrap();
+    lock
 }

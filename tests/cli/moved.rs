@@ -437,15 +437,7 @@ fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
     env.saved_turn_in("planted", &planted, 1);
     // The real repository saves anything: its open sessions get its guards.
     env.saved_turn_in("victim", &dir, 2);
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session("planted")
-        .cwd(&planted)
-        .set("tool_name", serde_json::json!("Bash"))
-        .set("tool_input", serde_json::json!({"command": "./deploy.sh"}))
-        .run()
-        .ok();
+    let out = bash_in(&env, "planted", &planted, "./deploy.sh");
     assert_eq!(
         out.stdout,
         "",
@@ -460,25 +452,14 @@ fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
 #[test]
 fn a_session_whose_save_confirmed_the_folder_gets_the_guard_it_made() {
     let env = Env::new();
-    let old = saved_repo(&env, "app", "- Moved with the repository.");
-    let new = env.root().join("elsewhere/app");
-    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
-    std::fs::rename(&old, &new).unwrap();
+    let new = moved_away(&env);
     assert!(session_start(&env, &new).contains("provisional"));
     let rule = "- Never run the deploy script by hand.";
     let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
     env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
     env.saved_turn_in("after-move", &new, 1);
     assert!(env.memory_of("app").unwrap().contains(rule), "the save confirmed the folder and wrote there");
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session("after-move")
-        .cwd(&new)
-        .set("tool_name", serde_json::json!("Bash"))
-        .set("tool_input", serde_json::json!({"command": "./deploy.sh"}))
-        .run()
-        .ok();
+    let out = bash_in(&env, "after-move", &new, "./deploy.sh");
     assert!(
         out.stdout.contains("\"ask\""),
         "the rule this session's save made binds nothing in it; state: {}",
@@ -491,10 +472,7 @@ fn a_session_whose_save_confirmed_the_folder_gets_the_guard_it_made() {
 #[test]
 fn the_last_save_of_a_session_that_confirmed_the_folder_is_reported() {
     let env = Env::new();
-    let old = saved_repo(&env, "app", "- Moved with the repository.");
-    let new = env.root().join("elsewhere/app");
-    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
-    std::fs::rename(&old, &new).unwrap();
+    let new = moved_away(&env);
     env.script_default(&adds("- Written after the move."));
     env.turn_in("after-move", &new);
     env.hook("session-end").fixture("SessionEnd-other.json").session("after-move").cwd(&new).run().ok();
@@ -502,4 +480,25 @@ fn the_last_save_of_a_session_that_confirmed_the_folder_is_reported() {
     assert!(env.memory_of("app").unwrap().contains("- Written after the move."));
     let out = session_start(&env, &new);
     assert!(out.contains("the last session's save"), "the last save's report is lost: {out}");
+}
+
+/// A saved repository `app`, moved to another path: the path it is at now.
+fn moved_away(env: &Env) -> PathBuf {
+    let old = saved_repo(env, "app", "- Moved with the repository.");
+    let new = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    new
+}
+
+/// A Bash call of `session` in `dir`, as PreToolUse sees it.
+fn bash_in(env: &Env, session: &str, dir: &Path, command: &str) -> Output {
+    env.hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(session)
+        .cwd(dir)
+        .set("tool_name", serde_json::json!("Bash"))
+        .set("tool_input", serde_json::json!({"command": command}))
+        .run()
+        .ok()
 }
