@@ -23,20 +23,24 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let path = input.and_then(|i| i.file_path.as_deref().or(i.notebook_path.as_deref()));
     let root = &state.input.guard_root;
     let Some(written) = crate::memory::guard::subject(tool, command, path, root) else { return Ok(None) };
+    // What cannot be checked is asked about, never let through.
+    let ask = |why: String| Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}"))));
     // A path is checked as written and as the file it leads to through
     // links, in the project or to it (macOS's /tmp is one).
-    let resolved = match (tool, path.and_then(real_path), std::fs::canonicalize(root)) {
-        (Tool::Edit, Some(real), Ok(real_root)) => {
-            crate::memory::guard::subject(tool, None, Some(&real), &real_root.to_string_lossy())
-        }
-        _ => None,
-    };
+    let mut subjects = vec![written];
+    if let (Tool::Edit, Some(path)) = (tool, path) {
+        let real = match real_path(path) {
+            Ok(real) => real,
+            Err(why) => return ask(why),
+        };
+        let real_root = std::fs::canonicalize(root).map_or_else(|_| root.clone(), |r| r.to_string_lossy().into_owned());
+        subjects.extend(crate::memory::guard::subject(tool, None, Some(&real), &real_root));
+    }
     let mut matched = Vec::new();
-    for subject in std::iter::once(written).chain(resolved) {
+    for subject in subjects {
         match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
             Ok(found) => matched.extend(found),
-            // What cannot be checked is asked about, never let through.
-            Err(why) => return Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}")))),
+            Err(why) => return ask(why),
         }
     }
     matched.sort_by_key(|g| g.decision != Decision::Deny);
@@ -64,26 +68,31 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
 
 /// The file the path leads to, its links resolved as far as it exists: a
 /// Write may name a file, or folders, not made yet, or a link to one. The
-/// work is bounded: no longer a path than the kernel takes, a few links,
-/// a few folders not made yet.
-fn real_path(path: &str) -> Option<String> {
+/// work is bounded; a path past the bounds is `Err`, to be asked about.
+fn real_path(path: &str) -> Result<String, String> {
     const PATH_MAX: usize = 4096;
-    const LINKS: usize = 8;
-    const NEW_FOLDERS: usize = 16;
+    /// The kernel's own bound on the links of one lookup.
+    const LINKS: usize = 40;
+    const NEW_FOLDERS: usize = 64;
+    let past = |what: &str| format!("the path {what}, past what can be checked against the guards");
     if path.len() > PATH_MAX {
-        return None;
+        return Err(past("is over 4 KiB"));
     }
     let mut path = std::path::PathBuf::from(path);
-    for _ in 0..LINKS {
-        let Ok(target) = std::fs::read_link(&path) else { break };
-        path = path.parent()?.join(target);
+    for links in 0.. {
+        let (Ok(target), Some(folder)) = (std::fs::read_link(&path), path.parent()) else { break };
+        if links == LINKS {
+            return Err(past("goes through over 40 links"));
+        }
+        path = folder.join(target);
     }
-    let (real, rest) = path.ancestors().take(NEW_FOLDERS).find_map(|part| {
-        let real = std::fs::canonicalize(part).ok()?;
-        Some((real, path.strip_prefix(part).ok()?))
-    })?;
+    let (real, rest) = path
+        .ancestors()
+        .take(NEW_FOLDERS)
+        .find_map(|part| Some((std::fs::canonicalize(part).ok()?, path.strip_prefix(part).ok()?)))
+        .ok_or_else(|| past("names over 64 folders that do not exist"))?;
     let real = if rest.as_os_str().is_empty() { real } else { real.join(rest) };
-    Some(real.to_string_lossy().into_owned())
+    Ok(real.to_string_lossy().into_owned())
 }
 
 fn decision(decision: Decision, reason: &str) -> HookOutput {

@@ -592,3 +592,68 @@ fn hold_project_lock(env: &Env) -> std::fs::File {
     lock.lock().unwrap();
     lock
 }
+
+/// A chain of nine links ending where nothing is yet: the kernel follows
+/// up to forty, so a Write through it makes the guarded file, and the hook
+/// follows as many.
+#[test]
+fn a_long_chain_of_dangling_links_never_makes_a_guarded_file_unasked() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let src = env.proj.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    // src/<name> -> src/<name>.1 -> … -> src/<name>.8 -> ../gen/<name>
+    let chain = |name: &str| {
+        for i in 0..=8 {
+            let from = if i == 0 { name.to_string() } else { format!("{name}.{i}") };
+            let to = if i == 8 { format!("../gen/{name}") } else { format!("{name}.{}", i + 1) };
+            std::os::unix::fs::symlink(to, src.join(from)).unwrap();
+        }
+    };
+    chain("new.rs");
+    chain("other.rs");
+    std::fs::write(src.join("other.rs"), "// written\n").unwrap();
+    assert!(env.proj.join("gen/other.rs").is_file(), "the write made the guarded file");
+    let out = pre_tool(&env, SID, "Write", json!({"file_path": src.join("new.rs")}));
+    assert!(out.stdout.contains("\"ask\""), "a Write through nine dangling links makes gen/new.rs unasked: {out:#?}");
+}
+
+/// A Write makes the folders its file needs (Claude Code's Write tool
+/// makes them as `mkdir -p` does); seventeen of them under a link to a
+/// guarded folder land in it.
+#[test]
+fn a_write_that_makes_many_folders_through_a_link_never_lands_in_a_guarded_folder_unasked() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
+    let deep = |top: &str| (0..16).fold(env.proj.join("generated").join(top), |p, i| p.join(format!("d{i}")));
+    // What the Write does: its folders, then its file.
+    std::fs::create_dir_all(deep("b")).unwrap();
+    std::fs::write(deep("b").join("api.rs"), "// written\n").unwrap();
+    assert!(env.proj.join("gen/b").is_dir(), "the write made folders and a file in gen/");
+    let out = pre_tool(&env, SID, "Write", json!({"file_path": deep("a").join("api.rs")}));
+    assert!(
+        out.stdout.contains("\"ask\""),
+        "a Write making 17 folders under generated/ -> gen/ went unasked: {out:#?}"
+    );
+}
+
+/// A path past the kernel's length that names a guarded file through a
+/// link once `.`/`..` are worked out (as Claude Code's tools resolve a
+/// path before they use it: not measured here) is asked about, as is any
+/// path past the bounds of resolving it.
+#[test]
+fn a_long_spelling_through_a_link_is_still_asked_about() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
+    let file = format!("{}{}/api.rs", env.proj.join("generated").display(), "/x/..".repeat(900));
+    let out = pre_tool(&env, SID, "Write", json!({"file_path": file}));
+    assert!(out.stdout.contains("\"ask\""), "generated/api.rs, spelt past 4,096 bytes, went unasked: {out:#?}");
+}
