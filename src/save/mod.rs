@@ -116,11 +116,19 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
         Ok(p)
     });
     // A session that began in a provisional folder is the project's once
-    // settled: its guards, reports and status rows from this save on.
-    if let Ok(project) = &located {
+    // settled: its guards, reports and status rows from this save on;
+    // unless the session has moved to another folder meanwhile.
+    if let Some(project) = located.as_ref().ok().filter(|p| p.provisional.is_none()) {
         let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
-        if sessions.peek(&job.session_id).input.project.as_deref() != Some(project.name.as_str())
-            && let Err(e) = sessions.update(&job.session_id, |s| s.input.project = Some(project.name.clone()))
+        let named = |s: &crate::store::state::SessionInput| {
+            s.project_folder() != job.project_dir || s.project.as_deref() == Some(project.name.as_str())
+        };
+        if !named(&sessions.peek(&job.session_id).input)
+            && let Err(e) = sessions.update(&job.session_id, |s| {
+                if !named(&s.input) {
+                    s.input.project = Some(project.name.clone());
+                }
+            })
         {
             crate::store::log::error(&format!("cannot record session {}'s project: {e:#}", job.session_id));
         }

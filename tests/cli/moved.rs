@@ -502,3 +502,82 @@ fn bash_in(env: &Env, session: &str, dir: &Path, command: &str) -> Output {
         .run()
         .ok()
 }
+
+/// The same planted origin in a repository that ships a team marker
+/// (`.claude/memory/.memory-save-team`, a file any repository can carry):
+/// its save settles nothing (a team memory is never settled), so the
+/// folder stays provisional, and it must stay a stranger's session.
+#[test]
+fn a_planted_origin_with_a_team_marker_never_receives_the_real_repositorys_guards() {
+    let env = Env::new();
+    let rule = "- Never run the deploy script: the prod key is in vault/prod-7731.";
+    let dir = env.git_init("app");
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "the real first commit"]);
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
+    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
+    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
+    env.saved_turn_in("victim", &dir, 1);
+
+    let planted = env.root().join("downloads/app");
+    std::fs::create_dir_all(planted.join(".claude/memory")).unwrap();
+    std::fs::write(planted.join(".claude/memory/.memory-save-team"), "planted\n").unwrap();
+    env.git(&planted, &["init", "-q"]);
+    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
+    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
+    env.hook("session-start").fixture("SessionStart-startup.json").session("planted").cwd(&planted).run().ok();
+    env.script_default(&no_change());
+    env.saved_turn_in("planted", &planted, 1);
+    // The real repository saves anything: its open sessions get its guards.
+    env.saved_turn_in("victim", &dir, 2);
+    let out = bash_in(&env, "planted", &planted, "./deploy.sh");
+    assert_eq!(
+        out.stdout,
+        "",
+        "the stranger's session binds the real repository's guard and quotes its rule; state: {}",
+        env.state("planted")
+    );
+}
+
+/// A session whose project folder changed (Claude Code named another
+/// one) while its save waited on the old project's lock (a sync holds it)
+/// is the new project's: the old save must not take it back, or the new
+/// project's guards stop reaching it and the old one's replace them.
+#[test]
+fn a_save_that_waited_never_takes_a_session_back_from_the_project_it_moved_to() {
+    let env = Env::new();
+    // `other` has a guard; `proj` (no commit yet: every save settles it
+    // under its lock) has none.
+    let other = env.git_init("other");
+    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": "- Never run the deploy script by hand.", "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
+    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
+    env.saved_turn_in("other-owner", &other, 1);
+    env.script_default(&no_change());
+    env.saved_turn(SID, 1);
+
+    let lock =
+        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
+    lock.lock().unwrap();
+    env.turn(SID);
+    std::thread::sleep(std::time::Duration::from_secs(2)); // the worker claims, then waits on the lock
+    let var = ("CLAUDE_PROJECT_DIR", other.to_str().unwrap());
+    env.hook("session-start").fixture("SessionStart-resume.json").session(SID).cwd(&other).var(var.0, var.1).run().ok();
+    env.hook("user-prompt-submit")
+        .fixture("UserPromptSubmit.json")
+        .session(SID)
+        .cwd(&other)
+        .var(var.0, var.1)
+        .run()
+        .ok();
+    assert!(bash_in(&env, SID, &other, "./deploy.sh").stdout.contains("\"ask\""), "{}", env.state(SID));
+    lock.unlock().unwrap();
+    env.wait_saves(SID, 2);
+    // `proj` saves a change: its open sessions get its guards (none).
+    env.script_default(&adds("- A fact of proj."));
+    env.saved_turn("proj-owner", 1);
+    let out = bash_in(&env, SID, &other, "./deploy.sh");
+    assert!(
+        out.stdout.contains("\"ask\""),
+        "the session is in `other`, yet its guard is gone: {out:#?}\nstate: {}",
+        env.state(SID)
+    );
+}
