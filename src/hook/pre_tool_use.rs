@@ -26,15 +26,19 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     // What cannot be checked is asked about, never let through.
     let ask = |why: String| Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}"))));
     // A path is checked as written and as the file it leads to through
-    // links, in the project or to it (macOS's /tmp is one).
+    // links, in the project or to it (macOS's /tmp is one), followed as
+    // the kernel does and after `..` is worked out as text, as a tool may.
     let mut subjects = vec![written];
     if let (Tool::Edit, Some(path)) = (tool, path) {
-        let real = match real_path(path) {
-            Ok(real) => real,
-            Err(why) => return ask(why),
-        };
+        let path = std::path::Path::new(&ctx.input.cwd).join(path).to_string_lossy().into_owned();
         let real_root = std::fs::canonicalize(root).map_or_else(|_| root.clone(), |r| r.to_string_lossy().into_owned());
-        subjects.extend(crate::memory::guard::subject(tool, None, Some(&real), &real_root));
+        let until = std::time::Instant::now() + RESOLVE_TIME;
+        for spelling in [crate::memory::guard::lexical(&path), path] {
+            match real_path(&spelling, until) {
+                Ok(real) => subjects.extend(crate::memory::guard::subject(tool, None, Some(&real), &real_root)),
+                Err(why) => return ask(why),
+            }
+        }
     }
     let mut matched = Vec::new();
     for subject in subjects {
@@ -66,10 +70,14 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     Ok(None)
 }
 
+/// How long following a call's path may take: well inside the hook's
+/// deadline, whose silent exit would let the call run.
+const RESOLVE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The file the path leads to, its links resolved as far as it exists: a
 /// Write may name a file, or folders, not made yet, or a link to one. The
 /// work is bounded; a path past the bounds is `Err`, to be asked about.
-fn real_path(path: &str) -> Result<String, String> {
+fn real_path(path: &str, until: std::time::Instant) -> Result<String, String> {
     const PATH_MAX: usize = 4096;
     /// The kernel's own bound on the links of one lookup.
     const LINKS: usize = 40;
@@ -86,11 +94,17 @@ fn real_path(path: &str) -> Result<String, String> {
         }
         path = folder.join(target);
     }
-    let (real, rest) = path
-        .ancestors()
-        .take(NEW_FOLDERS)
-        .find_map(|part| Some((std::fs::canonicalize(part).ok()?, path.strip_prefix(part).ok()?)))
-        .ok_or_else(|| past("names over 64 folders that do not exist"))?;
+    let mut found = None;
+    for part in path.ancestors().take(NEW_FOLDERS) {
+        if std::time::Instant::now() > until {
+            return Err(past("takes too long to follow"));
+        }
+        if let (Ok(real), Ok(rest)) = (std::fs::canonicalize(part), path.strip_prefix(part)) {
+            found = Some((real, rest));
+            break;
+        }
+    }
+    let (real, rest) = found.ok_or_else(|| past("names over 64 folders that do not exist"))?;
     let real = if rest.as_os_str().is_empty() { real } else { real.join(rest) };
     Ok(real.to_string_lossy().into_owned())
 }

@@ -232,7 +232,7 @@ pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Result<V
 /// `path` with `.`, `..` and doubled slashes worked out as text, so
 /// `src/../migrations/x.sql` is the `migrations/x.sql` a glob names (no
 /// link is followed: the file may not exist yet).
-fn lexical(path: &str) -> String {
+pub fn lexical(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

@@ -657,3 +657,92 @@ fn a_long_spelling_through_a_link_is_still_asked_about() {
     let out = pre_tool(&env, SID, "Write", json!({"file_path": file}));
     assert!(out.stdout.contains("\"ask\""), "generated/api.rs, spelt past 4,096 bytes, went unasked: {out:#?}");
 }
+
+/// A tool may work `.`/`..` out of a path as text before its Write: a `..`
+/// after a folder not made yet, or after a link, names the file the text
+/// leaves, and a link there leads into gen/; the path is followed in both
+/// readings.
+#[test]
+fn a_dotdot_spelling_never_hides_the_link_a_write_goes_through() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    std::fs::create_dir_all(env.proj.join("src")).unwrap();
+    std::fs::create_dir_all(env.proj.join("vendor/deep")).unwrap();
+    std::fs::write(env.proj.join("gen/api.rs"), "// generated\n").unwrap();
+    std::os::unix::fs::symlink("../gen/api.rs", env.proj.join("src/api.rs")).unwrap();
+    std::os::unix::fs::symlink("../gen/new.rs", env.proj.join("src/new.rs")).unwrap();
+    std::os::unix::fs::symlink("../vendor/deep", env.proj.join("src/lnk")).unwrap();
+    let mut unasked = Vec::new();
+    for file in [
+        env.proj.join("src/not-made/../api.rs"),
+        env.proj.join("src/not-made/../new.rs"),
+        env.proj.join("src/lnk/../api.rs"),
+    ] {
+        let out = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
+        if !out.stdout.contains("\"ask\"") {
+            unasked.push(file.display().to_string());
+        }
+    }
+    // What the Write does with the text-resolved path: it lands in gen/.
+    std::fs::write(env.proj.join("src/new.rs"), "// written\n").unwrap();
+    assert!(env.proj.join("gen/new.rs").is_file());
+    assert!(unasked.is_empty(), "a Write into gen/ went unasked:\n{}", unasked.join("\n"));
+}
+
+/// A chain of forty links, each through an 800-folder-deep detour (a
+/// repository can carry both), in front of 64 names not made yet: the
+/// hook must still answer before its deadline, which ends it silently.
+#[test]
+fn a_costly_link_chain_is_answered_before_the_deadline() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    const DEPTH: usize = 817;
+    let deep = (0..DEPTH).fold(env.proj.join("d"), |p, _| p.join("a"));
+    std::fs::create_dir_all(&deep).unwrap();
+    let detour = format!("d/{}{}", "a/".repeat(DEPTH), "../".repeat(DEPTH + 1));
+    for i in 0..40 {
+        let next = if i == 39 { "gen".to_string() } else { format!("L{}", i + 1) };
+        let target = format!("{detour}{next}");
+        assert!(target.len() < 4096);
+        std::os::unix::fs::symlink(target, env.proj.join(format!("L{i}"))).unwrap();
+    }
+    let file = format!("{}{}/api.rs", env.proj.join("L0").display(), "/x".repeat(63));
+    assert!(file.len() < 4096);
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(SID)
+        .set("tool_name", json!("Write"))
+        .set("tool_input", json!({"file_path": file, "content": "x"}))
+        .run();
+    assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
+}
+
+/// A Write or NotebookEdit the model names relative to the session's
+/// folder, a new file in a new folder, guarded by nothing: no question.
+#[test]
+fn a_relative_path_to_a_new_file_is_not_asked_about() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    for (tool, input) in [
+        ("Write", json!({"file_path": "notes/todo.md", "content": "x"})),
+        ("Write", json!({"file_path": "CHANGES.md", "content": "x"})),
+        ("NotebookEdit", json!({"notebook_path": "nb/new.ipynb", "new_source": "x"})),
+    ] {
+        let out = env
+            .hook("pre-tool-use")
+            .fixture("PreToolUse-bash.json")
+            .session(SID)
+            .set("tool_name", json!(tool))
+            .set("tool_input", input.clone())
+            .in_dir(&env.proj)
+            .run()
+            .ok();
+        assert_eq!(out.stdout, "", "{tool} {input} is asked about: {out:#?}");
+    }
+}
