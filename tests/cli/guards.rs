@@ -181,11 +181,7 @@ fn a_guard_goes_with_its_rule_and_a_replace_without_one_drops_it() {
 
 #[test]
 fn a_foreign_guard_waits_for_review_and_a_synced_one_cannot_allow_or_slip_the_gate() {
-    let env = Env::new();
-    // The rule is this machine's own: a save wrote it before the gate was on.
-    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
-    env.saved_turn(SID, 1);
-    env.config("review = \"rules\"\n");
+    let env = own_rule_under_review();
     // A guards file planted beside it (a sync pull): an allow, a catch-all,
     // a strange id, one it holds for review.
     let planted = json!({"version": 1, "guards": [
@@ -439,10 +435,7 @@ fn a_guard_on_a_withheld_rule_never_binds_nor_quotes_the_line() {
 /// user never saw, and leaves the file as the other machine wrote it.
 #[test]
 fn approving_a_foreign_guard_approves_it_as_listed() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
-    env.saved_turn(SID, 1);
-    env.config("review = \"rules\"\n");
+    let env = own_rule_under_review();
     let planted = json!({"version": 1, "guards": [
         {"id": "cc33cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration", "decision": "deny"},
     ]});
@@ -487,9 +480,7 @@ fn a_removed_or_changed_guard_that_a_sync_brings_back_waits_for_review() {
 /// named through a link (macOS's /tmp is one) is the same folder.
 #[test]
 fn a_path_guard_holds_for_the_project_named_through_a_link() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
+    let env = gen_guarded();
     let link = env.root().join("linked-proj");
     std::os::unix::fs::symlink(&env.proj, &link).unwrap();
     std::fs::create_dir_all(env.proj.join("gen")).unwrap();
@@ -525,35 +516,22 @@ fn a_start_that_waits_on_a_held_lock_keeps_the_guards() {
 /// unasked: the path is checked as the file it leads to too.
 #[test]
 fn a_link_inside_the_project_never_reaches_a_guarded_file_unasked() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
+    let env = gen_guarded();
     std::fs::create_dir_all(env.proj.join("gen/sub")).unwrap();
-    std::fs::create_dir_all(env.proj.join("src")).unwrap();
-    std::fs::write(env.proj.join("gen/api.rs"), "// generated\n").unwrap();
-    std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
-    std::os::unix::fs::symlink("../gen/api.rs", env.proj.join("src/api.rs")).unwrap();
-    std::os::unix::fs::symlink("../gen/sub", env.proj.join("src/lnk")).unwrap();
-    let mut unasked = Vec::new();
-    for file in [env.proj.join("generated/api.rs"), env.proj.join("src/api.rs"), env.proj.join("src/lnk/../api.rs")] {
-        let real = std::fs::canonicalize(&file).unwrap();
+    links(&env, &[("gen", "generated"), ("../gen/api.rs", "src/api.rs"), ("../gen/sub", "src/lnk")]);
+    let files = ["generated/api.rs", "src/api.rs", "src/lnk/../api.rs"].map(|f| env.proj.join(f));
+    for file in &files {
+        let real = std::fs::canonicalize(file).unwrap();
         assert!(real.starts_with(env.proj.join("gen")), "{file:?} is {real:?}");
-        let out = pre_tool(&env, SID, "Write", json!({"file_path": file}));
-        if out.stdout.is_empty() {
-            unasked.push(format!("{} (is {})", file.display(), real.display()));
-        }
     }
-    assert!(unasked.is_empty(), "a Write to a guarded file went unasked:\n{}", unasked.join("\n"));
+    assert_eq!(unasked_writes(&env, &files), Vec::<String>::new());
 }
 
 /// A link whose target does not exist yet (a repository can carry one)
 /// leads a Write to make that target: the path is checked as it too.
 #[test]
 fn a_dangling_link_in_the_project_never_makes_a_guarded_file_unasked() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     std::fs::create_dir_all(env.proj.join("src")).unwrap();
     std::os::unix::fs::symlink("../gen/new.rs", env.proj.join("src/new.rs")).unwrap();
     std::os::unix::fs::symlink("../gen/other.rs", env.proj.join("src/other.rs")).unwrap();
@@ -569,19 +547,9 @@ fn a_dangling_link_in_the_project_never_makes_a_guarded_file_unasked() {
 /// kernel's length is checked as written alone.
 #[test]
 fn a_long_spelling_of_a_guarded_path_is_answered_before_the_deadline() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     let file = format!("{}{}", "/memory-save-none/..".repeat(600_000), env.proj.join("gen/api.rs").display());
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session(SID)
-        .set("tool_name", json!("Write"))
-        .set("tool_input", json!({"file_path": file, "content": "x"}))
-        .run();
-    assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
+    assert_asked_in_time(&env, &file);
 }
 
 /// The project's lock, held as another memory-save process (a sync's merge,
@@ -598,10 +566,7 @@ fn hold_project_lock(env: &Env) -> std::fs::File {
 /// follows as many.
 #[test]
 fn a_long_chain_of_dangling_links_never_makes_a_guarded_file_unasked() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     let src = env.proj.join("src");
     std::fs::create_dir_all(&src).unwrap();
     // src/<name> -> src/<name>.1 -> … -> src/<name>.8 -> ../gen/<name>
@@ -625,10 +590,7 @@ fn a_long_chain_of_dangling_links_never_makes_a_guarded_file_unasked() {
 /// guarded folder land in it.
 #[test]
 fn a_write_that_makes_many_folders_through_a_link_never_lands_in_a_guarded_folder_unasked() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
     let deep = |top: &str| (0..16).fold(env.proj.join("generated").join(top), |p, i| p.join(format!("d{i}")));
     // What the Write does: its folders, then its file.
@@ -648,10 +610,7 @@ fn a_write_that_makes_many_folders_through_a_link_never_lands_in_a_guarded_folde
 /// path past the bounds of resolving it.
 #[test]
 fn a_long_spelling_through_a_link_is_still_asked_about() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     std::os::unix::fs::symlink("gen", env.proj.join("generated")).unwrap();
     let file = format!("{}{}/api.rs", env.proj.join("generated").display(), "/x/..".repeat(900));
     let out = pre_tool(&env, SID, "Write", json!({"file_path": file}));
@@ -664,31 +623,14 @@ fn a_long_spelling_through_a_link_is_still_asked_about() {
 /// readings.
 #[test]
 fn a_dotdot_spelling_never_hides_the_link_a_write_goes_through() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
-    std::fs::create_dir_all(env.proj.join("src")).unwrap();
+    let env = gen_guarded();
     std::fs::create_dir_all(env.proj.join("vendor/deep")).unwrap();
-    std::fs::write(env.proj.join("gen/api.rs"), "// generated\n").unwrap();
-    std::os::unix::fs::symlink("../gen/api.rs", env.proj.join("src/api.rs")).unwrap();
-    std::os::unix::fs::symlink("../gen/new.rs", env.proj.join("src/new.rs")).unwrap();
-    std::os::unix::fs::symlink("../vendor/deep", env.proj.join("src/lnk")).unwrap();
-    let mut unasked = Vec::new();
-    for file in [
-        env.proj.join("src/not-made/../api.rs"),
-        env.proj.join("src/not-made/../new.rs"),
-        env.proj.join("src/lnk/../api.rs"),
-    ] {
-        let out = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
-        if !out.stdout.contains("\"ask\"") {
-            unasked.push(file.display().to_string());
-        }
-    }
-    // What the Write does with the text-resolved path: it lands in gen/.
+    links(&env, &[("../gen/api.rs", "src/api.rs"), ("../gen/new.rs", "src/new.rs"), ("../vendor/deep", "src/lnk")]);
+    let files = ["src/not-made/../api.rs", "src/not-made/../new.rs", "src/lnk/../api.rs"].map(|f| env.proj.join(f));
+    assert_eq!(unasked_writes(&env, &files), Vec::<String>::new());
+    // What a Write does with the text-resolved path: it lands in gen/.
     std::fs::write(env.proj.join("src/new.rs"), "// written\n").unwrap();
     assert!(env.proj.join("gen/new.rs").is_file());
-    assert!(unasked.is_empty(), "a Write into gen/ went unasked:\n{}", unasked.join("\n"));
 }
 
 /// A chain of forty links, each through an 800-folder-deep detour (a
@@ -696,10 +638,7 @@ fn a_dotdot_spelling_never_hides_the_link_a_write_goes_through() {
 /// hook must still answer before its deadline, which ends it silently.
 #[test]
 fn a_costly_link_chain_is_answered_before_the_deadline() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
-    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    let env = gen_guarded();
     const DEPTH: usize = 817;
     let deep = (0..DEPTH).fold(env.proj.join("d"), |p, _| p.join("a"));
     std::fs::create_dir_all(&deep).unwrap();
@@ -712,23 +651,14 @@ fn a_costly_link_chain_is_answered_before_the_deadline() {
     }
     let file = format!("{}{}/api.rs", env.proj.join("L0").display(), "/x".repeat(63));
     assert!(file.len() < 4096);
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session(SID)
-        .set("tool_name", json!("Write"))
-        .set("tool_input", json!({"file_path": file, "content": "x"}))
-        .run();
-    assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
+    assert_asked_in_time(&env, &file);
 }
 
 /// A Write or NotebookEdit the model names relative to the session's
 /// folder, a new file in a new folder, guarded by nothing: no question.
 #[test]
 fn a_relative_path_to_a_new_file_is_not_asked_about() {
-    let env = Env::new();
-    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
-    env.saved_turn(SID, 1);
+    let env = gen_guarded();
     for (tool, input) in [
         ("Write", json!({"file_path": "notes/todo.md", "content": "x"})),
         ("Write", json!({"file_path": "CHANGES.md", "content": "x"})),
@@ -745,4 +675,59 @@ fn a_relative_path_to_a_new_file_is_not_asked_about() {
             .ok();
         assert_eq!(out.stdout, "", "{tool} {input} is asked about: {out:#?}");
     }
+}
+
+/// A project whose save guarded `gen/**` (the folder made), for the path
+/// tests.
+fn gen_guarded() -> Env {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Edit", "gen/**")]), json!([])));
+    env.saved_turn(SID, 1);
+    std::fs::create_dir_all(env.proj.join("gen")).unwrap();
+    env
+}
+
+/// Links in the project, `(target, name)`, with `gen/api.rs` for them to
+/// lead to and `src/` to hold them.
+fn links(env: &Env, links: &[(&str, &str)]) {
+    std::fs::create_dir_all(env.proj.join("src")).unwrap();
+    std::fs::write(env.proj.join("gen/api.rs"), "// generated\n").unwrap();
+    for (target, name) in links {
+        std::os::unix::fs::symlink(target, env.proj.join(name)).unwrap();
+    }
+}
+
+/// Those of `files` whose Write no guard asked about.
+fn unasked_writes(env: &Env, files: &[std::path::PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|file| {
+            !pre_tool(env, SID, "Write", json!({"file_path": file, "content": "x"})).stdout.contains("\"ask\"")
+        })
+        .map(|file| file.display().to_string())
+        .collect()
+}
+
+/// A project whose rule is this machine's own (a save wrote it before the
+/// review gate was on), with the gate on now.
+fn own_rule_under_review() -> Env {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
+    env.saved_turn(SID, 1);
+    env.config("review = \"rules\"\n");
+    env
+}
+
+/// A Write of `file` is asked about, whatever becomes of the hook (the
+/// deadline's silent exit would let it run).
+#[track_caller]
+fn assert_asked_in_time(env: &Env, file: &str) {
+    let out = env
+        .hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(SID)
+        .set("tool_name", json!("Write"))
+        .set("tool_input", json!({"file_path": file, "content": "x"}))
+        .run();
+    assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
 }

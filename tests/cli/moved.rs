@@ -412,9 +412,17 @@ fn a_shallow_clone_named_in_the_config_loads_what_it_saved() {
 
 /// A session in a folder whose planted `.git/config` names a repository's
 /// origin is not that repository's session: the real repository's saves
-/// never give it their guards, whose reasons would quote its rules.
+/// never give it their guards, whose reasons would quote its rules. Also
+/// when the folder ships a team marker (`.claude/memory/.memory-save-team`,
+/// a file any repository can carry), whose save settles nothing.
 #[test]
 fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
+    for team_marker in [false, true] {
+        planted_session_gets_no_guard(team_marker);
+    }
+}
+
+fn planted_session_gets_no_guard(team_marker: bool) {
     let env = Env::new();
     let rule = "- Never run the deploy script: the prod key is in vault/prod-7731.";
     let dir = env.git_init("app");
@@ -428,7 +436,10 @@ fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
     env.cmd(&["guards", "--deny", &id]).in_dir(&dir).run().ok();
 
     let planted = env.root().join("downloads/app");
-    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::create_dir_all(planted.join(".claude/memory")).unwrap();
+    if team_marker {
+        std::fs::write(planted.join(".claude/memory/.memory-save-team"), "planted\n").unwrap();
+    }
     env.git(&planted, &["init", "-q"]);
     env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
     env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
@@ -441,7 +452,7 @@ fn a_planted_origin_session_never_receives_the_real_repositorys_guards() {
     assert_eq!(
         out.stdout,
         "",
-        "the stranger's session binds the real repository's guard and quotes its rule; state: {}",
+        "the stranger's session (team marker: {team_marker}) binds the real repository's guard; state: {}",
         env.state("planted")
     );
 }
@@ -501,41 +512,6 @@ fn bash_in(env: &Env, session: &str, dir: &Path, command: &str) -> Output {
         .set("tool_input", serde_json::json!({"command": command}))
         .run()
         .ok()
-}
-
-/// The same planted origin in a repository that ships a team marker
-/// (`.claude/memory/.memory-save-team`, a file any repository can carry):
-/// its save settles nothing (a team memory is never settled), so the
-/// folder stays provisional, and it must stay a stranger's session.
-#[test]
-fn a_planted_origin_with_a_team_marker_never_receives_the_real_repositorys_guards() {
-    let env = Env::new();
-    let rule = "- Never run the deploy script: the prod key is in vault/prod-7731.";
-    let dir = env.git_init("app");
-    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "the real first commit"]);
-    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/app.git"]);
-    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
-    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
-    env.saved_turn_in("victim", &dir, 1);
-
-    let planted = env.root().join("downloads/app");
-    std::fs::create_dir_all(planted.join(".claude/memory")).unwrap();
-    std::fs::write(planted.join(".claude/memory/.memory-save-team"), "planted\n").unwrap();
-    env.git(&planted, &["init", "-q"]);
-    env.git(&planted, &["commit", "-q", "--allow-empty", "-m", "a stranger's first commit"]);
-    env.git(&planted, &["remote", "add", "origin", "https://github.com/me/app.git"]);
-    env.hook("session-start").fixture("SessionStart-startup.json").session("planted").cwd(&planted).run().ok();
-    env.script_default(&no_change());
-    env.saved_turn_in("planted", &planted, 1);
-    // The real repository saves anything: its open sessions get its guards.
-    env.saved_turn_in("victim", &dir, 2);
-    let out = bash_in(&env, "planted", &planted, "./deploy.sh");
-    assert_eq!(
-        out.stdout,
-        "",
-        "the stranger's session binds the real repository's guard and quotes its rule; state: {}",
-        env.state("planted")
-    );
 }
 
 /// A session whose project folder changed (Claude Code named another
