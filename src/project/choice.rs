@@ -100,7 +100,7 @@ pub(super) fn choose_folder(
 }
 
 /// The folder of a second repository with `base`'s name.
-fn hashed_name(base: &str, identity: &str) -> String {
+pub(super) fn hashed_name(base: &str, identity: &str) -> String {
     format!("{base}-{}", crate::memory::stable_id(identity))
 }
 

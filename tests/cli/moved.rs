@@ -557,3 +557,29 @@ fn a_save_that_waited_never_takes_a_session_back_from_the_project_it_moved_to() 
         env.state(SID)
     );
 }
+
+/// A team repository's memory is its own files: moved to another path, it
+/// loads them at once, and the guard its session's save makes binds there.
+#[test]
+fn a_moved_team_repository_loads_its_own_memory_and_its_guards_bind() {
+    let env = Env::new();
+    let old = env.git_init("app");
+    env.git(&old, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    env.script_default(&adds("- Moved with the repository."));
+    env.saved_turn_in("first-app", &old, 1);
+    env.cmd(&["team", "init"]).in_dir(&old).run().ok();
+    env.git(&old, &["add", "-A"]);
+    env.git(&old, &["commit", "-q", "-m", "team memory"]);
+    let new = env.root().join("elsewhere/app");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    let start = session_start(&env, &new);
+    assert!(start.contains("- Moved with the repository.") && !start.contains("provisional"), "{start}");
+    let rule = "- Never run the deploy script by hand.";
+    let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
+    env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));
+    env.saved_turn_in("after-move", &new, 1);
+    assert!(std::fs::read_to_string(new.join(".claude/memory/MEMORY.md")).unwrap().contains(rule));
+    let out = bash_in(&env, "after-move", &new, "./deploy.sh");
+    assert!(out.stdout.contains("\"ask\""), "{}", env.state("after-move"));
+}
