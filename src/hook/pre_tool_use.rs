@@ -33,7 +33,10 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         let path = std::path::Path::new(&ctx.input.cwd).join(path).to_string_lossy().into_owned();
         let real_root = std::fs::canonicalize(root).map_or_else(|_| root.clone(), |r| r.to_string_lossy().into_owned());
         let until = std::time::Instant::now() + RESOLVE_TIME;
-        for spelling in [crate::memory::guard::lexical(&path), path] {
+        let text = crate::memory::guard::lexical(&path);
+        // A path with no `.`, `..` or doubled slash reads one way: followed once.
+        let spellings = if text == path { vec![path] } else { vec![text, path] };
+        for spelling in spellings {
             match real_path(&spelling, until) {
                 Ok(real) => subjects.extend(crate::memory::guard::subject(tool, None, Some(&real), &real_root)),
                 Err(why) => return ask(why),
