@@ -328,7 +328,7 @@ fn a_held_project_lock_never_lets_a_guarded_call_through_unasked() {
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
     assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
-    let lock = hold_project_lock(&env);
+    let lock = env.hold_project_lock();
     let out = env
         .hook("pre-tool-use")
         .fixture("PreToolUse-bash.json")
@@ -371,15 +371,7 @@ fn a_start_that_loads_nothing_leaves_no_guard_binding() {
         let other = env.folder("other-project");
         let elsewhere = variant.contains("another project");
         let start = if variant == "a turn in another project" {
-            // Claude Code names the session's project folder anew.
-            let var = ("CLAUDE_PROJECT_DIR", other.to_str().unwrap());
-            env.hook("user-prompt-submit")
-                .fixture("UserPromptSubmit.json")
-                .session(SID)
-                .cwd(&other)
-                .var(var.0, var.1)
-                .run()
-                .ok()
+            env.prompt_in_project(SID, &other)
         } else if elsewhere {
             env.hook("session-start").fixture("SessionStart-resume.json").session(SID).cwd(&other).run().ok()
         } else {
@@ -499,7 +491,7 @@ fn a_start_that_waits_on_a_held_lock_keeps_the_guards() {
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
     assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
-    let lock = hold_project_lock(&env);
+    let lock = env.hold_project_lock();
     let start = env.hook("session-start").fixture("SessionStart-compact.json").session(SID).run();
     lock.unlock().unwrap();
     assert_eq!(start.code, Some(0), "{start:#?}");
@@ -550,15 +542,6 @@ fn a_long_spelling_of_a_guarded_path_is_answered_before_the_deadline() {
     let env = gen_guarded();
     let file = format!("{}{}", "/memory-save-none/..".repeat(600_000), env.proj.join("gen/api.rs").display());
     assert_asked_in_time(&env, &file);
-}
-
-/// The project's lock, held as another memory-save process (a sync's merge,
-/// an import, a save) holds it, until the file is dropped.
-fn hold_project_lock(env: &Env) -> std::fs::File {
-    let lock =
-        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
-    lock.lock().unwrap();
-    lock
 }
 
 /// A chain of nine links ending where nothing is yet: the kernel follows

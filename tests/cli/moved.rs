@@ -530,20 +530,12 @@ fn a_save_that_waited_never_takes_a_session_back_from_the_project_it_moved_to() 
     env.script_default(&no_change());
     env.saved_turn(SID, 1);
 
-    let lock =
-        std::fs::OpenOptions::new().write(true).open(env.mem.join("state/memory-save/projects/proj.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = env.hold_project_lock();
     env.turn(SID);
     std::thread::sleep(std::time::Duration::from_secs(2)); // the worker claims, then waits on the lock
     let var = ("CLAUDE_PROJECT_DIR", other.to_str().unwrap());
     env.hook("session-start").fixture("SessionStart-resume.json").session(SID).cwd(&other).var(var.0, var.1).run().ok();
-    env.hook("user-prompt-submit")
-        .fixture("UserPromptSubmit.json")
-        .session(SID)
-        .cwd(&other)
-        .var(var.0, var.1)
-        .run()
-        .ok();
+    env.prompt_in_project(SID, &other);
     assert!(bash_in(&env, SID, &other, "./deploy.sh").stdout.contains("\"ask\""), "{}", env.state(SID));
     lock.unlock().unwrap();
     env.wait_saves(SID, 2);

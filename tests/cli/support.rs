@@ -196,6 +196,28 @@ impl Env {
         assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// The project's lock, held as another memory-save process (a sync's
+    /// merge, an import, a save) holds it, until the file is dropped.
+    pub fn hold_project_lock(&self) -> std::fs::File {
+        let path = self.mem.join("state/memory-save/projects/proj.lock");
+        let lock = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        lock.lock().unwrap();
+        lock
+    }
+
+    /// A prompt of `session` whose project folder Claude Code names anew
+    /// (`CLAUDE_PROJECT_DIR`): `dir`.
+    pub fn prompt_in_project(&self, session: &str, dir: &Path) -> Output {
+        let dir_text = dir.to_str().unwrap();
+        self.hook("user-prompt-submit")
+            .fixture("UserPromptSubmit.json")
+            .session(session)
+            .cwd(dir)
+            .var("CLAUDE_PROJECT_DIR", dir_text)
+            .run()
+            .ok()
+    }
+
     /// The first commit of one repository as every clone of it has it: a
     /// fixed author and date make it the same commit wherever it is made.
     pub fn shared_first_commit(&self, dir: &Path) {
