@@ -118,15 +118,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     }
     // The last gate: a line no door could have admitted never reaches the
     // model; a text found clean is remembered by hash (docs/design.md §5).
-    let gated = if folder.is_checked(&memory) {
-        gate::Loaded { text: memory.clone(), withheld: Vec::new() }
-    } else {
-        let gated = gate::load(&memory);
-        if gated.withheld.is_empty() && part == 1 {
-            folder.mark_checked(&memory);
-        }
-        gated
-    };
+    let gated = folder.gated(&memory, part == 1);
     let loaded = crate::team::without(&gated.text, &held);
     let note = gate::block_note(gated.withheld.len());
     let held_note = gate::held_note(held.len());

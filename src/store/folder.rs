@@ -105,6 +105,19 @@ impl Folder {
         checked_mark(text).is_some_and(|wanted| mark.as_deref() == Some(wanted.as_str()))
     }
 
+    /// `memory` as the load gate lets it through; a text found clean is
+    /// remembered by hash, when `remember`, so the next load skips the scan.
+    pub fn gated(&self, memory: &str, remember: bool) -> crate::memory::gate::Loaded {
+        if self.is_checked(memory) {
+            return crate::memory::gate::Loaded { text: memory.to_string(), withheld: Vec::new() };
+        }
+        let gated = crate::memory::gate::load(memory);
+        if gated.withheld.is_empty() && remember {
+            self.mark_checked(memory);
+        }
+        gated
+    }
+
     pub fn mark_checked(&self, text: &str) {
         let Some(mark) = checked_mark(text) else { return };
         if let Err(e) = crate::store::folder_record::update(self, false, |r| r.checked = Some(mark)) {

@@ -272,7 +272,7 @@ pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool
 pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
     let memory = folder.read_memory().ok().flatten().unwrap_or_default();
     let held = if review { super::approvals::unapproved(folder, &memory) } else { Vec::new() };
-    let loaded = if folder.is_checked(&memory) { memory } else { crate::memory::gate::load(&memory).text };
+    let loaded = folder.gated(&memory, false).text;
     crate::memory::template::critical_rules(&loaded).into_iter().filter(|r| !held.contains(r)).collect()
 }
 
