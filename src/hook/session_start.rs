@@ -88,7 +88,10 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     }
     if part == 1 {
         // A folder no repository recorded yet: the first to load it keeps it.
-        folder.claim()?;
+        match located.team_dir {
+            Some(_) => crate::store::owner::claim_for_team(&ctx.roots, &project, &located.identities)?,
+            None => folder.claim()?,
+        }
     }
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {

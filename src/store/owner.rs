@@ -77,9 +77,30 @@ impl Record {
 
 /// The record of memory folder `name`, `None` when it has none.
 pub fn read(roots: &Roots, name: &str) -> Option<Record> {
-    let mut record = read_dir(&roots.project_dir(name))?;
-    record.here = crate::store::folder_record::read(&crate::store::folder::Folder::new(roots, name)).paths;
+    let state = crate::store::folder_record::read(&crate::store::folder::Folder::new(roots, name));
+    let mut record = read_dir(&roots.project_dir(name)).or_else(|| {
+        let (first, also) = state.team_of.split_first()?;
+        Some(Record { also: also.to_vec(), ..Record::new(first) })
+    })?;
+    record.here = state.paths;
     Some(record)
+}
+
+/// Records that the team repository of `identities` goes by `name` here,
+/// unless a memory folder of that name or another team has it.
+pub fn claim_for_team(roots: &Roots, name: &str, identities: &[String]) -> Result<()> {
+    let folder = crate::store::folder::Folder::new(roots, name);
+    let unclaimed = |r: &crate::store::folder_record::FolderRecord| {
+        r.team_of.is_empty() && std::fs::symlink_metadata(roots.project_dir(name)).is_err()
+    };
+    if !unclaimed(&crate::store::folder_record::read(&folder)) {
+        return Ok(());
+    }
+    crate::store::folder_record::update(&folder, false, |r| {
+        if unclaimed(r) {
+            r.team_of = identities.to_vec();
+        }
+    })
 }
 
 /// A record's identity or path as a person or the model may see it: a sync

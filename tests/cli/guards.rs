@@ -714,3 +714,40 @@ fn assert_asked_in_time(env: &Env, file: &str) {
         .run();
     assert!(out.stdout.contains("\"ask\""), "no answer after {:?}: {out:#?}", out.elapsed);
 }
+
+/// A team repository and another repository of the same folder name each
+/// have a memory of their own, and neither's guards bind in the other's
+/// sessions, whichever saved last.
+#[test]
+fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
+    let env = Env::new();
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    let other = env.git_init("elsewhere/proj");
+    let command = |c: &str| json!({"command": c});
+    env.hook("session-start").fixture("SessionStart-startup.json").session("personal").cwd(&other).run().ok();
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    env.script_reply(2, &reply(json!([guarded(NO_GEN, "Bash", "touch gen/")]), json!([])));
+    env.saved_turn_in("personal", &other, 1);
+    let asked = |session: &str, dir: &std::path::Path, c: &str| {
+        env.hook("pre-tool-use")
+            .fixture("PreToolUse-bash.json")
+            .session(session)
+            .cwd(dir)
+            .set("tool_name", json!("Bash"))
+            .set("tool_input", command(c))
+            .run()
+            .ok()
+            .stdout
+            .contains("\"ask\"")
+    };
+    let seen = [
+        asked(SID, &env.proj, "pytest tests/integration"),
+        asked(SID, &env.proj, "touch gen/x"),
+        asked("personal", &other, "pytest tests/integration"),
+        asked("personal", &other, "touch gen/x"),
+    ];
+    assert_eq!(seen, [true, false, false, true], "team's own, team's other's, personal's other's, personal's own");
+}
