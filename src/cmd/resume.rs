@@ -18,7 +18,8 @@ pub struct ResumeArgs {
 
 impl super::Run for ResumeArgs {
     fn run(&self) -> Result<()> {
-        let super::Here { roots, project, .. } = super::here()?;
+        let super::Here { roots, project, folder, .. } = super::here()?;
+        let key = folder.key();
         let sessions = SessionStore::new(roots.sessions_dir());
         let mut resumed = Vec::new();
         // A used-up allowance or a model's refusal holds every session on
@@ -37,7 +38,7 @@ impl super::Run for ResumeArgs {
         let now = crate::env::now_unix();
         for (id, state) in sessions.all() {
             let wanted = self.session.as_deref().is_none_or(|only| only == id.as_str());
-            let ours = state.input.project.as_deref() == Some(project.name.as_str());
+            let ours = state.input.project.as_deref() == Some(key.as_str());
             // The status line must not go on saying a lifted pause (a
             // machine-wide hold reached every project's sessions).
             let said_paused = state

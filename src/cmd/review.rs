@@ -83,7 +83,7 @@ fn run(args: &[String]) -> Result<()> {
                     super::println(&visible(&format!("memory-save: approved {}: {rule}", foreign_id(rule))))?;
                 }
             }
-            let ids: Vec<String> = load(&roots, &folder.project).into_iter().map(|p| p.id).collect();
+            let ids: Vec<String> = load(&roots, &folder.key()).into_iter().map(|p| p.id).collect();
             for id in &ids {
                 approve(&roots, &project, &folder, id)?;
             }
@@ -138,7 +138,7 @@ fn run(args: &[String]) -> Result<()> {
                     crate::team::rule_id(rule)
                 )))?;
             }
-            let pending = load(&roots, &folder.project);
+            let pending = load(&roots, &folder.key());
             if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
                 super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
             }
@@ -151,10 +151,10 @@ fn run(args: &[String]) -> Result<()> {
         [flag, id] if flag == "--approve" => approve(&roots, &project, &folder, id),
         [flag, id] if flag == "--reject" => {
             let _lock = folder.lock()?;
-            let mut pending = load(&roots, &folder.project);
+            let mut pending = load(&roots, &folder.key());
             let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
             let gone = pending.remove(at);
-            store(&roots, &folder.project, &pending)?;
+            store(&roots, &folder.key(), &pending)?;
             super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))))?;
             Ok(())
         }
@@ -193,7 +193,7 @@ fn not_found(folder: &Folder, id: &str) -> String {
 /// now, and records it in the history.
 fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id: &str) -> Result<()> {
     let _lock = folder.lock()?;
-    let mut pending = load(roots, &folder.project);
+    let mut pending = load(roots, &folder.key());
     let Some(at) = pending.iter().position(|p| p.id == id) else { bail!(not_found(folder, id)) };
     let held = pending[at].clone();
     let current = crate::save::current_under_lock(folder)?;
@@ -213,7 +213,7 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
         }
     }
     pending.remove(at);
-    store(roots, &folder.project, &pending)?;
+    store(roots, &folder.key(), &pending)?;
     let line = if outcome.skipped.is_empty() {
         format!("memory-save: approved {id} and wrote it to {}", folder.memory_path().display())
     } else {

@@ -130,7 +130,7 @@ fn gather(here: super::Here) -> Result<Status> {
     let stops = crate::save::money::ledger::stops(roots, &config);
     let allowance = stops.allowance.map(|h| format!("{} ({})", h.status(), h.text));
     let saves_stopped = stops.config.or(allowance).or_else(|| stops.budget.map(|s| s.status()));
-    let sessions = project_sessions(roots, &project.name);
+    let sessions = project_sessions(roots, &folder.key());
     let (today, per_session) = costs(roots, &sessions);
     let failed = folder.dir.join(FAILED_REPLY_FILE);
     let last_failed_reply = std::fs::metadata(&failed).ok().map(|m| FailedReply {

@@ -182,8 +182,9 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
         let config = crate::config::of(&ctx.roots);
         match crate::project::locate(std::path::Path::new(&s.project_cwd), &ctx.roots, &config) {
             Ok(project) => {
-                // Another project's guards bind nothing here.
-                if s.project.as_deref() != Some(project.name.as_str()) {
+                // Another memory's guards bind nothing here.
+                let key = project.folder(&ctx.roots).key();
+                if s.project.as_deref() != Some(key.as_str()) {
                     s.guards.clear();
                 }
                 s.off = project.off_reason(&config);
@@ -191,7 +192,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
                 // A folder that may be a stranger's memory is not this
                 // session's project until a save confirms it: its guards
                 // and reports never reach the session.
-                s.project = project.provisional.is_none().then_some(project.name);
+                s.project = project.provisional.is_none().then_some(key);
             }
             // The worker reports a folder it cannot name, in the status line.
             Err(_) => {

@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     output
 }
 
-/// The guards a session binds, and the project and top folder they are of.
+/// The guards a session binds, and the memory (`Folder::key`) and top folder they are of.
 type Bound = (String, String, Vec<crate::memory::guard::Active>);
 
 fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<HookOutput>> {
@@ -54,8 +54,8 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     let project = located.name;
     let mut told = Vec::new();
     if part == 1 {
-        crate::save::queue::take_over_ended(&ctx.sessions(), &project, &ctx.session);
-        told = crate::save::queue::take_ended_reports(&ctx.sessions(), &project, &ctx.session)
+        crate::save::queue::take_over_ended(&ctx.sessions(), &folder.key(), &ctx.session);
+        told = crate::save::queue::take_ended_reports(&ctx.sessions(), &folder.key(), &ctx.session)
             .iter()
             .map(|line| format!("memory-save: the last session's save: {}", line.trim_start_matches("memory-save: ")))
             .collect();
@@ -89,7 +89,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     if part == 1 {
         // A folder no repository recorded yet: the first to load it keeps it.
         match located.team_dir {
-            Some(_) => crate::store::owner::claim_for_team(&ctx.roots, &project, &located.identities)?,
+            Some(_) => crate::store::owner::claim_for_team(&ctx.roots, &folder, &located.identities)?,
             None => folder.claim()?,
         }
     }
@@ -137,7 +137,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
         .collect();
     if part == 1 {
         let top = located.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
-        *bound = Some((project.clone(), top, guards));
+        *bound = Some((folder.key(), top, guards));
     }
     let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();

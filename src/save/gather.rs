@@ -38,7 +38,7 @@ pub(super) fn gather(
         let _lock = folder.lock()?;
         repair::read_repaired(&folder)?.map_or((None, false), |(text, repaired)| (Some(text), repaired))
     };
-    let notes = notes::read(roots, &located.name);
+    let notes = notes::read(&folder);
     // The session holds the memory it loaded: point to it, unless the fork
     // resumes something else (a copy, an earlier message), the last save
     // missed lines it must now see whole, or a team gate held lines back.

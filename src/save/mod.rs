@@ -120,13 +120,14 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
     // unless the session has moved to another folder meanwhile.
     if let Some(project) = located.as_ref().ok().filter(|p| p.provisional.is_none()) {
         let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
+        let key = project.folder(roots).key();
         let named = |s: &crate::store::state::SessionInput| {
-            s.project_folder() != job.project_dir || s.project.as_deref() == Some(project.name.as_str())
+            s.project_folder() != job.project_dir || s.project.as_deref() == Some(key.as_str())
         };
         if !named(&sessions.peek(&job.session_id).input)
             && let Err(e) = sessions.update(&job.session_id, |s| {
                 if !named(&s.input) {
-                    s.input.project = Some(project.name.clone());
+                    s.input.project = Some(key.clone());
                 }
             })
         {
@@ -165,8 +166,8 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
         decide::Plan::Done(result) => return Ok(*result),
     };
     match ask_fork(roots, job, config, &priced.message, &priced.facts, priced.fresh) {
-        Ok(reply) => applied(roots, job, config, located, &gathered, &priced, reply),
-        Err(e) => failed(roots, config, located, &gathered, &priced, e),
+        Ok(reply) => applied(roots, job, config, &gathered, &priced, reply),
+        Err(e) => failed(roots, config, &gathered, &priced, e),
     }
 }
 
@@ -175,7 +176,6 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
 fn failed(
     roots: &Roots,
     config: &Config,
-    located: &crate::project::Project,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
     e: fork::ForkError,
@@ -183,7 +183,7 @@ fn failed(
     // The notes may be what broke it ("Prompt is too long"): the next save
     // starts without them rather than failing the same way.
     if !gathered.notes.is_empty() {
-        notes::write(roots, &located.name, &Notes::default())?;
+        notes::write(&gathered.folder, &Notes::default())?;
     }
     if let Some(refusal) = e.refusal() {
         let (kind, status, report) = refused(roots, refusal, priced.model.as_deref(), priced.now)?;
@@ -236,7 +236,6 @@ fn applied(
     roots: &Roots,
     job: &SaveJob,
     config: &Config,
-    located: &crate::project::Project,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
     fork_reply: fork::ForkReply,
@@ -281,9 +280,9 @@ fn applied(
         by: None,
     };
     let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
-    let outcome = write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
+    let outcome = write_reply(folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
     let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
-    notes::write(roots, &located.name, &next)?;
+    notes::write(folder, &next)?;
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
     let mut report = summary
         .report_line()

@@ -130,6 +130,13 @@ impl Folder {
         self.lock_path.with_extension(ext)
     }
 
+    /// The memory's key in the state folder, and a session's project: its
+    /// name, or a team memory's `<name>.team-<tag>`, one per working tree,
+    /// since each holds its own copy. `Folder::new(roots, key)` reaches its record.
+    pub fn key(&self) -> String {
+        self.lock_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
     pub fn lock_path(&self) -> &Path {
         &self.lock_path
     }

@@ -282,7 +282,7 @@ pub fn publish(folder: &Folder, review: bool) {
     let active = active(folder, || rules_loaded_now(folder, review), review);
     let sessions = super::state::SessionStore::new(folder.state_root().join("sessions"));
     for (id, state) in sessions.all() {
-        if state.input.project.as_deref() != Some(folder.project.as_str()) || state.input.guards == active {
+        if state.input.project.as_deref() != Some(folder.key().as_str()) || state.input.guards == active {
             continue;
         }
         if let Err(e) = sessions.update(&id, |s| s.input.guards.clone_from(&active)) {

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::memory::apply::Refusal;
 use crate::store::folder::Folder;
-use crate::store::paths::Roots;
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -36,10 +35,10 @@ impl Notes {
 }
 
 /// The project's notes, in its folder's record; none when absent.
-pub fn read(roots: &Roots, project: &str) -> Notes {
-    super::folder_record::read(&Folder::new(roots, project)).notes
+pub fn read(folder: &Folder) -> Notes {
+    super::folder_record::read(folder).notes
 }
 
-pub fn write(roots: &Roots, project: &str, notes: &Notes) -> Result<()> {
-    super::folder_record::update(&Folder::new(roots, project), false, |r| r.notes = notes.clone())
+pub fn write(folder: &Folder, notes: &Notes) -> Result<()> {
+    super::folder_record::update(folder, false, |r| r.notes = notes.clone())
 }

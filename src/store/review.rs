@@ -34,11 +34,11 @@ pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
     super::folder_record::update(&Folder::new(roots, project), true, |r| r.review = pending.to_vec())
 }
 
-pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
+pub fn hold(folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
-    super::folder_record::update(&Folder::new(roots, &folder.project), true, |r| {
+    super::folder_record::update(folder, true, |r| {
         for op in ops {
             let id = id_of(op);
             if !r.review.iter().any(|p| p.id == id) {

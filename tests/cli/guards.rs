@@ -716,8 +716,8 @@ fn assert_asked_in_time(env: &Env, file: &str) {
 }
 
 /// A team repository and another repository of the same folder name each
-/// have a memory of their own, and neither's guards bind in the other's
-/// sessions, whichever saved last.
+/// have a memory of their own, under names of their own: neither's guards
+/// bind in the other's sessions, and neither's status shows the other's saves.
 #[test]
 fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
     let env = Env::new();
@@ -750,4 +750,47 @@ fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
         asked("personal", &other, "touch gen/x"),
     ];
     assert_eq!(seen, [true, false, false, true], "team's own, team's other's, personal's other's, personal's own");
+    let saves = |dir: &std::path::Path| {
+        let status = env.cmd(&["status", "--json"]).in_dir(dir).run().ok().json();
+        status["recent_saves"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!([saves(&env.proj), saves(&other)], [1, 1], "each status shows its own save alone");
+}
+
+/// Two worktrees of a team repository each load their own copy of the
+/// memory: a guard a save made in one binds nothing in the other's
+/// sessions, and never takes the other's own guard away.
+#[test]
+fn a_team_worktrees_guards_bind_only_in_its_own_sessions() {
+    let env = Env::new();
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.git(&env.proj, &["add", "-A"]);
+    env.git(&env.proj, &["commit", "-q", "-m", "team memory"]);
+    let tree = env.root().join("tree");
+    env.git(&env.proj, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    env.script_reply(1, &reply(json!([guarded(NO_GEN, "Bash", "touch gen/")]), json!([])));
+    env.saved_turn_in("tree", &tree, 1);
+    env.hook("session-start").fixture("SessionStart-startup.json").session("tree").cwd(&tree).run().ok();
+    env.script_reply(2, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    let asked = |session: &str, dir: &std::path::Path, c: &str| {
+        env.hook("pre-tool-use")
+            .fixture("PreToolUse-bash.json")
+            .session(session)
+            .cwd(dir)
+            .set("tool_name", json!("Bash"))
+            .set("tool_input", json!({"command": c}))
+            .run()
+            .ok()
+            .stdout
+            .contains("\"ask\"")
+    };
+    let seen = [
+        asked(SID, &env.proj, "pytest tests/integration"),
+        asked(SID, &env.proj, "touch gen/x"),
+        asked("tree", &tree, "pytest tests/integration"),
+        asked("tree", &tree, "touch gen/x"),
+    ];
+    assert_eq!(seen, [true, false, false, true], "main's own, main's other's, the worktree's other's, its own");
 }

@@ -19,7 +19,7 @@ pub(super) fn check_guards(report: &mut Report) {
     let review = config.review_rules();
     let standings =
         crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
-    let seen = crate::store::guards::seen(&roots, &folder.project);
+    let seen = crate::store::guards::seen(&roots, &folder.key());
     let now = crate::env::now_unix();
     for (guard, standing) in standings {
         let named = crate::memory::text::visible(&format!(
