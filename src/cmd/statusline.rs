@@ -38,44 +38,41 @@ pub struct StatuslineArgs {
 
 impl super::Run for StatuslineArgs {
     fn run(&self) -> Result<()> {
-        run(&self.wrapped)
-    }
-}
-
-fn run(wrapped: &[OsString]) -> Result<()> {
-    crate::sys::arm_deadline(DEADLINE);
-    let mut raw = Vec::new();
-    std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
-    let mut out = String::new();
-    if let Some((program, args)) = wrapped.split_first() {
-        out.push_str(run_wrapped(program, args, &raw).trim_end_matches('\n'));
-    }
-    let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
-    // No roots (HOME unset): still print the user's own line.
-    if let (Ok(id), Ok(roots)) = (crate::store::state::SessionId::parse(&input.session_id), crate::config::roots()) {
-        let sessions = SessionStore::new(roots.sessions_dir());
-        let mut state = sessions.peek(&id);
-        // A worker killed mid-save never cleared its mark; with no worker
-        // holding the lock, nothing is saving.
-        if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&id) {
-            state.protocol.job = crate::store::state::Job::Idle;
+        crate::sys::arm_deadline(DEADLINE);
+        let mut raw = Vec::new();
+        std::io::stdin().take(4 * 1024 * 1024).read_to_end(&mut raw).context("cannot read the status-line input")?;
+        let mut out = String::new();
+        if let Some((program, args)) = self.wrapped.split_first() {
+            out.push_str(run_wrapped(program, args, &raw).trim_end_matches('\n'));
         }
-        let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
-        let not_synced =
-            crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
-        let machine = machine_pause(&roots, &state);
-        if let Some(line) = Shown::of(&state, waiting, machine, not_synced).map(|shown| shown.line()) {
-            if !out.is_empty() {
-                out.push('\n');
+        let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
+        // No roots (HOME unset): still print the user's own line.
+        if let (Ok(id), Ok(roots)) = (crate::store::state::SessionId::parse(&input.session_id), crate::config::roots())
+        {
+            let sessions = SessionStore::new(roots.sessions_dir());
+            let mut state = sessions.peek(&id);
+            // A worker killed mid-save never cleared its mark; with no worker
+            // holding the lock, nothing is saving.
+            if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&id) {
+                state.protocol.job = crate::store::state::Job::Idle;
             }
-            out.push_str(&fit(&line, crate::env::columns()));
+            let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
+            let not_synced =
+                crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
+            let machine = machine_pause(&roots, &state);
+            if let Some(line) = state_line(&state, waiting, machine, not_synced) {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&fit(&line, crate::env::columns()));
+            }
         }
+        if !out.is_empty() {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{out}")?;
+        }
+        Ok(())
     }
-    if !out.is_empty() {
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{out}")?;
-    }
-    Ok(())
 }
 
 /// What stops this session's saves beyond itself: a setting that fails
@@ -88,98 +85,50 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
 }
 
 /// The one state the status line shows, chosen by kind and order, never by
-/// the words of a status.
-#[derive(Debug, PartialEq)]
-enum Shown {
-    /// The last save failed (until the next one starts).
-    Error {
-        text: String,
-        at: i64,
-    },
-    /// This session's saves stopped.
-    Paused {
-        text: String,
-        at: i64,
-    },
-    /// Saves wait: the machine's allowance, a setting, a model.
-    Waiting(String),
-    Review(usize),
-    NotSynced(Option<i64>),
-    Saving {
-        since: i64,
-    },
-    Saved {
-        text: String,
-        at: i64,
-        month_usd: Option<f64>,
-    },
-    /// No save yet: what SessionStart loaded.
-    Loaded {
-        lines: usize,
-        at: i64,
-    },
-}
-
-impl Shown {
-    /// One state at a time, the most urgent first: the last save's error
-    /// (until a new save runs), saves paused, rules waiting for review, not
-    /// synced, a save running, then the last save with the month's spend
-    /// (`memory-save: +2 -1 · $3.10 this month · 14:32`).
-    fn of(
-        state: &SessionState,
-        rules_waiting: usize,
-        waiting_for: Option<String>,
-        not_synced: Option<NotSynced>,
-    ) -> Option<Shown> {
-        let last = state.outcome.status.as_ref();
-        let saving = state.protocol.job.claimed_since();
-        if saving.is_none()
-            && let Some(error) = last.filter(|s| s.kind == StatusKind::Error)
-        {
-            return Some(Shown::Error { text: error.text.clone(), at: error.at });
+/// the words of a status, the most urgent first: the last save's error
+/// (until a new save runs), saves paused, saves waiting (`waiting_for`: the
+/// machine's allowance, a setting, a model), rules waiting for review, not
+/// synced, a save running, then the last save with the month's spend
+/// (`memory-save: +2 -1 · $3.10 this month · 14:32`), else what
+/// SessionStart loaded. Every character of it is safe for a terminal.
+fn state_line(
+    state: &SessionState,
+    rules_waiting: usize,
+    waiting_for: Option<String>,
+    not_synced: Option<NotSynced>,
+) -> Option<String> {
+    let timed = |text: &str, at: i64| format!("memory-save: {text} · {}", clock(at));
+    let last = state.outcome.status.as_ref();
+    let saving = state.protocol.job.claimed_since();
+    let line = if let (None, Some(error)) = (saving, last.filter(|s| s.kind == StatusKind::Error)) {
+        timed(&error.text, error.at)
+    } else if let Some(pause) = &state.protocol.watch.paused {
+        timed(&pause.text, pause.at)
+    } else if let Some(text) = waiting_for {
+        format!("memory-save: {text}")
+    } else if rules_waiting == 1 {
+        "memory-save: 1 rule waits for review: memory-save review".to_string()
+    } else if rules_waiting > 1 {
+        format!("memory-save: rules wait for review ({rules_waiting}): memory-save review")
+    } else if let Some(NotSynced { since }) = not_synced {
+        match since {
+            Some(at) => format!("memory-save: not synced since {} (memory-save doctor)", clock(at)),
+            None => "memory-save: not synced yet (memory-save doctor)".to_string(),
         }
-        if let Some(pause) = &state.protocol.watch.paused {
-            return Some(Shown::Paused { text: pause.text.clone(), at: pause.at });
-        }
-        if let Some(text) = waiting_for {
-            return Some(Shown::Waiting(text));
-        }
-        if rules_waiting > 0 {
-            return Some(Shown::Review(rules_waiting));
-        }
-        if let Some(not) = not_synced {
-            return Some(Shown::NotSynced(not.since));
-        }
-        if let Some(since) = saving {
-            return Some(Shown::Saving { since });
-        }
-        let Some(status) = last else {
-            let loaded = state.input.baseline.as_ref().filter(|b| b.lines > 0)?;
-            return Some(Shown::Loaded { lines: loaded.lines, at: loaded.at });
-        };
-        Some(Shown::Saved { text: status.text.clone(), at: status.at, month_usd: state.outcome.month_usd })
-    }
-
-    /// The line, every character of it safe for a terminal.
-    fn line(&self) -> String {
-        let timed = |text: &str, at: i64| format!("memory-save: {text} · {}", clock(at));
-        visible(&match self {
-            Shown::Error { text, at } | Shown::Paused { text, at } => timed(text, *at),
-            Shown::Waiting(text) => format!("memory-save: {text}"),
-            Shown::Review(1) => "memory-save: 1 rule waits for review: memory-save review".to_string(),
-            Shown::Review(n) => format!("memory-save: rules wait for review ({n}): memory-save review"),
-            Shown::NotSynced(Some(at)) => format!("memory-save: not synced since {} (memory-save doctor)", clock(*at)),
-            Shown::NotSynced(None) => "memory-save: not synced yet (memory-save doctor)".to_string(),
-            Shown::Saving { since } => timed("saving…", *since),
-            Shown::Saved { text, at, month_usd: Some(month) } => {
-                timed(&format!("{text} · {} this month", crate::memory::cost::usd(*month)), *at)
+    } else if let Some(since) = saving {
+        timed("saving…", since)
+    } else if let Some(status) = last {
+        match state.outcome.month_usd {
+            Some(month) => {
+                timed(&format!("{} · {} this month", status.text, crate::memory::cost::usd(month)), status.at)
             }
-            Shown::Saved { text, at, month_usd: None } => timed(text, *at),
-            Shown::Loaded { lines, at } => {
-                timed(&format!("loaded {}", crate::memory::report::plural(*lines as u64, "line")), *at)
-            }
-        })
-    }
+            None => timed(&status.text, status.at),
+        }
+    } else {
+        let loaded = state.input.baseline.as_ref().filter(|b| b.lines > 0)?;
+        timed(&format!("loaded {}", crate::memory::report::plural(loaded.lines as u64, "line")), loaded.at)
+    };
+    Some(visible(&line))
 }
 
 /// Our line, cut to one row of 80 columns or a narrower `COLUMNS` (a longer
@@ -207,8 +156,8 @@ const MAX_COLUMNS: usize = 80;
 
 /// The last pull or push failed: since when memories have not synced.
 #[derive(Debug, Clone, Copy)]
-pub struct NotSynced {
-    pub since: Option<i64>,
+struct NotSynced {
+    since: Option<i64>,
 }
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
@@ -225,10 +174,6 @@ fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::store::state::{Job, Queued, Status};
-
-    fn state_line(s: &SessionState, waiting: usize, machine: Option<String>, not: Option<NotSynced>) -> Option<String> {
-        Shown::of(s, waiting, machine, not).map(|shown| shown.line())
-    }
 
     fn with_status(status: Option<Status>) -> SessionState {
         let mut state = SessionState::default();
