@@ -38,43 +38,67 @@ pub struct ReviewArgs {
 
 impl super::Run for ReviewArgs {
     fn run(&self) -> Result<()> {
-        let args: Vec<String> = match (&self.approve, &self.reject) {
-            _ if self.approve_all => vec!["--approve-all".into()],
-            (Some(id), _) => vec!["--approve".into(), id.clone()],
-            (_, Some(id)) => vec!["--reject".into(), id.clone()],
+        let super::Here { roots, config, project, folder, .. } = super::here()?;
+        let gate = config.review_rules();
+        // A team memory's new CRITICAL RULES (by a pull) wait here too.
+        let team_held = match &project.team_dir {
+            Some(dir) if gate => {
+                let memory = folder.read_memory()?.unwrap_or_default();
+                crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory)
+            }
             _ => Vec::new(),
         };
-        run(&args)
-    }
-}
-
-fn run(args: &[String]) -> Result<()> {
-    let super::Here { roots, config, project, folder, .. } = super::here()?;
-    let gate = config.review_rules();
-    // A team memory's new CRITICAL RULES (by a pull) wait here too.
-    let team_held = match &project.team_dir {
-        Some(dir) if gate => {
-            let memory = folder.read_memory()?.unwrap_or_default();
-            crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory)
+        let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id);
+        // A personal memory's foreign rules (a sync pull, a hand edit): held
+        // with the gate on, approved here, and the approval travels with sync.
+        let foreign = match &project.team_dir {
+            None => crate::store::approvals::foreign(&roots, &folder, &folder.read_memory()?.unwrap_or_default()),
+            Some(_) => Vec::new(),
+        };
+        let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id);
+        let nothing_waits = format!("no CRITICAL RULES changes wait for review in project {}", folder.project);
+        if let Some(id) = &self.approve {
+            if let Some(rule) = foreign_rule(id) {
+                crate::store::approvals::approve(&folder, std::slice::from_ref(rule))?;
+                commit_approvals(&folder);
+                return super::println(&visible(&format!(
+                    "memory-save: approved {id}: {rule} loads from now on here; another machine you sync approves it with its own review"
+                )));
+            }
+            if let Some(rule) = team_rule(id) {
+                crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
+                return super::println(&visible(&format!(
+                    "memory-save: approved {id}: the team rule {rule} loads from now on"
+                )));
+            }
+            return approve(&roots, &project, &folder, id);
         }
-        _ => Vec::new(),
-    };
-    let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id).cloned();
-    // A personal memory's foreign rules (a sync pull, a hand edit): held
-    // with the gate on, approved here, and the approval travels with sync.
-    let foreign = match &project.team_dir {
-        None => crate::store::approvals::foreign(&roots, &folder, &folder.read_memory()?.unwrap_or_default()),
-        Some(_) => Vec::new(),
-    };
-    let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id).cloned();
-    match args {
-        [flag] if flag == "--approve-all" => {
+        if let Some(id) = &self.reject {
+            if let Some(rule) = foreign_rule(id) {
+                take_out(&folder, rule, &format!("rejected the rule {rule}"))?;
+                return super::println(&visible(&format!(
+                    "memory-save: rejected {id}: {rule} is taken out of MEMORY.md"
+                )));
+            }
+            if let Some(rule) = team_rule(id) {
+                take_out(&folder, rule, &format!("rejected the team rule {rule}"))?;
+                return super::println(&visible(&format!(
+                    "memory-save: rejected {id}: {rule} is taken out of {} (commit it to tell the team)",
+                    folder.memory_path().display()
+                )));
+            }
+            let _lock = folder.lock()?;
+            let mut pending = load(&roots, &folder.key());
+            let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
+            let gone = pending.remove(at);
+            store(&roots, &folder.key(), &pending)?;
+            return super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))));
+        }
+        if self.approve_all {
             for rule in &team_held {
                 crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
-                super::println(&visible(&format!(
-                    "memory-save: approved {}: the team rule {rule}",
-                    crate::team::rule_id(rule)
-                )))?;
+                let id = crate::team::rule_id(rule);
+                super::println(&visible(&format!("memory-save: approved {id}: the team rule {rule}")))?;
             }
             if !foreign.is_empty() {
                 crate::store::approvals::approve(&folder, &foreign)?;
@@ -88,77 +112,37 @@ fn run(args: &[String]) -> Result<()> {
                 approve(&roots, &project, &folder, id)?;
             }
             if team_held.is_empty() && foreign.is_empty() && ids.is_empty() {
-                super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
+                super::println(&nothing_waits)?;
             }
-            Ok(())
+            return Ok(());
         }
-        [flag, id] if flag == "--approve" && foreign_rule(id).is_some() => {
-            let rule = foreign_rule(id).expect("found above");
-            crate::store::approvals::approve(&folder, std::slice::from_ref(&rule))?;
-            commit_approvals(&folder);
+        for rule in &foreign {
+            let state = if gate { "waits:" } else { "loads;" };
+            let id = foreign_id(rule);
             super::println(&visible(&format!(
-                "memory-save: approved {id}: {rule} loads from now on here; another machine you sync approves it with its own review"
-            )))
+                "{id}  ({state} it did not come from this machine's saves)  CRITICAL RULES: {rule}"
+            )))?;
         }
-        [flag, id] if flag == "--reject" && foreign_rule(id).is_some() => {
-            let rule = foreign_rule(id).expect("found above");
-            take_out(&folder, &rule, &format!("rejected the rule {rule}"))?;
-            super::println(&visible(&format!("memory-save: rejected {id}: {rule} is taken out of MEMORY.md")))
+        if !gate {
+            super::println(
+                "the review gate is off (review = \"rules\" in memory-save.toml turns it on): saves write CRITICAL RULES at once",
+            )?;
         }
-        [flag, id] if flag == "--approve" && team_rule(id).is_some() => {
-            let rule = team_rule(id).expect("found above");
-            crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, &rule)?;
-            super::println(&visible(&format!("memory-save: approved {id}: the team rule {rule} loads from now on")))
-        }
-        [flag, id] if flag == "--reject" && team_rule(id).is_some() => {
-            let rule = team_rule(id).expect("found above");
-            take_out(&folder, &rule, &format!("rejected the team rule {rule}"))?;
+        for rule in &team_held {
             super::println(&visible(&format!(
-                "memory-save: rejected {id}: {rule} is taken out of {} (commit it to tell the team)",
-                folder.memory_path().display()
-            )))
+                "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
+                crate::team::rule_id(rule)
+            )))?;
         }
-        [] => {
-            for rule in &foreign {
-                let state = if gate {
-                    "waits: it did not come from this machine's saves"
-                } else {
-                    "loads; it did not come from this machine's saves"
-                };
-                super::println(&visible(&format!("{}  ({state})  CRITICAL RULES: {rule}", foreign_id(rule))))?;
-            }
-            if !gate {
-                super::println(
-                    "the review gate is off (review = \"rules\" in memory-save.toml turns it on): saves write CRITICAL RULES at once",
-                )?;
-            }
-            for rule in &team_held {
-                super::println(&visible(&format!(
-                    "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
-                    crate::team::rule_id(rule)
-                )))?;
-            }
-            let pending = load(&roots, &folder.key());
-            if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
-                super::println(&format!("no CRITICAL RULES changes wait for review in project {}", folder.project))?;
-            }
-            for p in &pending {
-                let when = crate::env::timestamp(p.at);
-                super::println(&visible(&format!("{}  {when}  {}", p.id, describe(&p.op))))?;
-            }
-            Ok(())
+        let pending = load(&roots, &folder.key());
+        if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
+            super::println(&nothing_waits)?;
         }
-        [flag, id] if flag == "--approve" => approve(&roots, &project, &folder, id),
-        [flag, id] if flag == "--reject" => {
-            let _lock = folder.lock()?;
-            let mut pending = load(&roots, &folder.key());
-            let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
-            let gone = pending.remove(at);
-            store(&roots, &folder.key(), &pending)?;
-            super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))))?;
-            Ok(())
+        for p in &pending {
+            let when = crate::env::timestamp(p.at);
+            super::println(&visible(&format!("{}  {when}  {}", p.id, describe(&p.op))))?;
         }
-        _ => bail!("review takes no arguments, --approve ID, --reject ID or --approve-all"),
+        Ok(())
     }
 }
 
