@@ -2,8 +2,8 @@
 
 use anyhow::{Result, bail};
 
-use crate::store::changes::Listed;
-use crate::store::history::{Entry, list};
+use crate::memory::text::visible;
+use crate::store::changes::{History, Listed};
 
 /// The recorded changes of this project's memory files, newest first, each
 /// with the session, turn and cost of the save that made it.
@@ -66,32 +66,34 @@ pub struct UndoArgs {
 
 impl super::Run for UndoArgs {
     fn run(&self) -> Result<()> {
-        run_undo(self.number, self.force)
+        let folder = super::here()?.folder;
+        let _lock = folder.lock()?;
+        let undone = History { folder: &folder }.undo(self.number, self.force)?;
+        // With sync on, the undo is a commit too, as every change is.
+        crate::sync::commit_change(&folder.dir, &undone.label, None, None)?;
+        crate::save::publish_guards(&folder);
+        let colour = super::colour::Colour::for_stdout();
+        for (_, diff) in &undone.diffs {
+            super::print_painted(&colour.diff(diff))?;
+        }
+        super::println(&format!(
+            "memory-save: {} in {}; run undo again to take this back",
+            undone.label,
+            folder.dir.display()
+        ))
     }
 }
 
 fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     let folder = super::here()?.folder;
+    let changes = History { folder: &folder }.changes()?;
     // Which change added a line: the local history records the lines.
     if let Some(wanted) = wanted {
-        let entries = list(&folder)?;
-        return match find_line(&entries, wanted) {
-            Some((number, entry, line)) => {
-                let (number, entry) = (*number, entry);
-                let listed = Listed {
-                    number,
-                    at: entry.at,
-                    message: entry.message.clone(),
-                    files: entry.files.keys().cloned().collect(),
-                    origin: entry.origin.clone(),
-                    added: Vec::new(),
-                };
-                super::println(&crate::memory::text::visible(&format!("{}\n       added: {line}", describe(&listed))))
-            }
-            None => bail!("no recorded change of project {} added a line like {wanted:?}", folder.project),
+        let Some((change, line)) = find_line(&changes, wanted) else {
+            bail!("no recorded change of project {} added a line like {wanted:?}", folder.project);
         };
+        return super::println(&visible(&format!("{}\n       added: {line}", describe(change))));
     }
-    let changes = crate::store::changes::History { folder: &folder }.changes()?;
     if json {
         return super::print_json(&changes);
     }
@@ -107,9 +109,9 @@ fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The newest entry that added `wanted`: the line itself, else the line
+/// The newest change that added `wanted`: the line itself, else the line
 /// without its list marker, else a line that contains it.
-fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, &'a Entry, &'a str)> {
+fn find_line<'a>(changes: &'a [Listed], wanted: &str) -> Option<(&'a Listed, &'a str)> {
     use crate::memory::apply::strip_marker;
     let wanted = wanted.trim();
     let tests: [&dyn Fn(&str) -> bool; 3] = [
@@ -118,9 +120,7 @@ fn find_line<'a>(entries: &'a [(u64, Entry)], wanted: &str) -> Option<(&'a u64, 
         &|line: &str| line.contains(wanted),
     ];
     tests.iter().find_map(|matches| {
-        entries.iter().find_map(|(number, entry)| {
-            entry.added.iter().find(|line| matches(line)).map(|line| (number, entry, line.as_str()))
-        })
+        changes.iter().find_map(|c| c.added.iter().find(|line| matches(line)).map(|line| (c, line.as_str())))
     })
 }
 
@@ -152,7 +152,7 @@ fn describe(change: &Listed) -> String {
 
 fn run_show(number: u64, json: bool) -> Result<()> {
     let folder = super::here()?.folder;
-    let (change, diffs) = crate::store::changes::History { folder: &folder }.show(number)?;
+    let (change, diffs) = History { folder: &folder }.show(number)?;
     if json {
         let mut value = serde_json::to_value(&change)?;
         value["diff"] = diffs
@@ -168,22 +168,4 @@ fn run_show(number: u64, json: bool) -> Result<()> {
         super::print_painted(&colour.diff(diff))?;
     }
     Ok(())
-}
-
-fn run_undo(number: Option<u64>, force: bool) -> Result<()> {
-    let folder = super::here()?.folder;
-    let _lock = folder.lock()?;
-    let undone = crate::store::changes::History { folder: &folder }.undo(number, force)?;
-    // With sync on, the undo is a commit too, as every change is.
-    crate::sync::commit_change(&folder.dir, &undone.label, None, None)?;
-    crate::save::publish_guards(&folder);
-    let colour = super::colour::Colour::for_stdout();
-    for (_, diff) in &undone.diffs {
-        super::print_painted(&colour.diff(diff))?;
-    }
-    super::println(&format!(
-        "memory-save: {} in {}; run undo again to take this back",
-        undone.label,
-        folder.dir.display()
-    ))
 }
