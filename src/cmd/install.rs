@@ -48,63 +48,54 @@ pub struct UninstallArgs {
 
 impl super::Run for InstallArgs {
     fn run(&self) -> Result<()> {
-        run_install(self)
-    }
-}
-
-impl super::Run for UninstallArgs {
-    fn run(&self) -> Result<()> {
-        run_uninstall(self)
-    }
-}
-
-fn run_install(options: &InstallArgs) -> Result<()> {
-    let scope = match (options.project, options.shared) {
-        (_, true) => Scope::Shared,
-        (true, _) => Scope::Local,
-        _ => Scope::User,
-    };
-    let program = if scope == Scope::Shared { Program::Shared } else { Program::Path(install::our_command_word()?) };
-    let path = scope.path(&cwd()?)?;
-    let roots = crate::config::roots()?;
-    let shown = path.display();
-    let request = install::Request {
-        roots: &roots,
-        path: &path,
-        scope,
-        program: &program,
-        statusline: options.statusline,
-        disable_auto_memory: options.disable_auto_memory,
-        dry_run: options.dry_run,
-    };
-    match install::install(&request)? {
-        Installed::UpToDate => {
-            super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
-            registered_elsewhere(scope)?;
-            token_note()?;
-            auto_memory_note(scope)
-        }
-        Installed::DryRun { what, diff, refused } => {
-            super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
-            if let Some(why) = refused {
-                super::println(&format!(
-                    "memory-save: note: a real install would be refused: {shown} cannot be changed ({why})"
-                ))?;
+        let scope = match (self.project, self.shared) {
+            (_, true) => Scope::Shared,
+            (true, _) => Scope::Local,
+            _ => Scope::User,
+        };
+        let program =
+            if scope == Scope::Shared { Program::Shared } else { Program::Path(install::our_command_word()?) };
+        let path = scope.path(&cwd()?)?;
+        let roots = crate::config::roots()?;
+        let shown = path.display();
+        let request = install::Request {
+            roots: &roots,
+            path: &path,
+            scope,
+            program: &program,
+            statusline: self.statusline,
+            disable_auto_memory: self.disable_auto_memory,
+            dry_run: self.dry_run,
+        };
+        match install::install(&request)? {
+            Installed::UpToDate => {
+                super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
+                registered_elsewhere(scope)?;
+                token_note()?;
+                auto_memory_note(scope)
             }
-            super::print(&diff)
-        }
-        Installed::Written { what, backup, auto_memory_off } => {
-            let backup_note =
-                backup.map(|b| format!(" (the file as it was is kept in {})", b.display())).unwrap_or_default();
-            super::println(&format!("memory-save: {what} in {shown}{backup_note}"))?;
-            if auto_memory_off {
-                super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
+            Installed::DryRun { what, diff, refused } => {
+                super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
+                if let Some(why) = refused {
+                    super::println(&format!(
+                        "memory-save: note: a real install would be refused: {shown} cannot be changed ({why})"
+                    ))?;
+                }
+                super::print(&diff)
             }
-            super::println("Restart Claude Code so it loads the hooks.")?;
-            registered_elsewhere(scope)?;
-            cost_note(&roots)?;
-            token_note()?;
-            auto_memory_note(scope)
+            Installed::Written { what, backup, auto_memory_off } => {
+                let backup_note =
+                    backup.map(|b| format!(" (the file as it was is kept in {})", b.display())).unwrap_or_default();
+                super::println(&format!("memory-save: {what} in {shown}{backup_note}"))?;
+                if auto_memory_off {
+                    super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
+                }
+                super::println("Restart Claude Code so it loads the hooks.")?;
+                registered_elsewhere(scope)?;
+                cost_note(&roots)?;
+                token_note()?;
+                auto_memory_note(scope)
+            }
         }
     }
 }
@@ -197,40 +188,45 @@ fn auto_memory_note(scope: Scope) -> Result<()> {
     Ok(())
 }
 
-fn run_uninstall(options: &UninstallArgs) -> Result<()> {
-    let roots = crate::config::roots()?;
-    let cwd = cwd()?;
-    // A project's hooks may be in either file (--project's or --shared's).
-    let scopes: &[Scope] = if options.project { &[Scope::Local, Scope::Shared] } else { &[Scope::User] };
-    let mut changed = false;
-    let mut looked = Vec::new();
-    for scope in scopes {
-        let path = scope.path(&cwd)?;
-        let shown = path.display();
-        match install::uninstall(&roots, &path, options.dry_run)? {
-            Uninstalled::Nothing => {}
-            Uninstalled::DryRun { what, diff } => {
-                super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
-                super::print(&diff)?;
-                changed = true;
-            }
-            Uninstalled::Done(how) => {
-                super::println(&format!("memory-save: {how}"))?;
-                if let Some(backup) = install::backup_of(&path) {
-                    super::println(&format!(
-                        "memory-save: the copy install kept of the file as it was stays in {}; remove it when you no longer need it",
-                        backup.display()
-                    ))?;
+impl super::Run for UninstallArgs {
+    fn run(&self) -> Result<()> {
+        let roots = crate::config::roots()?;
+        let cwd = cwd()?;
+        // A project's hooks may be in either file (--project's or --shared's).
+        let scopes: &[Scope] = if self.project { &[Scope::Local, Scope::Shared] } else { &[Scope::User] };
+        let mut changed = false;
+        let mut looked = Vec::new();
+        for scope in scopes {
+            let path = scope.path(&cwd)?;
+            let shown = path.display();
+            match install::uninstall(&roots, &path, self.dry_run)? {
+                Uninstalled::Nothing => {}
+                Uninstalled::DryRun { what, diff } => {
+                    super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
+                    super::print(&diff)?;
+                    changed = true;
                 }
-                changed = true;
+                Uninstalled::Done(how) => {
+                    super::println(&format!("memory-save: {how}"))?;
+                    if let Some(backup) = install::backup_of(&path) {
+                        super::println(&format!(
+                            "memory-save: the copy install kept of the file as it was stays in {}; remove it when you no longer need it",
+                            backup.display()
+                        ))?;
+                    }
+                    changed = true;
+                }
             }
+            looked.push(shown.to_string());
         }
-        looked.push(shown.to_string());
+        if !changed {
+            super::println(&format!(
+                "memory-save: no memory-save entries in {}; nothing changed",
+                looked.join(" or ")
+            ))?;
+        } else if !self.dry_run {
+            super::println("Restart Claude Code so it stops running the hooks.")?;
+        }
+        Ok(())
     }
-    if !changed {
-        super::println(&format!("memory-save: no memory-save entries in {}; nothing changed", looked.join(" or ")))?;
-    } else if !options.dry_run {
-        super::println("Restart Claude Code so it stops running the hooks.")?;
-    }
-    Ok(())
 }

@@ -106,18 +106,12 @@ pub struct StatusArgs {
 
 impl super::Run for StatusArgs {
     fn run(&self) -> Result<()> {
-        run(self.json)
+        let status = gather(super::here()?)?;
+        if self.json {
+            return super::print_json(&status);
+        }
+        super::print_painted(&painted(&render(&status), super::colour::Colour::for_stdout()))
     }
-}
-
-fn run(json: bool) -> Result<()> {
-    let status = gather(super::here()?)?;
-    if json {
-        super::print_json(&status)?;
-    } else {
-        super::print_painted(&painted(&render(&status), super::colour::Colour::for_stdout()))?;
-    }
-    Ok(())
 }
 
 fn gather(here: super::Here) -> Result<Status> {

@@ -6,6 +6,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::env::timestamp;
+use crate::memory::cost::usd;
+use crate::memory::report::plural;
 use crate::memory::text::visible;
 use crate::store::paths::Roots;
 
@@ -74,46 +77,36 @@ pub struct DoctorArgs {
 
 impl super::Run for DoctorArgs {
     fn run(&self) -> Result<()> {
-        run(self.json)
-    }
-}
-
-fn run(json: bool) -> Result<()> {
-    let roots = crate::config::roots()?;
-    let mut report =
-        Report { problems: 0, warnings: 0, json, colour: super::colour::Colour::for_stdout(), findings: Vec::new() };
-    check_claude(&mut report);
-    check_login(&mut report);
-    check_hooks(&mut report)?;
-    for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
-        check_folder(&mut report, name, dir);
-    }
-    check_state(&mut report, &roots);
-    check_memory_text(&mut report);
-    guards::check_guards(&mut report);
-    check_paused(&mut report, &roots);
-    check_sync(&mut report, &roots);
-    check_attributes(&mut report, &roots);
-    check_config(&mut report, &roots);
-    check_spend(&mut report, &roots);
-    check_last_save(&mut report, &roots);
-    if json {
-        let out = serde_json::json!({"problems": report.problems, "findings": report.findings});
-        super::print_json(&out)?;
-    }
-    if report.problems > 0 {
-        return Err(super::exit::ProblemsFound(report.problems).into());
-    }
-    if !json {
+        let roots = crate::config::roots()?;
+        let colour = super::colour::Colour::for_stdout();
+        let mut report = Report { problems: 0, warnings: 0, json: self.json, colour, findings: Vec::new() };
+        check_claude(&mut report);
+        check_login(&mut report);
+        check_hooks(&mut report)?;
+        for (name, dir) in [("memory folder", &roots.memory), ("state folder", &roots.state)] {
+            check_folder(&mut report, name, dir);
+        }
+        check_state(&mut report, &roots);
+        check_memory_text(&mut report);
+        guards::check_guards(&mut report);
+        check_paused(&mut report, &roots);
+        check_sync(&mut report, &roots);
+        check_attributes(&mut report, &roots);
+        check_config(&mut report, &roots);
+        check_spend(&mut report, &roots);
+        check_last_save(&mut report, &roots);
+        if self.json {
+            super::print_json(&serde_json::json!({"problems": report.problems, "findings": report.findings}))?;
+        }
+        if report.problems > 0 {
+            return Err(super::exit::ProblemsFound(report.problems).into());
+        }
         match report.warnings {
-            0 => super::println("all good")?,
-            n => super::println(&format!(
-                "no problems; {} above worth a look",
-                crate::memory::report::plural(n as u64, "warning")
-            ))?,
+            _ if self.json => Ok(()),
+            0 => super::println("all good"),
+            n => super::println(&format!("no problems; {} above worth a look", plural(n as u64, "warning"))),
         }
     }
-    Ok(())
 }
 
 fn check_sync(report: &mut Report, roots: &Roots) {
@@ -124,13 +117,13 @@ fn check_sync(report: &mut Report, roots: &Roots) {
         None => report.ok(&format!(
             "synced with {}{}",
             state.remote,
-            state.synced_at.map(|at| format!(" at {}", crate::env::timestamp(at))).unwrap_or_default()
+            state.synced_at.map(|at| format!(" at {}", timestamp(at))).unwrap_or_default()
         )),
         Some(error) => report.problem(
             &format!(
                 "not synced with {} since {}: {error}",
                 state.remote,
-                state.synced_at.map_or_else(|| "sync was turned on".to_string(), crate::env::timestamp)
+                state.synced_at.map_or_else(|| "sync was turned on".to_string(), timestamp)
             ),
             "check the remote and your access to it (git fetch in the memory folder), then run memory-save sync",
         ),
@@ -189,59 +182,48 @@ fn check_memory_text(report: &mut Report) {
             &format!("if it is, take it over with: memory-save adopt {name}"),
         );
     }
-    match crate::store::folder::read_if_exists(&folder.memory_path()) {
-        Ok(Some(text)) => {
-            let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
-            // Said as it stands: a finding a fork was told of is not told again.
-            let noted = crate::store::folder_record::read(&folder).noted;
-            let rules = crate::memory::template::critical_rules(&text);
-            let gated = crate::memory::gate::load(&text);
-            let shown: std::collections::HashSet<&str> = gated.text.lines().collect();
-            for s in findings.stale.iter().take(10) {
-                let fix = if !shown.contains(s.text.as_str()) {
-                    "no session nor fork is shown this line (below): edit it: memory-save edit"
-                } else if noted.stale.contains(&(s.text.clone(), s.path.clone())) {
-                    "a save has asked the fork about it already, and it kept the line; if it is wrong, edit it: memory-save edit"
-                } else if rules.contains(&s.text.trim().to_string()) {
-                    "a CRITICAL RULE: the next save asks the fork to keep it unless the path moved; or edit it: memory-save edit"
-                } else {
-                    "the next save asks the fork to update or remove it; or edit it: memory-save edit"
-                };
-                report.warn(
-                    &format!("{} line {}: `{}` {}", folder.memory_path().display(), s.line, s.path, s.found.describe()),
-                    fix,
-                );
-            }
-            for d in findings.duplicates.iter().take(10) {
-                let fix = if noted.duplicates.contains(&(d.texts[0].clone(), d.texts[1].clone())) {
-                    "a save has asked the fork about them already, and it kept both; if they are one fact, edit them: memory-save edit"
-                } else {
-                    "the next save asks the fork to merge them; or edit them: memory-save edit"
-                };
-                report.warn(
-                    &format!(
-                        "{} lines {} and {} say nearly the same thing",
-                        folder.memory_path().display(),
-                        d.lines[0],
-                        d.lines[1]
-                    ),
-                    fix,
-                );
-            }
-            let withheld = gated.withheld;
-            if withheld.is_empty() {
-                report.ok(&format!("{} holds plain text", folder.memory_path().display()));
-            }
-            // The lines the load gate leaves out of every session.
-            for w in &withheld {
-                report.problem(
-                    &format!("{} line {}: {}; sessions do not load it", folder.memory_path().display(), w.line, w.why),
-                    "edit that line (memory-save edit): every session loads this file as instructions",
-                );
-            }
-        }
-        Ok(None) => {}
-        Err(e) => report.problem(&format!("{e:#}"), "replace it with a regular file"),
+    let path = folder.memory_path();
+    let text = match crate::store::folder::read_if_exists(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return,
+        Err(e) => return report.problem(&format!("{e:#}"), "replace it with a regular file"),
+    };
+    let file = path.display();
+    let findings = crate::project::check::findings(&project, &folder, &text, &cwd, true);
+    // Said as it stands: a finding a fork was told of is not told again.
+    let noted = crate::store::folder_record::read(&folder).noted;
+    let rules = crate::memory::template::critical_rules(&text);
+    let gated = crate::memory::gate::load(&text);
+    let shown: std::collections::HashSet<&str> = gated.text.lines().collect();
+    for s in findings.stale.iter().take(10) {
+        let fix = if !shown.contains(s.text.as_str()) {
+            "no session nor fork is shown this line (below): edit it: memory-save edit"
+        } else if noted.stale.contains(&(s.text.clone(), s.path.clone())) {
+            "a save has asked the fork about it already, and it kept the line; if it is wrong, edit it: memory-save edit"
+        } else if rules.contains(&s.text.trim().to_string()) {
+            "a CRITICAL RULE: the next save asks the fork to keep it unless the path moved; or edit it: memory-save edit"
+        } else {
+            "the next save asks the fork to update or remove it; or edit it: memory-save edit"
+        };
+        report.warn(&format!("{file} line {}: `{}` {}", s.line, s.path, s.found.describe()), fix);
+    }
+    for d in findings.duplicates.iter().take(10) {
+        let fix = if noted.duplicates.contains(&(d.texts[0].clone(), d.texts[1].clone())) {
+            "a save has asked the fork about them already, and it kept both; if they are one fact, edit them: memory-save edit"
+        } else {
+            "the next save asks the fork to merge them; or edit them: memory-save edit"
+        };
+        report.warn(&format!("{file} lines {} and {} say nearly the same thing", d.lines[0], d.lines[1]), fix);
+    }
+    if gated.withheld.is_empty() {
+        report.ok(&format!("{file} holds plain text"));
+    }
+    // The lines the load gate leaves out of every session.
+    for w in &gated.withheld {
+        report.problem(
+            &format!("{file} line {}: {}; sessions do not load it", w.line, w.why),
+            "edit that line (memory-save edit): every session loads this file as instructions",
+        );
     }
 }
 
@@ -260,11 +242,9 @@ fn check_config(report: &mut Report, roots: &Roots) {
 /// Who pays for saves, and what stops them on this machine.
 fn check_spend(report: &mut Report, roots: &Roots) {
     match crate::save::money::ledger::last_route(roots) {
-        Some(seen) => report.ok(&format!(
-            "billing: {} (seen at a session start, {})",
-            seen.route.sentence(),
-            crate::env::timestamp(seen.at)
-        )),
+        Some(seen) => {
+            report.ok(&format!("billing: {} (seen at a session start, {})", seen.route.sentence(), timestamp(seen.at)))
+        }
         None => report.ok("billing: no session has started since install; who pays is known at the first one"),
     }
     let now = crate::env::now_unix();
@@ -285,11 +265,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     if let Some(stopped) = &stops.budget {
         report.problem(
             &stopped.status(),
-            &format!(
-                "saves go on {}, or raise {} in memory-save.toml",
-                crate::env::timestamp(stopped.until),
-                stopped.budget
-            ),
+            &format!("saves go on {}, or raise {} in memory-save.toml", timestamp(stopped.until), stopped.budget),
         );
     }
     // A record dated ahead counts as now (so a budget never waits for its
@@ -300,7 +276,7 @@ fn check_spend(report: &mut Report, roots: &Roots) {
             &format!(
                 "{} holds {} dated more than ten minutes ahead of this machine's clock; they count as now",
                 roots.saves_log().display(),
-                crate::memory::report::plural(ahead as u64, "save record")
+                plural(ahead as u64, "save record")
             ),
             "check the clock (date); budgets stay safe meanwhile",
         );
@@ -308,18 +284,12 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     let month = crate::save::money::month::gather(roots, &config, now);
     for b in month.budgets.iter().filter(|b| b.share >= 0.8 && b.share < 1.0) {
         report.warn(
-            &format!(
-                "{} of {} ({}) spent",
-                crate::memory::cost::usd(b.spent_usd),
-                crate::memory::cost::usd(b.limit_usd),
-                b.budget
-            ),
+            &format!("{} of {} ({}) spent", usd(b.spent_usd), usd(b.limit_usd), b.budget),
             "memory-save cost shows the month day by day",
         );
     }
 }
 
-/// Sessions whose saves the cache watch or a budget stopped.
 /// The machine's last save, when it failed: a finding until one succeeds,
 /// with the fix its report line gave.
 fn check_last_save(report: &mut Report, roots: &Roots) {
@@ -332,12 +302,10 @@ fn check_last_save(report: &mut Report, roots: &Roots) {
         .advice
         .as_deref()
         .unwrap_or("see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again");
-    report.problem(
-        &format!("the last save ({project}, {}) failed: {}", crate::env::timestamp(last.at), last.status),
-        fix,
-    );
+    report.problem(&format!("the last save ({project}, {}) failed: {}", timestamp(last.at), last.status), fix);
 }
 
+/// Sessions whose saves the cache watch or a budget stopped.
 fn check_paused(report: &mut Report, roots: &Roots) {
     let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
     for (id, state) in sessions.all() {
