@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::memory::guard::Decision;
+use crate::memory::guard::{Decision, Spec};
 use crate::store::guards::{self, Action};
 
 /// List this project's guards, or change one: --deny, --ask, --remove,
@@ -32,15 +32,14 @@ pub struct GuardsArgs {
 struct Listed {
     id: String,
     rule: String,
-    tool: crate::memory::guard::Tool,
-    #[serde(rename = "match")]
-    pattern: String,
+    #[serde(flatten)]
+    spec: Spec,
     decision: Decision,
     /// binds, waits for review, its rule is not loaded, or refused: why.
     standing: String,
-    fired: u64,
-    overridden: u64,
-    last_fired: Option<i64>,
+    /// How often it fired and was let through here, and when it last fired.
+    #[serde(flatten)]
+    seen: guards::Seen,
     /// made here (a save of this machine, or the user's change), or came from elsewhere.
     origin: &'static str,
 }
@@ -77,20 +76,14 @@ impl super::Run for GuardsArgs {
         let own = crate::store::folder_record::read(&folder).own_guards;
         let listed: Vec<Listed> = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review)
             .into_iter()
-            .map(|(g, standing)| {
-                let s = seen.get(&g.id).cloned().unwrap_or_default();
-                Listed {
-                    origin: if own.contains(&guards::trust_key(&g)) { "this machine" } else { "elsewhere" },
-                    standing: standing.words(),
-                    fired: s.fired,
-                    overridden: s.overridden,
-                    last_fired: s.last_fired,
-                    id: g.id,
-                    rule: g.rule,
-                    tool: g.spec.tool,
-                    pattern: g.spec.pattern,
-                    decision: g.decision,
-                }
+            .map(|(g, standing)| Listed {
+                origin: if own.contains(&guards::trust_key(&g)) { "this machine" } else { "elsewhere" },
+                standing: standing.words(),
+                seen: seen.get(&g.id).cloned().unwrap_or_default(),
+                id: g.id,
+                rule: g.rule,
+                spec: g.spec,
+                decision: g.decision,
             })
             .collect();
         if self.json {
@@ -104,17 +97,17 @@ impl super::Run for GuardsArgs {
         }
         let mut out = String::new();
         for l in &listed {
-            let last = l.last_fired.map(|at| format!(", last {}", crate::env::timestamp(at))).unwrap_or_default();
+            let last = l.seen.last_fired.map(|at| format!(", last {}", crate::env::timestamp(at))).unwrap_or_default();
             out.push_str(&format!(
                 "{}  {} {:?}: {}\n  rule: {}\n  {}; fired {} times, let through {}{last}; from {}\n",
                 l.id,
                 l.decision.word(),
-                l.tool,
-                l.pattern,
+                l.spec.tool,
+                l.spec.pattern,
                 l.rule.trim_start_matches("- "),
                 l.standing,
-                l.fired,
-                l.overridden,
+                l.seen.fired,
+                l.seen.overridden,
                 l.origin
             ));
         }
