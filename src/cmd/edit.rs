@@ -78,7 +78,9 @@ fn edit_loop(folder: &Folder, base: &str, copy: &Path) -> Result<()> {
             Err(reasons) => reasons,
         };
         let listed: String = reasons.iter().map(|r| format!("\n  - {r}")).collect();
-        if !ask_to_reopen(&listed)? {
+        // On a terminal: open the editor again on the refused text?
+        let question = format!("the edit was refused:{listed}\nopen the editor again to fix it? [Y/n]");
+        if answer(&question)?.is_none_or(|a| a == "n") {
             bail!("the edit was refused; MEMORY.md is unchanged:{listed}");
         }
     }
@@ -113,33 +115,24 @@ fn piped_kept(ops: &[crate::memory::reply::Op]) -> Result<bool> {
     if piped.is_empty() {
         return Ok(true);
     }
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Ok(false);
-    }
     let listed: String = piped.iter().map(|l| format!("\n  {l}")).collect();
-    eprint!(
-        "memory-save: every later session reads these as instructions, and they pipe a download into a shell:{}\nkeep them? [y/N] ",
-        crate::memory::text::visible(&listed)
+    let question = format!(
+        "every later session reads these as instructions, and they pipe a download into a shell:{listed}\nkeep them? [y/N]"
     );
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer)?;
-    Ok(answer.trim().eq_ignore_ascii_case("y"))
+    Ok(answer(&question)?.is_some_and(|a| a == "y"))
 }
 
-/// On a terminal, asks whether to open the editor again on the refused text.
-fn ask_to_reopen(reasons: &str) -> Result<bool> {
+/// The answer to `question` typed on the terminal, trimmed and in lower
+/// case; `None` when stdin is no terminal (nobody to ask).
+fn answer(question: &str) -> Result<Option<String>> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        return Ok(false);
+        return Ok(None);
     }
-    eprint!(
-        "memory-save: the edit was refused:{}\nopen the editor again to fix it? [Y/n] ",
-        crate::memory::text::visible(reasons)
-    );
+    eprint!("memory-save: {} ", crate::memory::text::visible(question));
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
-    Ok(!answer.trim().eq_ignore_ascii_case("n"))
+    Ok(Some(answer.trim().to_ascii_lowercase()))
 }
 
 /// Writes the edit under the lock, merged by line with a change meanwhile;
