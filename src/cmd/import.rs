@@ -38,21 +38,15 @@ impl super::Run for ImportArgs {
         }
         let _lock = folder.lock()?;
         let current = folder.memory_path().exists().then(|| crate::save::current_under_lock(&folder)).transpose()?;
-        let memory_ref = memory.as_ref().map(|(name, text)| (name.as_str(), text.as_str()));
-        let imported = crate::memory::import::import(
-            current.as_deref(),
-            memory_ref,
-            &topics,
-            &folder.topic_files(),
-            &folder.project,
-        );
+        let memory = memory.as_ref().map(|(name, text)| (name.as_str(), text.as_str()));
+        let mut imported =
+            crate::memory::import::import(current.as_deref(), memory, &topics, &folder.topic_files(), &folder.project);
         let base = current.clone().unwrap_or_else(|| crate::memory::template::skeleton(&folder.project));
         // An import is foreign text: its new CRITICAL RULES are quoted, and
         // with the review gate on they wait for review like a save's.
         let had = crate::memory::gate::instruction_lines(&base);
         let new_rules: Vec<String> =
             crate::memory::gate::instruction_lines(&imported.memory).into_iter().filter(|r| !had.contains(r)).collect();
-        let mut imported = imported;
         let gate = config.review_rules();
         if gate && !new_rules.is_empty() {
             imported.memory = crate::team::without(&imported.memory, &new_rules);

@@ -6,6 +6,8 @@ use anyhow::Result;
 use crate::claude::hooks::Program;
 use crate::claude::install::{self, Installed, Uninstalled};
 use crate::claude::settings::Scope;
+use crate::config::Budget;
+use crate::memory::cost::usd;
 
 use super::cwd;
 
@@ -111,14 +113,12 @@ fn token_note() -> Result<()> {
 fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
     let config = crate::config::of(roots);
     let month = match config.max_cost_per_month_usd {
-        crate::config::Budget::Unset => format!(
+        Budget::Unset => format!(
             "a subscription login's saves stop at {} a billing month on this machine (the default)",
-            crate::memory::cost::usd(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD)
+            usd(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD)
         ),
-        crate::config::Budget::Off => "max_cost_per_month_usd is \"none\": no monthly budget".to_string(),
-        crate::config::Budget::Usd(limit) => {
-            format!("saves stop at {} a billing month on this machine", crate::memory::cost::usd(limit))
-        }
+        Budget::Off => "max_cost_per_month_usd is \"none\": no monthly budget".to_string(),
+        Budget::Usd(limit) => format!("saves stop at {} a billing month on this machine", usd(limit)),
     };
     let limits = config.limits();
     let cadence = if limits.every_turns <= 1 {

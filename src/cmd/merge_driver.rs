@@ -28,10 +28,8 @@ pub struct MergeDriverArgs {
 const MAX_MERGE_BYTES: u64 = 16 * 1024 * 1024;
 
 fn read(path: &Path) -> Result<Option<String>> {
-    let Some(bytes) = crate::store::fsutil::read_regular(path, MAX_MERGE_BYTES)? else {
-        return Ok(None);
-    };
-    String::from_utf8(bytes).map(Some).with_context(|| format!("{} is not UTF-8 text", path.display()))
+    let bytes = crate::store::fsutil::read_regular(path, MAX_MERGE_BYTES)?;
+    bytes.map(|b| String::from_utf8(b).with_context(|| format!("{} is not UTF-8 text", path.display()))).transpose()
 }
 
 /// Only our files come this far: another file a `.gitattributes` line routes

@@ -188,17 +188,14 @@ pub fn visible_command() -> clap::Command {
     use clap::CommandFactory;
     let full = Cli::command();
     let visible: Vec<clap::Command> = full.get_subcommands().filter(|c| !c.is_hide_set()).cloned().collect();
-    let mut clean = clap::Command::new("memory-save")
+    clap::Command::new("memory-save")
         .subcommands(visible)
         .subcommand_required(true)
         .arg_required_else_help(true)
         .disable_help_subcommand(true)
-        .after_help(exit::HELP);
-    if let Some(about) = full.get_about() {
-        clean = clean.about(about.clone());
-    }
-    clean = clean.version(env!("CARGO_PKG_VERSION"));
-    clean
+        .after_help(exit::HELP)
+        .about(full.get_about().cloned().unwrap_or_default())
+        .version(env!("CARGO_PKG_VERSION"))
 }
 
 /// `hook <event> [--part N]`, for `--help` only: hooks are parsed by

@@ -25,11 +25,9 @@ impl super::Run for ResumeArgs {
         // A used-up allowance or a model's refusal holds every session on
         // this machine: lifted early here, the next save tries at once.
         let lifted = crate::save::money::ledger::update(&roots, |limits| {
-            let mut lifted: Vec<String> = limits.allowance.take().map(|h| h.text).into_iter().collect();
-            lifted.extend(
-                std::mem::take(&mut limits.models).into_iter().map(|(model, h)| format!("{model}: {}", h.text)),
-            );
-            lifted
+            let models =
+                std::mem::take(&mut limits.models).into_iter().map(|(model, h)| format!("{model}: {}", h.text));
+            limits.allowance.take().map(|h| h.text).into_iter().chain(models).collect::<Vec<_>>()
         })?;
         let machine = !lifted.is_empty();
         if machine {
@@ -65,15 +63,10 @@ impl super::Run for ResumeArgs {
             }
         }
         if resumed.is_empty() {
-            match &self.session {
-                Some(id) => bail!("session {id} of project {} is not paused", project.name),
-                None => {
-                    return super::println(&format!(
-                        "no paused session in project {}; nothing to resume",
-                        project.name
-                    ));
-                }
+            if let Some(id) = &self.session {
+                bail!("session {id} of project {} is not paused", project.name);
             }
+            return super::println(&format!("no paused session in project {}; nothing to resume", project.name));
         }
         let text = format!("memory-save: resumed {}", resumed.join(", "));
         super::println(&crate::memory::text::visible(&text))

@@ -3,6 +3,7 @@
 use anyhow::Result;
 
 use crate::memory::block::{self, PART_LIMIT};
+use crate::store::guards;
 
 /// Print what the next session of this project loads, every part labelled
 /// with its size against the 10,000-character budget.
@@ -26,20 +27,17 @@ impl super::Run for ShowArgs {
         if self.path {
             return super::println(&folder.memory_path().display().to_string());
         }
+        let name = &project.name;
         if let Some(off) = project.off_reason(&config) {
-            return super::println(&format!(
-                "memory-save is {off} for project {}: a session loads nothing",
-                project.name
-            ));
+            return super::println(&format!("memory-save is {off} for project {name}: a session loads nothing"));
         }
         let Some(text) = folder.read_memory()? else {
             if self.check && self.json {
                 return super::print_json(&crate::project::check::findings(&project, &folder, "", &cwd, false));
             }
             return super::println(&format!(
-                "no MEMORY.md yet at {}: a session of project {} loads nothing",
-                folder.memory_path().display(),
-                project.name
+                "no MEMORY.md yet at {}: a session of project {name} loads nothing",
+                folder.memory_path().display()
             ));
         };
         if self.check {
@@ -47,14 +45,13 @@ impl super::Run for ShowArgs {
             if self.json {
                 return super::print_json(&findings);
             }
-            let head = match findings.count() {
-                Some(count) => format!("memory-save show --check: {}: {count}\n", findings.memory),
-                None => format!(
-                    "memory-save show --check: {}: every path it names exists, no near-duplicate lines\n",
-                    findings.memory
-                ),
-            };
-            return super::print(&format!("{head}{}", findings.render()));
+            let summary =
+                findings.count().unwrap_or_else(|| "every path it names exists, no near-duplicate lines".to_string());
+            return super::print(&format!(
+                "memory-save show --check: {}: {summary}\n{}",
+                findings.memory,
+                findings.render()
+            ));
         }
         // What SessionStart would do first, without writing it here.
         let repaired = crate::memory::template::repair(&text, &folder.project);
@@ -66,15 +63,13 @@ impl super::Run for ShowArgs {
         let gated = crate::memory::gate::load(memory);
         let note = crate::memory::gate::block_note(gated.withheld.len());
         let review = config.review_rules();
-        let guards =
-            crate::store::guards::active(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
-        let guard_line = crate::memory::guard::loaded_line(&guards);
+        let active = guards::active(&folder, || guards::rules_loaded_now(&folder, review), review);
+        let guard_line = crate::memory::guard::loaded_line(&active);
         let trailer: Vec<&str> =
             [topic_line.as_deref(), note.as_deref(), guard_line.as_deref()].into_iter().flatten().collect();
         let parts = block::context_parts(&project.label(), &gated.text, &trailer);
         let mut out = format!(
-            "memory-save show: the next session of project {} loads {} from {}\n",
-            project.name,
+            "memory-save show: the next session of project {name} loads {} from {}\n",
             crate::memory::report::plural(parts.len() as u64, "part"),
             folder.memory_path().display()
         );

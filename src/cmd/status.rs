@@ -4,9 +4,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::env::timestamp;
+use crate::memory::cost::usd;
 use crate::memory::{MAX_CHARS, MAX_LINES, Size};
 use crate::save::money::month::Totals;
 use crate::store::folder::{FAILED_REPLY_FILE, read_if_exists};
+use crate::store::guards::{self, Standing};
 use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
 use crate::store::state::{SessionId, SessionState, SessionStore};
@@ -129,22 +131,17 @@ fn gather(here: super::Here) -> Result<Status> {
     let failed = folder.dir.join(FAILED_REPLY_FILE);
     let last_failed_reply = std::fs::metadata(&failed).ok().map(|m| FailedReply {
         path: failed.display().to_string(),
-        at: m
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_secs() as i64),
+        at: m.modified().map_or(0, |t| t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs() as i64),
         bytes: m.len(),
     });
     let hooks = crate::claude::registrations::registrations(cwd);
     let review = config.review_rules();
-    let standings =
-        crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
-    let standing = |wanted: crate::store::guards::Standing| standings.iter().filter(|(_, s)| *s == wanted).count();
+    let standings = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review);
+    let standing = |wanted: Standing| standings.iter().filter(|(_, s)| *s == wanted).count();
     Ok(Status {
-        guards: standing(crate::store::guards::Standing::Binds),
-        guards_waiting: standing(crate::store::guards::Standing::WaitsForReview),
-        guards_unreadable: crate::store::guards::load(&folder).err().map(|e| e.0),
+        guards: standing(Standing::Binds),
+        guards_waiting: standing(Standing::WaitsForReview),
+        guards_unreadable: guards::load(&folder).err().map(|e| e.0),
         hooks_summary: crate::claude::registrations::describe_registrations(&hooks),
         hooks,
         memory_dir: folder.dir.display().to_string(),
@@ -169,11 +166,8 @@ fn gather(here: super::Here) -> Result<Status> {
             .iter()
             .filter(|(_, s)| !s.protocol.turn.ended)
             .filter_map(|(id, s)| {
-                s.protocol.watch.paused.as_ref().map(|p| Paused {
-                    session_id: id.to_string(),
-                    why: p.text.clone(),
-                    at: p.at,
-                })
+                let pause = s.protocol.watch.paused.as_ref()?;
+                Some(Paused { session_id: id.to_string(), why: pause.text.clone(), at: pause.at })
             })
             .collect(),
         today,
@@ -343,7 +337,7 @@ fn render(s: &Status) -> String {
     out.push_str(&format!("today (all projects): {}\n", s.today.line()));
     for c in &s.sessions {
         let share = c.share.map_or(String::new(), |share| {
-            format!(" · {:.1}% of the session's own {}", share * 100.0, crate::memory::cost::usd(c.session_cost_usd))
+            format!(" · {:.1}% of the session's own {}", share * 100.0, usd(c.session_cost_usd))
         });
         out.push_str(&format!("  session {}: {}{share}\n", c.session_id, c.saves.line()));
     }
@@ -357,7 +351,6 @@ fn render(s: &Status) -> String {
         let status = crate::memory::text::shorten(&save.status, 27);
         let usage = save.usage.clone().unwrap_or_default();
         // The figure budgets count, and the CLI's beside it where it differs.
-        let usd = crate::memory::cost::usd;
         let cli = usd(usage.total_cost_usd);
         let counted = usd(save.counted());
         let cost = if cli == counted { counted } else { format!("{counted} (the CLI said {cli})") };

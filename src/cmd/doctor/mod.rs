@@ -325,16 +325,13 @@ fn check_paused(report: &mut Report, roots: &Roots) {
 }
 
 fn check_state(report: &mut Report, roots: &Roots) {
-    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else {
-        return;
-    };
+    use crate::store::state::{parse_state, read_state_bytes};
+    let Ok(entries) = std::fs::read_dir(roots.sessions_dir()) else { return };
     let broken: Vec<String> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter(|p| {
-            crate::store::state::read_state_bytes(p).and_then(|b| crate::store::state::parse_state(&b)).is_none()
-        })
+        .filter(|p| read_state_bytes(p).and_then(|b| parse_state(&b)).is_none())
         .map(|p| p.display().to_string())
         .collect();
     if broken.is_empty() {

@@ -28,8 +28,7 @@ pub(super) fn check_claude(report: &mut Report) {
     let claude = match crate::claude::fork::find_claude() {
         Ok(path) => path,
         Err(e) => {
-            report.problem(&e.to_string(), "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
-            return;
+            return report.problem(&e.to_string(), "install Claude Code, or set MEMORY_SAVE_CLAUDE to its full path");
         }
     };
     match version_of(&claude) {
@@ -83,9 +82,10 @@ fn install_flag(scope: &str) -> &'static str {
 pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     let cwd = std::env::current_dir()?;
     let found = crate::claude::registrations::registrations(&cwd);
-    for r in found.iter().filter(|r| r.error.is_some()) {
-        let error = r.error.as_deref().unwrap_or_default();
-        report.problem(error, &format!("fix {} by hand, or move it away", r.path));
+    for r in &found {
+        if let Some(error) = &r.error {
+            report.problem(error, &format!("fix {} by hand, or move it away", r.path));
+        }
     }
     let with_hooks: Vec<_> = found.iter().filter(|r| r.commands > 0).collect();
     let plugin = found.iter().find_map(|r| r.plugin.clone().map(|p| (p, r.scope)));
@@ -136,14 +136,11 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
             );
         }
         // A shared install runs memory-save by name, from PATH.
-        let programs = r.programs.iter().map(|p| {
-            if p == BINARY_NAME {
-                which::which(p).ok().and_then(|p| std::fs::canonicalize(p).ok())
-            } else {
-                std::fs::canonicalize(p).ok()
-            }
-        });
-        if let Some(program) = r.programs.iter().zip(programs).find(|(_, real)| *real != this).map(|(p, _)| p) {
+        let real = |program: &str| {
+            let path = if program == BINARY_NAME { which::which(program).ok()? } else { program.into() };
+            std::fs::canonicalize(path).ok()
+        };
+        if let Some(program) = r.programs.iter().find(|p| real(p) != this) {
             report.problem(
                 &format!(
                     "hooks in {} run {program}, not this binary ({})",
