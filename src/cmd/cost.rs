@@ -7,6 +7,8 @@ use anyhow::Result;
 use crate::memory::{cost::usd, report::plural};
 use crate::save::money::month::{self, Month};
 
+use super::row;
+
 /// Bars are at most this wide.
 const BAR_WIDTH: usize = 30;
 
@@ -36,26 +38,19 @@ pub fn summary(month: &Month) -> String {
     let t = &month.totals;
     let mut out = format!("billing month {} to {}\n", month.start, month.end);
     if let Some(pays) = &month.pays {
-        out.push_str(&format!("  who pays  {pays}\n"));
+        row(&mut out, "who pays", pays);
     }
-    out.push_str(&format!("  month     {}\n", t.line()));
+    row(&mut out, "month", t.line());
     for b in &month.budgets {
         let default = if b.default { ", the default for a subscription" } else { "" };
-        out.push_str(&format!(
-            "  budget    {} {}{default}: {} spent ({:.0}%)\n",
-            b.budget,
-            usd(b.limit_usd),
-            usd(b.spent_usd),
-            b.share * 100.0
-        ));
+        let spent =
+            format!("{} {}{default}: {} spent ({:.0}%)", b.budget, usd(b.limit_usd), usd(b.spent_usd), b.share * 100.0);
+        row(&mut out, "budget", spent);
     }
     if let Some(average) = month.average_per_save_usd {
-        out.push_str(&format!(
-            "  pace      {} a save on average; {} by {} at this pace\n",
-            usd(average),
-            usd(month.projected_usd),
-            month.end
-        ));
+        let pace =
+            format!("{} a save on average; {} by {} at this pace", usd(average), usd(month.projected_usd), month.end);
+        row(&mut out, "pace", pace);
     }
     out
 }

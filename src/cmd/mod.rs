@@ -77,6 +77,12 @@ fn round_dollars(value: &mut serde_json::Value) {
     }
 }
 
+/// One labelled line of a report (`status`, `cost`): its text in a column
+/// after the label.
+pub fn row(out: &mut String, label: &str, text: impl std::fmt::Display) {
+    out.push_str(&format!("  {label:<10}{text}\n"));
+}
+
 /// `print` with a newline.
 pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))

@@ -13,6 +13,8 @@ use crate::store::paths::Roots;
 use crate::store::saves::SaveRecord;
 use crate::store::state::{SessionId, SessionState, SessionStore};
 
+use super::row;
+
 const RECENT: usize = 5;
 
 #[derive(Serialize)]
@@ -116,13 +118,10 @@ impl super::Run for StatusArgs {
     }
 }
 
-fn gather(here: super::Here) -> Result<Status> {
-    let super::Here { roots, cwd, config, project, folder } = here;
+fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> Result<Status> {
     let (roots, cwd) = (&roots, cwd.as_path());
     let memory = read_if_exists(&folder.memory_path())?;
     let size = Size::of(memory.as_deref().unwrap_or(""));
-    let off = project.off_reason(&config);
-    let now = crate::env::now_unix();
     let stops = crate::save::money::ledger::stops(roots, &config);
     let allowance = stops.allowance.map(|h| format!("{} ({})", h.status(), h.text));
     let saves_stopped = stops.config.or(allowance).or_else(|| stops.budget.map(|s| s.status()));
@@ -151,11 +150,11 @@ fn gather(here: super::Here) -> Result<Status> {
         chars: size.chars,
         max_chars: MAX_CHARS,
         topic_files: folder.topic_files(),
-        off,
+        off: project.off_reason(&config),
         config_file: crate::config::file(roots).display().to_string(),
         config_problems: config.problems.iter().map(|p| p.text.clone()).collect(),
         saves_stopped,
-        month: crate::save::money::month::gather(roots, &config, now),
+        month: crate::save::money::month::gather(roots, &config, crate::env::now_unix()),
         paused_models: stops.models.iter().map(|(model, h)| format!("{model}: {}", h.text)).collect(),
         saving: sessions.iter().filter(|(_, s)| s.protocol.job.claimed_since().is_some()).count(),
         queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
@@ -266,72 +265,62 @@ fn sync_line(sync: &crate::sync::SyncState) -> String {
 
 fn render(s: &Status) -> String {
     let mut out = format!("memory-save · project {}\n", s.project);
-    out.push_str(&format!("  state     {}\n", s.off.as_deref().unwrap_or("on")));
-    out.push_str(&format!("  hooks     {}\n", s.hooks_summary));
+    row(&mut out, "state", s.off.as_deref().unwrap_or("on"));
+    row(&mut out, "hooks", &s.hooks_summary);
     let memory = if s.memory_exists { "MEMORY.md" } else { "MEMORY.md (not written yet)" };
-    out.push_str(&format!("  memory    {}/{memory}\n", s.memory_dir));
-    out.push_str(&format!("  identity  {} (folder: {})\n", s.identity, s.folder_reason));
+    row(&mut out, "memory", format!("{}/{memory}", s.memory_dir));
+    row(&mut out, "identity", format!("{} (folder: {})", s.identity, s.folder_reason));
     if let Some(why) = &s.provisional {
-        out.push_str(&format!("  moved     {why}\n"));
+        row(&mut out, "moved", why);
     }
     for a in &s.adoptable {
-        out.push_str(&format!(
-            "  adopt     memory folder {}, recorded for {}, could be this repository's: memory-save adopt {}\n",
-            a.folder, a.recorded_for, a.folder
-        ));
+        let found = format!("memory folder {}, recorded for {}, could be this repository's", a.folder, a.recorded_for);
+        row(&mut out, "adopt", format!("{found}: memory-save adopt {}", a.folder));
     }
-    out.push_str(&format!(
-        "  size      {} of {} lines, {} of {} characters\n",
-        s.lines, s.max_lines, s.chars, s.max_chars
-    ));
+    row(&mut out, "size", format!("{} of {} lines, {} of {} characters", s.lines, s.max_lines, s.chars, s.max_chars));
     let topics = if s.topic_files.is_empty() { "none".to_string() } else { s.topic_files.join(", ") };
-    out.push_str(&format!("  topics    {topics}\n"));
+    row(&mut out, "topics", topics);
     if let Some(why) = &s.guards_unreadable {
-        out.push_str(&format!("  guards    {why}\n"));
+        row(&mut out, "guards", why);
     } else if s.guards + s.guards_waiting > 0 {
         let waiting =
             if s.guards_waiting > 0 { format!(", {} waiting for review", s.guards_waiting) } else { String::new() };
-        out.push_str(&format!("  guards    {} binding{waiting}: memory-save guards\n", s.guards));
+        row(&mut out, "guards", format!("{} binding{waiting}: memory-save guards", s.guards));
     }
-    out.push_str(&format!("  saves     {} running, {} queued\n", s.saving, s.queued));
+    row(&mut out, "saves", format!("{} running, {} queued", s.saving, s.queued));
     if let Some(count) = &s.memory_check {
-        out.push_str(&format!("  check     {count}: memory-save show --check\n"));
+        row(&mut out, "check", format!("{count}: memory-save show --check"));
     }
-    out.push_str(&format!("  restore   {}\n", super::restore::line(&s.restore)));
+    row(&mut out, "restore", super::restore::line(&s.restore));
     if let Some(sync) = &s.sync {
-        out.push_str(&format!("  sync      {}\n", sync_line(sync)));
+        row(&mut out, "sync", sync_line(sync));
     }
     for problem in &s.config_problems {
         // A TOML error spans lines (the line, a caret under it): each on
         // its own line, indented under the label.
         let mut lines = problem.lines();
-        out.push_str(&format!("  config    {}\n", lines.next().unwrap_or_default()));
+        row(&mut out, "config", lines.next().unwrap_or_default());
         for line in lines {
-            out.push_str(&format!("            {line}\n"));
+            row(&mut out, "", line);
         }
     }
     if let Some(why) = &s.saves_stopped {
-        out.push_str(&format!("  paused    no save runs on this machine: {why}\n"));
+        row(&mut out, "paused", format!("no save runs on this machine: {why}"));
     }
     if let Some(model) = s.recent_saves.iter().find_map(|r| r.unknown_model.as_deref()) {
-        out.push_str(&format!(
-            "  prices    {model:?} is not in the price table: its saves are priced at the dearest entry; add [prices.\"<prefix>\"] (docs/configuration.md)\n"
-        ));
+        let priced = "its saves are priced at the dearest entry; add [prices.\"<prefix>\"] (docs/configuration.md)";
+        row(&mut out, "prices", format!("{model:?} is not in the price table: {priced}"));
     }
     for model in &s.paused_models {
-        out.push_str(&format!("  paused    sessions on {model}; lift with: memory-save resume\n"));
+        row(&mut out, "paused", format!("sessions on {model}; lift with: memory-save resume"));
     }
     if let Some(failed) = &s.last_failed_reply {
-        out.push_str(&format!("  failed    {} ({}, {} bytes)\n", failed.path, timestamp(failed.at), failed.bytes));
+        row(&mut out, "failed", format!("{} ({}, {} bytes)", failed.path, timestamp(failed.at), failed.bytes));
     }
     for p in &s.paused {
-        out.push_str(&format!(
-            "  paused    session {}: {} (since {}); resume with: memory-save resume --session {}\n",
-            p.session_id,
-            p.why,
-            timestamp(p.at),
-            p.session_id
-        ));
+        let (id, why, since) = (&p.session_id, &p.why, timestamp(p.at));
+        let text = format!("session {id}: {why} (since {since}); resume with: memory-save resume --session {id}");
+        row(&mut out, "paused", text);
     }
     out.push_str(&super::cost::summary(&s.month));
     out.push_str(&format!("today (all projects): {}\n", s.today.line()));
