@@ -6,7 +6,7 @@
 use anyhow::{Result, bail};
 
 use crate::store::folder::Folder;
-use crate::store::history::{Change, Origin};
+use crate::store::history::{self, Change, Origin};
 use crate::store::owner::{self, IDENTITY_FILE};
 
 /// Use a memory folder recorded for another path or repository as this
@@ -57,13 +57,7 @@ impl super::Run for AdoptArgs {
         {
             let _lock = folder.lock()?;
             let origin = Origin { by: Some("memory-save adopt".into()), ..Origin::default() };
-            let recorded = crate::store::history::record(
-                &folder,
-                &message,
-                &[Change::Rewrite(IDENTITY_FILE)],
-                &origin,
-                Vec::new(),
-            )?;
+            let recorded = history::record(&folder, &message, &[Change::Rewrite(IDENTITY_FILE)], &origin, Vec::new())?;
             if let Err(e) = folder.write_file(IDENTITY_FILE, &record.text()) {
                 recorded.roll_back(&folder)?;
                 return Err(e);

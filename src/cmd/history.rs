@@ -155,11 +155,8 @@ fn run_show(number: u64, json: bool) -> Result<()> {
     let (change, diffs) = History { folder: &folder }.show(number)?;
     if json {
         let mut value = serde_json::to_value(&change)?;
-        value["diff"] = diffs
-            .iter()
-            .map(|(name, diff)| (name.clone(), diff.clone().into()))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
+        value["diff"] =
+            diffs.into_iter().map(|(name, diff)| (name, diff.into())).collect::<serde_json::Map<_, _>>().into();
         return super::print_json(&value);
     }
     let colour = super::colour::Colour::for_stdout();

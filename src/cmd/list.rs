@@ -29,17 +29,16 @@ impl super::Run for ListArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let saves = crate::store::saves::all(&roots);
+        // No memory root yet lists nothing, as an entry that cannot be read does.
         let mut folders: Vec<String> = std::fs::read_dir(&roots.memory)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .take(10_000)
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|name| !name.starts_with('.'))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .flatten()
+            .take(10_000)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| !name.starts_with('.'))
+            .collect();
         folders.sort();
         let listed: Vec<Listed> = folders
             .into_iter()
