@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::memory::apply::{self, Outcome};
 use crate::memory::edit::check_edit;
-use crate::memory::reply::Reply;
+use crate::memory::reply::{Op, Reply};
 use crate::store::folder::Folder;
 use crate::store::history::Origin;
 
@@ -102,8 +102,7 @@ fn run_editor(copy: &Path) -> Result<()> {
 
 /// A line piping a download into a shell (`curl … | sh`), which no save
 /// writes, is kept by hand only when you say so on a terminal.
-fn piped_kept(ops: &[crate::memory::reply::Op]) -> Result<bool> {
-    use crate::memory::reply::Op;
+fn piped_kept(ops: &[Op]) -> Result<bool> {
     let piped: Vec<&str> = ops
         .iter()
         .filter_map(|op| match op {
@@ -137,12 +136,7 @@ fn answer(question: &str) -> Result<Option<String>> {
 
 /// Writes the edit under the lock, merged by line with a change meanwhile;
 /// `Err` with the reasons when the merge cannot take all of it.
-fn write(
-    folder: &Folder,
-    base: &str,
-    edited: &str,
-    ops: Vec<crate::memory::reply::Op>,
-) -> Result<Result<String, Vec<String>>> {
+fn write(folder: &Folder, base: &str, edited: &str, ops: Vec<Op>) -> Result<Result<String, Vec<String>>> {
     let _lock = folder.lock()?;
     let current = crate::save::current_under_lock(folder)?;
     let memory = if current == base {

@@ -62,11 +62,9 @@ fn round_dollars(value: &mut serde_json::Value) {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 match v {
-                    Value::Number(n) if key.ends_with("usd") && !n.is_i64() && !n.is_u64() => {
+                    Value::Number(n) if key.ends_with("usd") && n.is_f64() => {
                         let rounded = crate::memory::cost::round_usd(n.as_f64().unwrap_or_default());
-                        if let Some(number) = serde_json::Number::from_f64(rounded) {
-                            *v = Value::Number(number);
-                        }
+                        *n = serde_json::Number::from_f64(rounded).unwrap_or(n.clone());
                     }
                     _ => round_dollars(v),
                 }

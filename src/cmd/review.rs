@@ -12,7 +12,7 @@ use crate::store::paths::Roots;
 use crate::store::review::{load, store};
 
 /// `add to CRITICAL RULES: - Never …` and the like, for a person.
-pub fn describe(op: &Op) -> String {
+fn describe(op: &Op) -> String {
     match op {
         Op::Add { section, text } => format!("add to {section}: {text}"),
         Op::Remove { line } => format!("remove: {line}"),
@@ -203,6 +203,5 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
     } else {
         format!("memory-save: {id} no longer applies (its line is gone); dropped from the list")
     };
-    super::println(&visible(&line))?;
-    Ok(())
+    super::println(&visible(&line))
 }

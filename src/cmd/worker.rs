@@ -3,14 +3,12 @@
 
 use anyhow::Result;
 
+use crate::store::state::SessionId;
+
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
-    #[arg(long, value_parser = session_id)]
-    session: crate::store::state::SessionId,
-}
-
-fn session_id(text: &str) -> std::result::Result<crate::store::state::SessionId, String> {
-    crate::store::state::SessionId::parse(text).map_err(|e| e.to_string())
+    #[arg(long, value_parser = |text: &str| SessionId::parse(text).map_err(|e| e.to_string()))]
+    session: SessionId,
 }
 
 impl super::Run for WorkerArgs {

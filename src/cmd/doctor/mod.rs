@@ -241,12 +241,11 @@ fn check_config(report: &mut Report, roots: &Roots) {
 
 /// Who pays for saves, and what stops them on this machine.
 fn check_spend(report: &mut Report, roots: &Roots) {
-    match crate::save::money::ledger::last_route(roots) {
-        Some(seen) => {
-            report.ok(&format!("billing: {} (seen at a session start, {})", seen.route.sentence(), timestamp(seen.at)))
-        }
-        None => report.ok("billing: no session has started since install; who pays is known at the first one"),
-    }
+    let billing = match crate::save::money::ledger::last_route(roots) {
+        Some(seen) => format!("{} (seen at a session start, {})", seen.route.sentence(), timestamp(seen.at)),
+        None => "no session has started since install; who pays is known at the first one".to_string(),
+    };
+    report.ok(&format!("billing: {billing}"));
     let now = crate::env::now_unix();
     let config = crate::config::of(roots);
     let stops = crate::save::money::ledger::stops(roots, &config);
@@ -293,15 +292,10 @@ fn check_spend(report: &mut Report, roots: &Roots) {
 /// The machine's last save, when it failed: a finding until one succeeds,
 /// with the fix its report line gave.
 fn check_last_save(report: &mut Report, roots: &Roots) {
-    let Some(last) = crate::store::saves::all(roots).pop() else { return };
-    if !last.status.starts_with("error") {
-        return;
-    }
+    let Some(last) = crate::store::saves::all(roots).pop().filter(|l| l.status.starts_with("error")) else { return };
     let project = last.project.as_deref().unwrap_or("?");
-    let fix = last
-        .advice
-        .as_deref()
-        .unwrap_or("see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again");
+    let log = "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again";
+    let fix = last.advice.as_deref().unwrap_or(log);
     report.problem(&format!("the last save ({project}, {}) failed: {}", timestamp(last.at), last.status), fix);
 }
 
