@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 
+use crate::memory::cost::usd;
 use crate::memory::text::visible;
 use crate::store::changes::{History, Listed};
 
@@ -126,28 +127,18 @@ fn find_line<'a>(changes: &'a [Listed], wanted: &str) -> Option<(&'a Listed, &'a
 
 /// `#12    2026-12-01 14:32:05  <message>  [MEMORY.md]  session c7913528… turn fc187592… $0.0123`.
 fn describe(change: &Listed) -> String {
-    let mut line = format!("#{:<5} {}  {}", change.number, crate::env::timestamp(change.at), change.message);
-    if !change.files.is_empty() {
-        line.push_str(&format!("  [{}]", change.files.join(", ")));
-    }
-    let short = |id: &str| crate::memory::text::shorten(id, 8);
+    let short = |id: &String| crate::memory::text::shorten(id, 8);
     let o = &change.origin;
-    if let Some(session) = &o.session_id {
-        line.push_str(&format!("  session {}", short(session)));
-    }
-    if let Some(prompt) = &o.prompt_id {
-        line.push_str(&format!(" turn {}", short(prompt)));
-    }
-    if let Some(cost) = o.cost_usd {
-        line.push_str(&format!(" {}", crate::memory::cost::usd(cost)));
-    }
-    if let Some(cli) = o.cli_cost_usd {
-        line.push_str(&format!(" (the CLI said {})", crate::memory::cost::usd(cli)));
-    }
-    if let Some(by) = &o.by {
-        line.push_str(&format!("  by {by}"));
-    }
-    line
+    let known = [
+        (!change.files.is_empty()).then(|| format!("  [{}]", change.files.join(", "))),
+        o.session_id.as_ref().map(|session| format!("  session {}", short(session))),
+        o.prompt_id.as_ref().map(|prompt| format!(" turn {}", short(prompt))),
+        o.cost_usd.map(|cost| format!(" {}", usd(cost))),
+        o.cli_cost_usd.map(|cli| format!(" (the CLI said {})", usd(cli))),
+        o.by.as_ref().map(|by| format!("  by {by}")),
+    ];
+    let known: String = known.into_iter().flatten().collect();
+    format!("#{:<5} {}  {}{known}", change.number, crate::env::timestamp(change.at), change.message)
 }
 
 fn run_show(number: u64, json: bool) -> Result<()> {
