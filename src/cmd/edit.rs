@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use crate::memory::apply::{self, Outcome};
 use crate::memory::edit::check_edit;
@@ -35,25 +35,21 @@ impl super::Run for EditArgs {
         let result = edit_loop(&folder, &base, &copy);
         // Kept only when it holds text of yours that was not written (an
         // editor that could not start, or no change, leaves nothing).
-        let yours = crate::store::fsutil::read_regular(&copy, 4 * 1024 * 1024)
-            .ok()
-            .flatten()
-            .filter(|bytes| !bytes.iter().all(u8::is_ascii_whitespace) && bytes.as_slice() != base.as_bytes());
-        match (&result, yours) {
-            (Err(_), Some(bytes)) => {
-                // Kept with every line that holds a secret masked: a refused
-                // key must not stay on disk in the clear.
-                let text = String::from_utf8_lossy(&bytes);
-                let masked: String = text.split_inclusive('\n').map(crate::memory::secrets::redact_line).collect();
-                if masked != text {
-                    crate::store::fsutil::write_atomic(&copy, masked.as_bytes(), true)?;
-                }
-                eprintln!("memory-save: your text is kept in {} (secrets in it masked)", copy.display());
-            }
-            _ => {
-                let _ = std::fs::remove_file(&copy);
-            }
+        let yours = crate::store::fsutil::read_regular(&copy, 4 * 1024 * 1024).ok().flatten().filter(|bytes| {
+            result.is_err() && !bytes.iter().all(u8::is_ascii_whitespace) && bytes.as_slice() != base.as_bytes()
+        });
+        let Some(bytes) = yours else {
+            let _ = std::fs::remove_file(&copy);
+            return result;
+        };
+        // Kept with every line that holds a secret masked: a refused key
+        // must not stay on disk in the clear.
+        let text = String::from_utf8_lossy(&bytes);
+        let masked: String = text.split_inclusive('\n').map(crate::memory::secrets::redact_line).collect();
+        if masked != text {
+            crate::store::fsutil::write_atomic(&copy, masked.as_bytes(), true)?;
         }
+        eprintln!("memory-save: your text is kept in {} (secrets in it masked)", copy.display());
         result
     }
 }
@@ -94,9 +90,7 @@ fn run_editor(copy: &Path) -> Result<()> {
         .with_context(|| format!("cannot read the editor command {line:?} (VISUAL or EDITOR): fix its quoting"))?;
     let status = crate::process::run_in_foreground(Command::new(&words[0]).args(&words[1..]).arg(copy))
         .with_context(|| format!("cannot start the editor {:?} (set VISUAL or EDITOR)", words[0]))?;
-    if !status.success() {
-        bail!("the editor {:?} exited with {status}; MEMORY.md is unchanged", words[0]);
-    }
+    ensure!(status.success(), "the editor {:?} exited with {status}; MEMORY.md is unchanged", words[0]);
     Ok(())
 }
 
