@@ -33,8 +33,9 @@ impl super::Run for ImportArgs {
             None => auto_memory_dir(&cwd)?,
         };
         let (memory, topics) = read_source(&source)?;
+        let shown = source.display();
         if memory.is_none() && topics.is_empty() {
-            bail!("{} holds no MEMORY.md and no .md topic files: nothing to import", source.display());
+            bail!("{shown} holds no MEMORY.md and no .md topic files: nothing to import");
         }
         let _lock = folder.lock()?;
         let current = folder.memory_path().exists().then(|| crate::save::current_under_lock(&folder)).transpose()?;
@@ -52,8 +53,7 @@ impl super::Run for ImportArgs {
             imported.memory = crate::team::without(&imported.memory, &new_rules);
             let ops: Vec<Op> =
                 new_rules.iter().map(|rule| Op::Add { section: "CRITICAL RULES".into(), text: rule.clone() }).collect();
-            let origin =
-                Origin { by: Some(format!("memory-save import of {}", source.display())), ..Origin::default() };
+            let origin = Origin { by: Some(format!("memory-save import of {shown}")), ..Origin::default() };
             crate::store::review::hold(&folder, &ops, &origin)?;
         }
         for rule in &new_rules {
@@ -61,18 +61,15 @@ impl super::Run for ImportArgs {
             imported.report.push(format!("new CRITICAL RULES bullet, {what}: {rule}"));
         }
         if imported.memory == base && imported.topics.is_empty() {
-            super::println(&format!("memory-save: {} adds nothing new to project {}", source.display(), project.name))?;
+            super::println(&format!("memory-save: {shown} adds nothing new to project {}", project.name))?;
         } else {
-            let message = format!("import of {}", source.display());
+            let message = format!("import of {shown}");
             let origin = Origin { by: Some("memory-save import".into()), ..Origin::default() };
             let outcome = Outcome { memory: imported.memory, topics: imported.topics, ..Outcome::default() };
             // With no MEMORY.md yet, the skeleton is what the import starts from.
             crate::save::commit(&folder, current.as_deref().unwrap_or(""), &outcome, &message, &origin)?;
-            super::println(&format!(
-                "memory-save: imported {} into {} (memory-save undo takes it back)",
-                source.display(),
-                folder.dir.display()
-            ))?;
+            let into = folder.dir.display();
+            super::println(&format!("memory-save: imported {shown} into {into} (memory-save undo takes it back)"))?;
         }
         for line in &imported.report {
             super::println(&format!("  {line}"))?;
