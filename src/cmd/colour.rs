@@ -61,9 +61,7 @@ impl Colour {
                 self.plain(body)
             };
             out.push_str(&painted);
-            if line.ends_with('\n') {
-                out.push('\n');
-            }
+            out.push_str(&line[body.len()..]);
         }
         out
     }
