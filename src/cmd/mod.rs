@@ -29,6 +29,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use crate::store::state::{SessionId, SessionState, SessionStore};
+
 pub trait Run {
     fn run(&self) -> Result<()>;
 }
@@ -88,6 +90,14 @@ pub fn println(text: &str) -> Result<()> {
 
 pub fn cwd() -> Result<std::path::PathBuf> {
     std::env::current_dir().context("cannot read the current folder")
+}
+
+/// A worker killed mid-save never cleared its mark: with no worker holding
+/// the session's lock, nothing is saving (`status`, `statusline`).
+pub fn clear_dead_claim(sessions: &SessionStore, id: &SessionId, state: &mut SessionState) {
+    if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(id) {
+        state.protocol.job = crate::store::state::Job::Idle;
+    }
 }
 
 /// The current folder's project, as every command that works on one finds it.

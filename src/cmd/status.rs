@@ -220,11 +220,7 @@ fn project_sessions(roots: &Roots, project: &str) -> Vec<(SessionId, SessionStat
     let mut sessions = store.all();
     sessions.retain(|(_, s)| s.input.project.as_deref() == Some(project));
     for (id, state) in &mut sessions {
-        // A worker killed mid-save left its mark; only a held lock means a
-        // save is running.
-        if state.protocol.job.claimed_since().is_some() && !store.worker_running(id) {
-            state.protocol.job = crate::store::state::Job::Idle;
-        }
+        super::clear_dead_claim(&store, id, state);
     }
     sessions
 }

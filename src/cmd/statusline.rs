@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::env::clock;
 use crate::memory::text::visible;
-use crate::store::state::{Job, SessionId, SessionState, SessionStore, StatusKind};
+use crate::store::state::{SessionId, SessionState, SessionStore, StatusKind};
 
 /// The wrapped command gets this long; a status line must not hang.
 const WRAPPED_LIMIT: Duration = Duration::from_secs(5);
@@ -50,11 +50,7 @@ impl super::Run for StatuslineArgs {
         if let (Ok(id), Ok(roots)) = (SessionId::parse(&input.session_id), crate::config::roots()) {
             let sessions = SessionStore::new(roots.sessions_dir());
             let mut state = sessions.peek(&id);
-            // A worker killed mid-save never cleared its mark; with no worker
-            // holding the lock, nothing is saving.
-            if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(&id) {
-                state.protocol.job = Job::Idle;
-            }
+            super::clear_dead_claim(&sessions, &id, &mut state);
             let waiting = state.input.project.as_deref().map_or(0, |p| crate::store::review::load(&roots, p).len());
             let not_synced =
                 crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
