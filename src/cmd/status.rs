@@ -192,17 +192,11 @@ fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> R
 fn costs(roots: &Roots, sessions: &[(SessionId, SessionState)]) -> (Totals, Vec<SessionCost>) {
     let midnight = crate::env::local_midnight(crate::env::now_unix());
     let records = crate::store::saves::all(roots);
-    let mut today = Totals::default();
-    for record in records.iter().filter(|r| r.at >= midnight) {
-        today.add(record);
-    }
+    let today = Totals::of(records.iter().filter(|r| r.at >= midnight));
     let per_session = sessions
         .iter()
         .filter_map(|(id, state)| {
-            let mut saves = Totals::default();
-            for record in records.iter().filter(|r| r.session_id == id.as_str()) {
-                saves.add(record);
-            }
+            let saves = Totals::of(records.iter().filter(|r| r.session_id == id.as_str()));
             if saves.saves == 0 {
                 return None;
             }

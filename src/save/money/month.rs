@@ -20,7 +20,7 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn add(&mut self, record: &SaveRecord) {
+    fn add(&mut self, record: &SaveRecord) {
         if record.usage.is_none() && record.counted_usd.is_none() {
             return; // a save that never ran a fork
         }
@@ -32,6 +32,13 @@ impl Totals {
             self.output_tokens += u.output_tokens;
         }
         self.cost_usd = round_usd(self.cost_usd + record.counted());
+    }
+
+    /// The totals of `records`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a SaveRecord>) -> Totals {
+        let mut totals = Totals::default();
+        records.into_iter().for_each(|record| totals.add(record));
+        totals
     }
 
     /// `3 saves · in 12 · cache read 40000 · cache write 300 · out 9 · $0.41`
@@ -97,16 +104,12 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
         .filter(|r| route.as_deref().is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
         .collect();
     let fmt = |(y, m, d): (i32, u8, u8)| format!("{y:04}-{m:02}-{d:02}");
-    let mut totals = Totals::default();
+    let totals = Totals::of(&records);
     let mut days: Vec<Day> = Vec::new();
     let mut day_start = crate::env::local_date_start(first);
     while day_start < end.min(now + 1) {
         let next = crate::env::local_date_start(next_day(crate::env::local_date(day_start)));
-        let mut day = Totals::default();
-        for record in records.iter().filter(|r| (day_start..next).contains(&r.counted_at(now))) {
-            day.add(record);
-            totals.add(record);
-        }
+        let day = Totals::of(records.iter().filter(|r| (day_start..next).contains(&r.counted_at(now))));
         days.push(Day { date: fmt(crate::env::local_date(day_start)), totals: day });
         if next <= day_start {
             break;
