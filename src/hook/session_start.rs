@@ -88,10 +88,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     }
     if part == 1 {
         // A folder no repository recorded yet: the first to load it keeps it.
-        match located.team_dir {
-            Some(_) => crate::store::owner::claim_for_team(&ctx.roots, &folder, &located.identities)?,
-            None => folder.claim()?,
-        }
+        folder.claim()?;
     }
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {

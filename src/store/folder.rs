@@ -14,6 +14,8 @@ use crate::store::fsutil::{self, Lock};
 use crate::store::paths::Roots;
 
 pub const MEMORY_FILE: &str = "MEMORY.md";
+/// A team memory's key starts so (`Folder::key`).
+const TEAM_KEY: &str = "team/";
 pub const BACKUP_FILE: &str = "MEMORY.pre-migration.md";
 pub const FAILED_REPLY_FILE: &str = "memory-save.failed-reply.txt";
 /// The kept failed reply is cut to this many characters.
@@ -130,11 +132,30 @@ impl Folder {
         self.lock_path.with_extension(ext)
     }
 
-    /// The memory's key in the state folder, and a session's project: its
-    /// name, or a team memory's `<name>.team-<tag>`, one per working tree,
-    /// since each holds its own copy. `Folder::new(roots, key)` reaches its record.
+    /// A session's project: the memory's name, or a team memory's
+    /// `team/<name>.team-<tag>`, one per working tree, since each holds its
+    /// own copy; a name never holds `/`, so no folder's name is a team's key.
     pub fn key(&self) -> String {
-        self.lock_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
+        let stem = self.lock_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+        if self.team { format!("{TEAM_KEY}{stem}") } else { stem }
+    }
+
+    /// The record of this folder's name: a team memory's working trees share it.
+    pub fn named(&self) -> Folder {
+        let lock_path = self.lock_path.with_file_name(format!("{}.lock", self.project));
+        Folder { project: self.project.clone(), dir: self.dir.clone(), lock_path, identity: None, team: false }
+    }
+
+    /// The folder whose record and lock a key (`key`) names.
+    pub fn of_key(roots: &Roots, key: &str) -> Folder {
+        match key.strip_prefix(TEAM_KEY) {
+            Some(stem) => Folder {
+                lock_path: roots.projects_state_dir().join(format!("{stem}.lock")),
+                team: true,
+                ..Folder::new(roots, stem.rsplit_once(".team-").map_or(stem, |(name, _)| name))
+            },
+            None => Folder::new(roots, key),
+        }
     }
 
     pub fn lock_path(&self) -> &Path {

@@ -43,10 +43,6 @@ pub struct FolderRecord {
     pub own_guards: Vec<String>,
     /// What this machine saw of each guard, by id.
     pub guards_seen: std::collections::BTreeMap<String, super::guards::Seen>,
-    /// The identities of the team repository that goes by this folder's
-    /// name on this machine: its memory lives in its working tree, so this
-    /// claim alone keeps another repository of its name from taking it.
-    pub team_of: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

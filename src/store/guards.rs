@@ -381,13 +381,13 @@ pub fn merge(base: Option<&str>, ours: &str, theirs: &str) -> Result<String> {
 
 /// What this machine saw of the project's guards.
 pub fn seen(roots: &Roots, project: &str) -> BTreeMap<String, Seen> {
-    super::folder_record::read(&Folder::new(roots, project)).guards_seen
+    super::folder_record::read(&Folder::of_key(roots, project)).guards_seen
 }
 
 /// Counts a guard's question (`fired`) or the user's answer to let it run.
 pub fn count(roots: &Roots, project: &str, id: &str, overridden: bool) -> Result<()> {
     let now = crate::env::now_unix();
-    super::folder_record::update(&Folder::new(roots, project), false, |r| {
+    super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
         let seen = r.guards_seen.entry(id.to_string()).or_default();
         if overridden {
             seen.overridden += 1;

@@ -78,56 +78,9 @@ impl Record {
 
 /// The record of memory folder `name`, `None` when it has none.
 pub fn read(roots: &Roots, name: &str) -> Option<Record> {
-    let state = crate::store::folder_record::read(&Folder::new(roots, name));
-    let mut record = read_dir(&roots.project_dir(name)).or_else(|| {
-        let (first, also) = state.team_of.split_first()?;
-        Some(Record { also: also.to_vec(), ..Record::new(first) })
-    })?;
-    record.here = state.paths;
+    let mut record = read_dir(&roots.project_dir(name))?;
+    record.here = crate::store::folder_record::read(&Folder::new(roots, name)).paths;
     Some(record)
-}
-
-/// Records that the team memory `team`, of the repository of `identities`,
-/// goes by its name here, unless a memory folder of that name or another
-/// team has it. What an installed version kept of the team under the name
-/// alone (the held review, the guards' counts) moves into its own record, once.
-pub fn claim_for_team(roots: &Roots, team: &Folder, identities: &[String]) -> Result<()> {
-    use crate::store::folder_record::{self, FolderRecord};
-    let named = Folder::new(roots, &team.project);
-    let owner = read_dir(&roots.project_dir(&team.project));
-    let no_folder = std::fs::symlink_metadata(roots.project_dir(&team.project)).is_err();
-    let unclaimed = |r: &FolderRecord| r.team_of.is_empty() && no_folder;
-    let ours = |r: &FolderRecord| match &owner {
-        Some(owner) => owner.holds_any(identities),
-        None => r.team_of.is_empty() || r.team_of.iter().any(|id| identities.contains(id)),
-    };
-    let record = folder_record::read(&named);
-    let kept = ours(&record) && !(record.review.is_empty() && record.guards_seen.is_empty());
-    if !unclaimed(&record) && !kept {
-        return Ok(());
-    }
-    // Copied before it goes: a crash in between copies it again, by id.
-    if kept {
-        folder_record::update(team, true, |r| {
-            for pending in &record.review {
-                if !r.review.iter().any(|p| p.id == pending.id) {
-                    r.review.push(pending.clone());
-                }
-            }
-            for (id, seen) in &record.guards_seen {
-                r.guards_seen.entry(id.clone()).or_insert_with(|| seen.clone());
-            }
-        })?;
-    }
-    folder_record::update(&named, true, |r| {
-        if unclaimed(r) {
-            r.team_of = identities.to_vec();
-        }
-        if kept {
-            r.review.clear();
-            r.guards_seen.clear();
-        }
-    })
 }
 
 /// A record's identity or path as a person or the model may see it: a sync

@@ -38,7 +38,8 @@ pub fn hold(folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
-    super::folder_record::update(folder, true, |r| {
+    // By name: every working tree of a team memory shares one review.
+    super::folder_record::update(&folder.named(), true, |r| {
         for op in ops {
             let id = id_of(op);
             if !r.review.iter().any(|p| p.id == id) {

@@ -716,8 +716,8 @@ fn assert_asked_in_time(env: &Env, file: &str) {
 }
 
 /// A team repository and another repository of the same folder name each
-/// have a memory of their own, under names of their own: neither's guards
-/// bind in the other's sessions, and neither's status shows the other's saves.
+/// have a memory of their own: neither's guards bind in the other's
+/// sessions, whichever saved last.
 #[test]
 fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
     let env = Env::new();
@@ -750,11 +750,6 @@ fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
         asked("personal", &other, "touch gen/x"),
     ];
     assert_eq!(seen, [true, false, false, true], "team's own, team's other's, personal's other's, personal's own");
-    let saves = |dir: &std::path::Path| {
-        let status = env.cmd(&["status", "--json"]).in_dir(dir).run().ok().json();
-        status["recent_saves"].as_array().map_or(0, Vec::len)
-    };
-    assert_eq!([saves(&env.proj), saves(&other)], [1, 1], "each status shows its own save alone");
 }
 
 /// Two worktrees of a team repository each load their own copy of the
@@ -793,4 +788,31 @@ fn a_team_worktrees_guards_bind_only_in_its_own_sessions() {
         asked("tree", &tree, "touch gen/x"),
     ];
     assert_eq!(seen, [true, false, false, true], "main's own, main's other's, the worktree's other's, its own");
+}
+
+/// A repository whose folder is named like a team working tree's state
+/// (`proj.team-<tag>`) is not that working tree: its guards never bind in
+/// the team's sessions, nor take the team's own away.
+#[test]
+fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
+    let env = Env::new();
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    let projects = env.mem.join("state/memory-save/projects");
+    let key = std::fs::read_dir(&projects)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "lock"))
+        .unwrap();
+    let hostile = env.git_init(&format!("clones/{}", key.file_stem().unwrap().to_string_lossy()));
+    env.git(&hostile, &["commit", "-q", "--allow-empty", "-m", "hostile"]);
+    env.hook("session-start").fixture("SessionStart-startup.json").session("hostile").cwd(&hostile).run().ok();
+    env.script_reply(2, &reply(json!([guarded(NO_GEN, "Bash", "touch gen/")]), json!([])));
+    env.saved_turn_in("hostile", &hostile, 1);
+    let asked = |c: &str| pre_tool(&env, SID, "Bash", json!({"command": c})).stdout.contains("\"ask\"");
+    assert_eq!([asked("pytest tests/integration"), asked("touch gen/x")], [true, false], "its own, the other's");
 }

@@ -273,37 +273,3 @@ fn a_history_shipped_in_the_repository_is_never_read() {
     let memory = fs::read_to_string(env.proj.join(".claude/memory/MEMORY.md")).unwrap();
     assert!(!memory.contains("Push to main") && !memory.contains("- Our fact."), "{memory}");
 }
-
-/// What an installed version kept of a team memory under its name alone
-/// (a save's held CRITICAL RULES edit) is the team's own record's after
-/// the next load: `review` still lists it, and the name's record no longer
-/// holds it for another repository to find.
-#[test]
-fn a_team_memorys_held_review_kept_under_its_name_moves_into_its_own_record() {
-    let env = Env::new();
-    env.config("review = \"rules\"\n");
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    env.script_reply(1, &reply(json!([add("CRITICAL RULES", "- Never deploy on Fridays.")]), json!([])));
-    env.saved_turn(SID, 1);
-    // The layout an installed version wrote: the held edit in the name's
-    // record, and no claim.
-    let projects = env.mem.join("state/memory-save/projects");
-    let own = fs::read_dir(&projects)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
-    let mut team: Value = serde_json::from_str(&fs::read_to_string(&own).unwrap()).unwrap();
-    let held = team["review"].take();
-    assert!(held.as_array().is_some_and(|h| h.len() == 1), "{team}");
-    fs::write(&own, team.to_string()).unwrap();
-    fs::write(projects.join("proj.json"), json!({"version": 1, "review": held}).to_string()).unwrap();
-
-    load(&env, &env.proj, "after-upgrade");
-    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(listed.contains("Never deploy on Fridays"), "{listed}");
-    let named: Value = serde_json::from_str(&fs::read_to_string(projects.join("proj.json")).unwrap()).unwrap();
-    assert!(named["review"].as_array().is_some_and(Vec::is_empty), "{named}");
-}
