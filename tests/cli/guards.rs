@@ -724,30 +724,17 @@ fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
     env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
     env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
     let other = env.git_init("elsewhere/proj");
-    let command = |c: &str| json!({"command": c});
     env.hook("session-start").fixture("SessionStart-startup.json").session("personal").cwd(&other).run().ok();
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
     env.script_reply(2, &reply(json!([guarded(NO_GEN, "Bash", "touch gen/")]), json!([])));
     env.saved_turn_in("personal", &other, 1);
-    let asked = |session: &str, dir: &std::path::Path, c: &str| {
-        env.hook("pre-tool-use")
-            .fixture("PreToolUse-bash.json")
-            .session(session)
-            .cwd(dir)
-            .set("tool_name", json!("Bash"))
-            .set("tool_input", command(c))
-            .run()
-            .ok()
-            .stdout
-            .contains("\"ask\"")
-    };
     let seen = [
-        asked(SID, &env.proj, "pytest tests/integration"),
-        asked(SID, &env.proj, "touch gen/x"),
-        asked("personal", &other, "pytest tests/integration"),
-        asked("personal", &other, "touch gen/x"),
+        asked_in(&env, SID, &env.proj, "pytest tests/integration"),
+        asked_in(&env, SID, &env.proj, "touch gen/x"),
+        asked_in(&env, "personal", &other, "pytest tests/integration"),
+        asked_in(&env, "personal", &other, "touch gen/x"),
     ];
     assert_eq!(seen, [true, false, false, true], "team's own, team's other's, personal's other's, personal's own");
 }
@@ -769,23 +756,11 @@ fn a_team_worktrees_guards_bind_only_in_its_own_sessions() {
     env.hook("session-start").fixture("SessionStart-startup.json").session("tree").cwd(&tree).run().ok();
     env.script_reply(2, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
-    let asked = |session: &str, dir: &std::path::Path, c: &str| {
-        env.hook("pre-tool-use")
-            .fixture("PreToolUse-bash.json")
-            .session(session)
-            .cwd(dir)
-            .set("tool_name", json!("Bash"))
-            .set("tool_input", json!({"command": c}))
-            .run()
-            .ok()
-            .stdout
-            .contains("\"ask\"")
-    };
     let seen = [
-        asked(SID, &env.proj, "pytest tests/integration"),
-        asked(SID, &env.proj, "touch gen/x"),
-        asked("tree", &tree, "pytest tests/integration"),
-        asked("tree", &tree, "touch gen/x"),
+        asked_in(&env, SID, &env.proj, "pytest tests/integration"),
+        asked_in(&env, SID, &env.proj, "touch gen/x"),
+        asked_in(&env, "tree", &tree, "pytest tests/integration"),
+        asked_in(&env, "tree", &tree, "touch gen/x"),
     ];
     assert_eq!(seen, [true, false, false, true], "main's own, main's other's, the worktree's other's, its own");
 }
@@ -815,4 +790,18 @@ fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
     env.saved_turn_in("hostile", &hostile, 1);
     let asked = |c: &str| pre_tool(&env, SID, "Bash", json!({"command": c})).stdout.contains("\"ask\"");
     assert_eq!([asked("pytest tests/integration"), asked("touch gen/x")], [true, false], "its own, the other's");
+}
+
+/// Whether a Bash `command` of `session`, in `dir`, is asked about.
+fn asked_in(env: &Env, session: &str, dir: &std::path::Path, command: &str) -> bool {
+    env.hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .session(session)
+        .cwd(dir)
+        .set("tool_name", json!("Bash"))
+        .set("tool_input", json!({"command": command}))
+        .run()
+        .ok()
+        .stdout
+        .contains("\"ask\"")
 }
