@@ -280,7 +280,7 @@ fn applied(
         by: None,
     };
     let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
-    let outcome = write_reply(folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
+    let outcome = write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
     let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
     notes::write(folder, &next)?;
     let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);

@@ -8,6 +8,7 @@ use crate::memory::report;
 use crate::memory::{reply, template};
 use crate::store::folder::{Folder, MEMORY_FILE};
 use crate::store::history::{Change, Origin};
+use crate::store::paths::Roots;
 
 use super::repair;
 
@@ -21,6 +22,7 @@ pub(super) struct Written {
 /// ops name lines by content, so another writer's lines stay and ops that
 /// no longer fit are reported as skipped.
 pub(super) fn write_reply(
+    roots: &Roots,
     folder: &Folder,
     snapshot: Option<&str>,
     parsed: &reply::Reply,
@@ -36,7 +38,7 @@ pub(super) fn write_reply(
     let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
-    crate::store::review::hold(folder, &outcome.held, origin)?;
+    crate::store::review::hold(roots, folder, &outcome.held, origin)?;
     Ok(Written { outcome, changed_meanwhile })
 }
 

@@ -140,12 +140,6 @@ impl Folder {
         if self.team { format!("{TEAM_KEY}{stem}") } else { stem }
     }
 
-    /// The record of this folder's name: a team memory's working trees share it.
-    pub fn named(&self) -> Folder {
-        let lock_path = self.lock_path.with_file_name(format!("{}.lock", self.project));
-        Folder { project: self.project.clone(), dir: self.dir.clone(), lock_path, identity: None, team: false }
-    }
-
     /// The folder whose record and lock a key (`key`) names.
     pub fn of_key(roots: &Roots, key: &str) -> Folder {
         match key.strip_prefix(TEAM_KEY) {

@@ -34,12 +34,12 @@ pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
     super::folder_record::update(&Folder::new(roots, project), true, |r| r.review = pending.to_vec())
 }
 
-pub fn hold(folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
+pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
     // By name: every working tree of a team memory shares one review.
-    super::folder_record::update(&folder.named(), true, |r| {
+    super::folder_record::update(&Folder::new(roots, &folder.project), true, |r| {
         for op in ops {
             let id = id_of(op);
             if !r.review.iter().any(|p| p.id == id) {
