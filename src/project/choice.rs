@@ -5,6 +5,7 @@
 use anyhow::{Result, bail};
 
 use super::{Project, check_name, nfc};
+use crate::store::folder_record::shares_state;
 use crate::store::owner;
 use crate::store::paths::Roots;
 
@@ -53,6 +54,12 @@ pub(super) fn choose_folder(
     if let Some((key, name)) = explicit {
         let name = nfc(name);
         check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {key} in the config: {why}"))?;
+        if shares_state(&name) {
+            let ending = name.rsplit_once('.').map_or("", |(_, ext)| ext);
+            bail!(
+                "the name set for {key} in the config, {name:?}: a name ending in \".{ending}\" could share another folder's state files; choose another name"
+            );
+        }
         let why = format!("named for {key} in {}", crate::config::FILE_NAME);
         return Ok(match owner::read(roots, &name).filter(|_| !key.starts_with(owner::PATH)) {
             Some(record) => or_own(ours(&name, record, why)),
@@ -67,26 +74,26 @@ pub(super) fn choose_folder(
         return Ok(ours(&name, record, why));
     }
     let found = match owner::read(roots, base) {
-        None => return Ok(plain(base, format!("{base}, the project folder's name"))),
+        None if !shares_state(base) => return Ok(plain(base, format!("{base}, the project folder's name"))),
         Some(record) if record.holds_any(identities) => {
             return Ok(or_own(ours(base, record.clone(), format!("{base}, recorded for {identity}"))));
         }
-        Some(record) => record,
+        found => found,
+    };
+    let taken = match &found {
+        Some(found) => format!("{base} belongs to {}", found.shown_identity()),
+        None => format!("{base} ends like another folder's state files"),
     };
     let name = hashed_name(base, identity);
     match owner::read(roots, &name) {
-        Some(record) if record.holds_any(identities) => {
-            let why = format!("{base} belongs to {}", found.shown_identity());
-            return Ok(ours(&name, record, why));
-        }
+        Some(record) if record.holds_any(identities) => return Ok(ours(&name, record, taken)),
         Some(other) => bail!(
-            "memory folders {base} and {name} both belong to other repositories ({}, {}); name this one in the config ([names])",
-            found.shown_identity(),
+            "memory folders {base} and {name} are not this repository's ({taken}; {name} belongs to {}); name this one in the config ([names])",
             other.shown_identity()
         ),
         None => {}
     }
-    if in_git && found.root.is_some() && found.orphaned() {
+    if let Some(found) = found.filter(|found| in_git && found.root.is_some() && found.orphaned()) {
         return Ok(Choice {
             name: base.to_string(),
             why: format!("{base}, recorded for {}, which is gone", found.seen_at()),
@@ -96,7 +103,7 @@ pub(super) fn choose_folder(
             )),
         });
     }
-    Ok(plain(&name, format!("{base} belongs to {}", found.shown_identity())))
+    Ok(plain(&name, taken))
 }
 
 /// The folder of a second repository with `base`'s name.

@@ -110,6 +110,16 @@ const EARLIER: &[&str] = &[
     "upgraded.json",
 ];
 
+/// Whether a folder of this name would have its record or lock where another
+/// folder's state is: `<other>.own.json` is where an installed version kept
+/// `<other>`'s own rules, `<other>.team-<tag>.json` a team working tree's record.
+pub fn shares_state(name: &str) -> bool {
+    let Some((_, ext)) = name.rsplit_once('.') else { return false };
+    let team_tag = |tag: &str| tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit());
+    EARLIER.iter().any(|file| file.strip_suffix(".json") == Some(ext))
+        || ext.strip_prefix("team-").is_some_and(team_tag)
+}
+
 /// Folds the earlier files in under the lock, once: the record then has its version.
 fn fold_once(folder: &Folder) -> FolderRecord {
     let folded = update(folder, true, |record| record.clone());
@@ -164,6 +174,24 @@ mod tests {
         let roots = Roots::at(dir.to_path_buf());
         let folder = Folder::new(&roots, "proj");
         (roots, folder)
+    }
+
+    #[test]
+    fn a_name_ending_like_another_folders_state_files_shares_state() {
+        for (name, shares) in [
+            ("app.own", true),
+            ("app.approvals-seen", true),
+            ("x.y.check", true),
+            ("proj.team-0123abcd", true),
+            ("proj.team-0123abc", false),
+            ("proj.team-0123abcg", false),
+            ("app.checked", false),
+            ("app.json", false),
+            ("app", false),
+            ("app.own-0123abcd", false),
+        ] {
+            assert_eq!(shares_state(name), shares, "{name}");
+        }
     }
 
     #[test]
