@@ -65,11 +65,11 @@ impl super::Run for GuardsArgs {
                 Action::Decide(_) => "changed",
             };
             let words = crate::memory::guard::in_words(guard.spec.tool, &guard.spec.pattern, guard.decision);
-            return super::println(&crate::memory::text::visible(&format!(
+            return super::println(&format!(
                 "memory-save: guard {} ({words}) {done}: {}",
                 guard.id,
                 guard.rule.trim_start_matches("- ")
-            )));
+            ));
         }
         guards::load(&folder)?;
         let seen = guards::seen(&roots, &folder.key());
@@ -111,6 +111,6 @@ impl super::Run for GuardsArgs {
                 l.origin
             ));
         }
-        super::print(&crate::memory::text::visible(&out))
+        super::print(&out)
     }
 }

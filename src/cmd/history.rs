@@ -3,7 +3,6 @@
 use anyhow::{Result, bail};
 
 use crate::memory::cost::usd;
-use crate::memory::text::visible;
 use crate::store::changes::{History, Listed};
 
 /// The recorded changes of this project's memory files, newest first, each
@@ -93,7 +92,7 @@ fn run_list(wanted: Option<&str>, json: bool) -> Result<()> {
         let Some((change, line)) = find_line(&changes, wanted) else {
             bail!("no recorded change of project {} added a line like {wanted:?}", folder.project);
         };
-        return super::println(&visible(&format!("{}\n       added: {line}", describe(change))));
+        return super::println(&format!("{}\n       added: {line}", describe(change)));
     }
     if json {
         return super::print_json(&changes);

@@ -69,6 +69,6 @@ impl super::Run for ResumeArgs {
             return super::println(&format!("no paused session in project {}; nothing to resume", project.name));
         }
         let text = format!("memory-save: resumed {}", resumed.join(", "));
-        super::println(&crate::memory::text::visible(&text))
+        super::println(&text)
     }
 }

@@ -5,7 +5,6 @@ use anyhow::{Result, bail};
 
 use crate::memory::apply::{self, Options};
 use crate::memory::reply::{Op, Reply};
-use crate::memory::text::visible;
 use crate::store::folder::Folder;
 use crate::store::history::Origin;
 use crate::store::paths::Roots;
@@ -61,50 +60,46 @@ impl super::Run for ReviewArgs {
             if let Some(rule) = foreign_rule(id) {
                 crate::store::approvals::approve(&folder, std::slice::from_ref(rule))?;
                 commit_approvals(&folder);
-                return super::println(&visible(&format!(
+                return super::println(&format!(
                     "memory-save: approved {id}: {rule} loads from now on here; another machine you sync approves it with its own review"
-                )));
+                ));
             }
             if let Some(rule) = team_rule(id) {
                 crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
-                return super::println(&visible(&format!(
-                    "memory-save: approved {id}: the team rule {rule} loads from now on"
-                )));
+                return super::println(&format!("memory-save: approved {id}: the team rule {rule} loads from now on"));
             }
             return approve(&roots, &project, &folder, id);
         }
         if let Some(id) = &self.reject {
             if let Some(rule) = foreign_rule(id) {
                 take_out(&folder, rule, &format!("rejected the rule {rule}"))?;
-                return super::println(&visible(&format!(
-                    "memory-save: rejected {id}: {rule} is taken out of MEMORY.md"
-                )));
+                return super::println(&format!("memory-save: rejected {id}: {rule} is taken out of MEMORY.md"));
             }
             if let Some(rule) = team_rule(id) {
                 take_out(&folder, rule, &format!("rejected the team rule {rule}"))?;
-                return super::println(&visible(&format!(
+                return super::println(&format!(
                     "memory-save: rejected {id}: {rule} is taken out of {} (commit it to tell the team)",
                     folder.memory_path().display()
-                )));
+                ));
             }
             let _lock = folder.lock()?;
             let mut pending = load(&roots, &folder.project);
             let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
             let gone = pending.remove(at);
             store(&roots, &folder.project, &pending)?;
-            return super::println(&visible(&format!("memory-save: rejected {id}: {}", describe(&gone.op))));
+            return super::println(&format!("memory-save: rejected {id}: {}", describe(&gone.op)));
         }
         if self.approve_all {
             for rule in &team_held {
                 crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
                 let id = crate::team::rule_id(rule);
-                super::println(&visible(&format!("memory-save: approved {id}: the team rule {rule}")))?;
+                super::println(&format!("memory-save: approved {id}: the team rule {rule}"))?;
             }
             if !foreign.is_empty() {
                 crate::store::approvals::approve(&folder, &foreign)?;
                 commit_approvals(&folder);
                 for rule in &foreign {
-                    super::println(&visible(&format!("memory-save: approved {}: {rule}", foreign_id(rule))))?;
+                    super::println(&format!("memory-save: approved {}: {rule}", foreign_id(rule)))?;
                 }
             }
             let ids: Vec<String> = load(&roots, &folder.project).into_iter().map(|p| p.id).collect();
@@ -119,9 +114,9 @@ impl super::Run for ReviewArgs {
         for rule in &foreign {
             let state = if gate { "waits:" } else { "loads;" };
             let id = foreign_id(rule);
-            super::println(&visible(&format!(
+            super::println(&format!(
                 "{id}  ({state} it did not come from this machine's saves)  CRITICAL RULES: {rule}"
-            )))?;
+            ))?;
         }
         if !gate {
             super::println(
@@ -129,10 +124,10 @@ impl super::Run for ReviewArgs {
             )?;
         }
         for rule in &team_held {
-            super::println(&visible(&format!(
+            super::println(&format!(
                 "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
                 crate::team::rule_id(rule)
-            )))?;
+            ))?;
         }
         let pending = load(&roots, &folder.project);
         if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
@@ -140,7 +135,7 @@ impl super::Run for ReviewArgs {
         }
         for p in &pending {
             let when = crate::env::timestamp(p.at);
-            super::println(&visible(&format!("{}  {when}  {}", p.id, describe(&p.op))))?;
+            super::println(&format!("{}  {when}  {}", p.id, describe(&p.op)))?;
         }
         Ok(())
     }
@@ -203,5 +198,5 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
     } else {
         format!("memory-save: {id} no longer applies (its line is gone); dropped from the list")
     };
-    super::println(&visible(&line))
+    super::println(&line)
 }

@@ -193,14 +193,14 @@ fn escape(text: &str, mut escaped: impl FnMut(char, &mut String)) -> String {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 16);
-    let mut previous = None;
     for c in text.chars() {
-        if unwanted(c).is_none() && !stray_selector(previous, c) {
+        // What precedes a selector is what is printed, an escape's ASCII
+        // too, so a second pass changes nothing.
+        if unwanted(c).is_none() && !stray_selector(out.chars().next_back(), c) {
             out.push(c);
         } else {
             escaped(c, &mut out);
         }
-        previous = Some(c);
     }
     out
 }
@@ -299,6 +299,14 @@ mod tests {
         #[test]
         fn visible_text_never_holds_an_unwanted_character(text in "\\PC{0,200}|[\\x00-\\x20\\u{80}-\\u{9f}\\u{200b}-\\u{206f}]{0,40}") {
             proptest::prop_assert!(visible(&text).chars().all(|c| unwanted(c).is_none()));
+        }
+
+        #[test]
+        fn visible_text_is_visible_already(text in "[a-z0\u{e9}\u{26a0}\u{202e}\u{1b}\u{85}\u{fe0f}\u{fe0e}]{0,40}") {
+            let once = visible(&text);
+            proptest::prop_assert_eq!(visible(&once), once.clone());
+            let json = json_visible(&text);
+            proptest::prop_assert_eq!(json_visible(&json), json);
         }
     }
 }

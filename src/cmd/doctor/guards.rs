@@ -22,12 +22,12 @@ pub(super) fn check_guards(report: &mut Report) {
     let seen = crate::store::guards::seen(&roots, &folder.key());
     let now = crate::env::now_unix();
     for (guard, standing) in standings {
-        let named = crate::memory::text::visible(&format!(
+        let named = format!(
             "guard {} ({}) of the rule {:?}",
             guard.id,
             crate::memory::guard::in_words(guard.spec.tool, &guard.spec.pattern, guard.decision),
             guard.rule.trim_start_matches("- ")
-        ));
+        );
         let remove = format!("remove it: memory-save guards --remove {}", guard.id);
         let seen = seen.get(&guard.id).cloned().unwrap_or_default();
         let quiet_since = seen.last_fired.unwrap_or(guard.since).max(guard.since);
