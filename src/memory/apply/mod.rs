@@ -220,13 +220,7 @@ fn apply_ops(
         }
         // Each op is applied to a copy: one whose result leaves the template
         // (a removed fence opening swallows the headings below) is refused alone.
-        let before_op = (
-            doc.clone(),
-            out.topics.len(),
-            out.retired.len(),
-            (out.rules.len(), out.orders.len()),
-            (out.added, out.removed, out.replaced),
-        );
+        let before_op = (doc.clone(), out.clone());
         let result = match op {
             // No line of the file holds a newline: such a "line" is refused,
             // never kept as a skipped line for the report and notes to quote.
@@ -282,13 +276,7 @@ fn apply_ops(
             if doc.in_template() {
                 return Ok(());
             }
-            let (kept, topics, retired, (rules, orders), counts) = before_op.clone();
-            doc = kept;
-            out.topics.truncate(topics);
-            out.retired.truncate(retired);
-            out.rules.truncate(rules);
-            out.orders.truncate(orders);
-            (out.added, out.removed, out.replaced) = counts;
+            (doc, out) = before_op;
             Err("the result would leave the four-section template (a code fence or heading would swallow the sections below)".to_string())
         });
         if let Err(why) = result {
