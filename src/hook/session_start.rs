@@ -23,18 +23,18 @@ pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // nothing (the project off, its memory gone, another folder, a
     // provisional one) leaves none of an earlier load's. One that failed (a
     // save holding the lock past the wait) leaves them as they were.
-    let mut bound = None;
-    let output = load(ctx, part, &mut bound);
-    if part == 1 && output.is_ok() {
+    let (output, bound) = load(ctx, part)?;
+    if part == 1 {
         record_guards(ctx, bound);
     }
-    output
+    Ok(output)
 }
 
 /// The guards a session binds, and the memory (`Folder::key`) and top folder they are of.
 type Bound = (String, String, Vec<crate::memory::guard::Active>);
 
-fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<HookOutput>> {
+/// What the start loads, and on part 1 the guards of what it loaded.
+fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     if part == 1 {
         ctx.sessions().remove_stale();
     }
@@ -42,7 +42,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
     let config = crate::config::of(&ctx.roots);
     let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots, &config)?;
     if located.off_reason(&config).is_some() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let folder = located.folder(&ctx.roots);
     let label = located.label();
@@ -84,7 +84,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
                 "memory-save: {project}'s memory is not loaded until a save finds this repository's first commit in it; if it is yours, take it over now with: memory-save adopt {project}"
             ));
         }
-        return Ok(output(context, told));
+        return Ok((output(context, told), None));
     }
     if part == 1 {
         // A folder no repository recorded yet: the first to load it keeps it.
@@ -95,7 +95,7 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
         let _lock = folder.lock_within(LOCK_WAIT)?;
         match crate::save::repair::read_repaired(&folder)? {
             Some(read) => read,
-            None => return Ok(None),
+            None => return Ok((None, None)),
         }
     };
     let topics = folder.topic_files();
@@ -132,10 +132,6 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
         .into_iter()
         .flatten()
         .collect();
-    if part == 1 {
-        let top = located.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
-        *bound = Some((folder.key(), top, guards));
-    }
     let parts = block::context_parts(&label, &loaded, &trailer);
     let total = parts.len();
     let context = parts.into_iter().nth(part - 1);
@@ -174,7 +170,8 @@ fn load(ctx: &Ctx, part: usize, bound: &mut Option<Bound>) -> Result<Option<Hook
         };
         report.extend(rules);
     }
-    Ok(output(context, report))
+    let top = located.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
+    Ok((output(context, report), (part == 1).then(|| (folder.key(), top, guards))))
 }
 
 /// The lines for the user and the part for the model; nothing when both are empty.
