@@ -74,7 +74,11 @@ pub(super) fn choose_folder(
         return Ok(ours(&name, record, why));
     }
     let found = match owner::read(roots, base) {
-        None if !shares_state(base) => return Ok(plain(base, format!("{base}, the project folder's name"))),
+        // A folder written before identities existed keeps its name: it is
+        // the first user's memory, whatever the name.
+        None if !shares_state(base) || roots.project_dir(base).exists() => {
+            return Ok(plain(base, format!("{base}, the project folder's name")));
+        }
         Some(record) if record.holds_any(identities) => {
             return Ok(or_own(ours(base, record.clone(), format!("{base}, recorded for {identity}"))));
         }

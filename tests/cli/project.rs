@@ -167,6 +167,14 @@ fn an_older_folder_with_no_record_stays_with_the_first_repository_that_uses_it()
     assert!(out.stdout.contains("- Written before identities."));
     let record = std::fs::read_to_string(env.memory_dir("proj").join(".identity")).unwrap();
     assert!(record.contains(&format!("path:{}", env.proj.canonicalize().unwrap().display())), "{record}");
+    // Also one whose name ends like another folder's state files: it is
+    // the user's memory, kept where it is.
+    let dotted = env.git_init("app.own");
+    let folder = env.memory_dir("app.own");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("MEMORY.md"), template_with("app.own", &["- Written before identities."])).unwrap();
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").cwd(&dotted).run().ok();
+    assert!(out.stdout.contains("- Written before identities."), "{out:#?}");
 }
 
 #[test]
