@@ -343,6 +343,6 @@ mod tests {
         );
         assert!(config.problems.is_empty(), "{:?}", config.problems);
         assert_eq!(config.prices.len(), 1);
-        assert_eq!(config.prices[0].1.input, 15.0);
+        assert_eq!(config.prices[0].1.base.input, 15.0);
     }
 }

@@ -5,11 +5,7 @@
 /// Prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Price {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write_5m: f64,
-    pub cache_write_1h: f64,
+    pub base: Rates,
     /// Over `LONG_CONTEXT_TOKENS` of input, where the model has them.
     pub long: Option<Rates>,
 }
@@ -23,34 +19,33 @@ pub struct Rates {
     pub cache_write_1h: f64,
 }
 
+impl Rates {
+    /// The public ratios: cache reads 0.1×, 5-minute writes 1.25×, 1-hour
+    /// writes 2× the input price.
+    const fn of(input: f64, output: f64) -> Rates {
+        Rates { input, output, cache_read: input * 0.1, cache_write_5m: input * 1.25, cache_write_1h: input * 2.0 }
+    }
+}
+
 impl Price {
     /// One set of rates, the same at every length.
     pub const fn flat(input: f64, output: f64, cache_read: f64, cache_write_5m: f64, cache_write_1h: f64) -> Price {
-        Price { input, output, cache_read, cache_write_5m, cache_write_1h, long: None }
+        Price { base: Rates { input, output, cache_read, cache_write_5m, cache_write_1h }, long: None }
     }
 
-    /// The public ratios: cache reads 0.1×, 5-minute writes 1.25×, 1-hour
-    /// writes 2× the input price.
     const fn of(input: f64, output: f64) -> Price {
-        Price::flat(input, output, input * 0.1, input * 1.25, input * 2.0)
+        Price { base: Rates::of(input, output), long: None }
     }
 
     const fn with_long(self, input: f64, output: f64) -> Price {
-        let Price { cache_read, cache_write_5m, cache_write_1h, .. } = Price::of(input, output);
-        Price { long: Some(Rates { input, output, cache_read, cache_write_5m, cache_write_1h }), ..self }
+        Price { long: Some(Rates::of(input, output)), ..self }
     }
 
     /// The rates for a request of `input_tokens` in all.
     pub fn rates(&self, input_tokens: u64) -> Rates {
         match self.long {
             Some(long) if input_tokens > LONG_CONTEXT_TOKENS => long,
-            _ => Rates {
-                input: self.input,
-                output: self.output,
-                cache_read: self.cache_read,
-                cache_write_5m: self.cache_write_5m,
-                cache_write_1h: self.cache_write_1h,
-            },
+            _ => self.base,
         }
     }
 }
@@ -112,7 +107,7 @@ impl PriceList<'_> {
         if let Some((prefix, price)) = best.or_else(|| table.clone().filter(matching).max_by_key(|(p, _)| p.len())) {
             return Priced { price, prefix: Some(prefix.to_string()) };
         }
-        let dearest = user.chain(table).max_by(|a, b| a.1.output.total_cmp(&b.1.output)).map(|(_, p)| p);
+        let dearest = user.chain(table).max_by(|a, b| a.1.base.output.total_cmp(&b.1.base.output)).map(|(_, p)| p);
         Priced { price: dearest.unwrap_or(TABLE[0].1), prefix: None }
     }
 }
@@ -165,10 +160,7 @@ pub fn estimate(shape: &SaveShape, price: &Price) -> Estimate {
     let tail = shape.parent_output_tokens + message_tokens(shape.message_bytes);
     let warm = shape.warm();
     let (read, write) = if warm { (shape.prefix_tokens, tail) } else { (0, shape.prefix_tokens + tail) };
-    let rates = price.rates(read + write);
-    let write_rate = if shape.one_hour { rates.cache_write_1h } else { rates.cache_write_5m };
-    let usd = (read as f64 * rates.cache_read + write as f64 * write_rate + TYPICAL_REPLY_TOKENS as f64 * rates.output)
-        / 1_000_000.0;
+    let usd = priced((0, read, write, TYPICAL_REPLY_TOKENS), shape.one_hour, price);
     Estimate { usd, cache_read_tokens: read, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm }
 }
 
@@ -180,13 +172,13 @@ pub const FRESH_OVERHEAD_TOKENS: u64 = 600;
 /// written to the cache (docs/cost.md, "A save after the cache expired").
 pub fn estimate_fresh(message_bytes: usize, price: &Price) -> Estimate {
     let write = FRESH_OVERHEAD_TOKENS + message_tokens(message_bytes);
-    let rates = price.rates(write);
-    let usd = (write as f64 * rates.cache_write_5m + TYPICAL_REPLY_TOKENS as f64 * rates.output) / 1_000_000.0;
+    let usd = priced((0, 0, write, TYPICAL_REPLY_TOKENS), false, price);
     Estimate { usd, cache_read_tokens: 0, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm: false }
 }
 
-/// What a finished save cost at `price`, from its usage: the figure a
-/// budget counts when the CLI's own is 0 (a model it does not know).
+/// What tokens (fresh, cache read, cache written, output) cost at `price`:
+/// an estimate, or the figure a budget counts when the CLI's own is 0 (a
+/// model it does not know).
 pub fn priced(usage: (u64, u64, u64, u64), one_hour: bool, price: &Price) -> f64 {
     let (fresh, read, write, output) = usage;
     let rates = price.rates(fresh + read + write);
@@ -262,21 +254,21 @@ mod tests {
         for (model, prefix, input, output) in cases {
             let priced = table().price(model);
             assert_eq!(priced.prefix.as_deref(), *prefix, "{model}");
-            assert_eq!((priced.price.input, priced.price.output), (*input, *output), "{model}");
+            assert_eq!((priced.price.base.input, priced.price.base.output), (*input, *output), "{model}");
         }
         let opus = table().price("claude-opus-4-5").price;
-        assert_eq!((opus.cache_read, opus.cache_write_5m, opus.cache_write_1h), (0.5, 6.25, 10.0));
+        assert_eq!((opus.base.cache_read, opus.base.cache_write_5m, opus.base.cache_write_1h), (0.5, 6.25, 10.0));
     }
 
     #[test]
     fn the_users_entries_win_and_count_as_known() {
         let mine = [("claude-opus-5".to_string(), Price::flat(1.0, 2.0, 0.1, 1.25, 2.0))];
         let list = PriceList { overrides: &mine };
-        assert_eq!(list.price("claude-opus-5-5").price.output, 2.0);
-        assert_eq!(list.price("claude-opus-4-1").price.output, 75.0, "others keep the table's");
+        assert_eq!(list.price("claude-opus-5-5").price.base.output, 2.0);
+        assert_eq!(list.price("claude-opus-4-1").price.base.output, 75.0, "others keep the table's");
         let dear = [("my-proxy-model".to_string(), Price::flat(100.0, 500.0, 10.0, 125.0, 200.0))];
         let list = PriceList { overrides: &dear };
-        assert_eq!(list.price("unknown").price.output, 500.0, "the dearest counts the user's too");
+        assert_eq!(list.price("unknown").price.base.output, 500.0, "the dearest counts the user's too");
     }
 
     /// The arithmetic: a 100k-token context on an Opus-class model.
