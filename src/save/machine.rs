@@ -77,6 +77,14 @@ impl Job {
     pub fn is_pending(&self) -> bool {
         matches!(self, Job::Pending | Job::Claimed { queued: Queued::Save, .. })
     }
+
+    /// `queued` behind a running claim, else `alone`.
+    fn behind_claim(self, queued: Queued, alone: Job) -> Job {
+        match self {
+            Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued },
+            _ => alone,
+        }
+    }
 }
 
 impl Protocol {
@@ -98,13 +106,8 @@ impl Protocol {
             Some(pause) if !self.turn.ended || pause.end_save_used => return false,
             _ => {}
         }
-        if self.turn.last_request_at.is_none() {
-            return true;
-        }
-        match (self.turn.last_request_at, limits().interval) {
-            (Some(last), Some(every)) if !self.turn.ended => facts.now - last >= every.as_secs() as i64,
-            _ => true,
-        }
+        let Some(last) = self.turn.last_request_at.filter(|_| !self.turn.ended) else { return true };
+        limits().interval.is_none_or(|every| facts.now - last >= every.as_secs() as i64)
     }
 
     /// Turns the turn's flags into a save request: one more behind a
@@ -116,10 +119,7 @@ impl Protocol {
         self.turn.dropped = false;
         self.turn.last_request_at = Some(now);
         self.watch.save_when_warm = false;
-        self.job = match self.job {
-            Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Save },
-            Job::Idle | Job::Pending | Job::Held { .. } => Job::Pending,
-        };
+        self.job = self.job.behind_claim(Queued::Save, Job::Pending);
     }
 
     /// A turn due a save ended: with `save_every_turns` it is held until N
@@ -133,10 +133,7 @@ impl Protocol {
             return;
         }
         let until = now + limits.idle_flush.as_secs() as i64;
-        self.job = match self.job {
-            Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Held { until } },
-            _ => Job::Held { until },
-        };
+        self.job = self.job.behind_claim(Queued::Held { until }, Job::Held { until });
     }
 
     /// UserPromptSubmit. An open previous turn (Esc sends no Stop) is
@@ -220,12 +217,8 @@ impl Protocol {
             }
             Some(_) if !self.turn.ended => {
                 // Its turns stay worth the one save at the end.
-                let asked = matches!(self.job, Job::Pending | Job::Claimed { queued: Queued::Save, .. });
-                self.turn.dropped |= asked;
-                self.job = match self.job {
-                    Job::Claimed { since, takeovers, .. } => Job::Claimed { since, takeovers, queued: Queued::Nothing },
-                    _ => Job::Idle,
-                };
+                self.turn.dropped |= self.job.is_pending();
+                self.job = self.job.behind_claim(Queued::Nothing, Job::Idle);
             }
             _ => {}
         }
