@@ -142,7 +142,7 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
             SaveResult::error(format!("{e:#}"))
         }
     };
-    money::ledger::record(roots, job, project.as_deref(), &result);
+    money::ledger::settle(roots, job, project.as_deref(), &result);
     result
 }
 
@@ -243,7 +243,6 @@ fn applied(
     let folder = &gathered.folder;
     truth::mark_noted(folder, &gathered.told);
     let counted = fork_reply.usage.total_cost_usd.max(priced.estimate_usd);
-    let budgets = &priced.budgets;
     let spent = SaveResult {
         counted_usd: Some(counted),
         month_usd: Some(priced.month_with(roots, config, counted)),
@@ -288,13 +287,7 @@ fn applied(
         .report_line()
         .map(|line| gathered.report_with(&line))
         .or(gathered.repaired.then(|| REPAIR_REPORT.to_string()));
-    // This save's spend, counted: the budgets it brought to 80%.
-    let after = budget::Budgets {
-        month: budgets.month.map(|(limit, spent, until)| (limit, spent + counted, until)),
-        day: budgets.day.map(|(limit, spent, until)| (limit, spent + counted, until)),
-        ..budgets.clone()
-    };
-    for line in budget::warnings(roots, &after, &priced.route_key) {
+    for line in budget::warnings(roots, &priced.budgets, counted, &priced.route_key) {
         report = Some(report::join(report.as_deref(), Some(&line)));
     }
     Ok(SaveResult {

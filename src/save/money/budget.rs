@@ -49,6 +49,13 @@ impl Budgets {
         });
         Budgets { per_save: config.max_cost_per_save_usd.or(None), cold_max: config.cold_save_max(), month, day, held }
     }
+
+    /// The most a save whose cache has expired may cost: the smallest of
+    /// the per-save budget, `cold_save_max_usd` and the month's rest.
+    pub fn cold_cap(&self) -> f64 {
+        let month_left = self.month.map(|(limit, spent, _)| (limit - spent).max(0.0));
+        [self.per_save, self.cold_max, month_left].into_iter().flatten().fold(f64::INFINITY, f64::min)
+    }
 }
 
 /// What to do with a priced save.
@@ -81,15 +88,6 @@ pub enum Reads {
     Session,
     /// It resumes nothing and reads the turns since the last save.
     Turns,
-}
-
-impl Budgets {
-    /// The most a save whose cache has expired may cost: the smallest of
-    /// the per-save budget, `cold_save_max_usd` and the month's rest.
-    pub fn cold_cap(&self) -> f64 {
-        let month_left = self.month.map(|(limit, spent, _)| (limit - spent).max(0.0));
-        [self.per_save, self.cold_max, month_left].into_iter().flatten().fold(f64::INFINITY, f64::min)
-    }
 }
 
 /// The verdict on a save estimated at `estimate`; `ended`: no warm turn
@@ -166,24 +164,24 @@ pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, reads:
     Verdict::Run
 }
 
-/// The 80% warnings a save's spend brings, each given once per period.
-pub fn warnings(roots: &Roots, budgets: &Budgets, route: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let candidates = [
+/// The 80% warnings a save's spend (`counted`, on top of what `budgets`
+/// had spent) brings, each given once per period.
+pub fn warnings(roots: &Roots, budgets: &Budgets, counted: f64, route: &str) -> Vec<String> {
+    let due: Vec<_> = [
         ("max_cost_per_month_usd", "this billing month's", budgets.month),
         ("max_cost_per_day_usd", "today's", budgets.day),
-    ];
+    ]
+    .into_iter()
+    .filter_map(|(name, when, budget)| budget.map(|(limit, spent, until)| (name, when, limit, spent + counted, until)))
+    .filter(|&(_, _, limit, spent, _)| limit > 0.0 && spent >= limit * WARN_SHARE)
+    .collect();
+    let mut lines = Vec::new();
     // Most saves pass no mark: they touch no file.
-    if !candidates.iter().any(|(_, _, b)| b.is_some_and(|(limit, spent, _)| limit > 0.0 && spent >= limit * WARN_SHARE))
-    {
+    if due.is_empty() {
         return lines;
     }
     let _ = update(roots, |limits| {
-        for (name, when, budget) in candidates {
-            let Some((limit, spent, until)) = budget else { continue };
-            if limit <= 0.0 || spent < limit * WARN_SHARE {
-                continue;
-            }
+        for (name, when, limit, spent, until) in due {
             let key = format!("{name}:{route}:{until}:80");
             if limits.told.contains(&key) {
                 continue;

@@ -53,10 +53,7 @@ pub struct Hold {
 
 impl Hold {
     pub fn holds(&self, now: i64) -> bool {
-        match self.until {
-            Some(until) => now < until,
-            None => now < self.next_try,
-        }
+        now < self.until.unwrap_or(self.next_try)
     }
 
     /// The status-line words.
@@ -235,22 +232,9 @@ impl<'a> Ledger<'a> {
 /// A save holds the ledger only to judge and reserve, or to record.
 const LEDGER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Writes a save's record, and its reservation goes: one step, so the
-/// spend is never counted twice nor missing between the two.
-pub fn settle(roots: &Roots, record: &crate::store::saves::SaveRecord) {
-    let ledger = Ledger::open(roots);
-    crate::store::saves::append(roots, record);
-    let closed = ledger.and_then(|mut ledger| {
-        ledger.limits.reserved.retain(|r| r.session_id != record.session_id);
-        ledger.close()
-    });
-    if let Err(e) = closed {
-        crate::store::log::error(&format!("cannot release a save's reservation: {e:#}"));
-    }
-}
-
-/// One record per save in `saves.jsonl`.
-pub(in crate::save) fn record(
+/// Writes a save's one record in `saves.jsonl`, and its reservation goes:
+/// one step, so the spend is never counted twice nor missing between the two.
+pub(in crate::save) fn settle(
     roots: &Roots,
     job: &crate::save::SaveJob,
     project: Option<&str>,
@@ -271,7 +255,15 @@ pub(in crate::save) fn record(
         fresh: result.fresh,
         advice: result.advice.clone(),
     };
-    settle(roots, &record);
+    let ledger = Ledger::open(roots);
+    crate::store::saves::append(roots, &record);
+    let closed = ledger.and_then(|mut ledger| {
+        ledger.limits.reserved.retain(|r| r.session_id != record.session_id);
+        ledger.close()
+    });
+    if let Err(e) = closed {
+        crate::store::log::error(&format!("cannot release a save's reservation: {e:#}"));
+    }
 }
 
 #[cfg(test)]

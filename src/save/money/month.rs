@@ -20,25 +20,20 @@ pub struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, record: &SaveRecord) {
-        if record.usage.is_none() && record.counted_usd.is_none() {
-            return; // a save that never ran a fork
-        }
-        self.saves += 1;
-        if let Some(u) = &record.usage {
-            self.input_tokens += u.input_tokens;
-            self.cache_read_input_tokens += u.cache_read_input_tokens;
-            self.cache_creation_input_tokens += u.cache_creation_input_tokens;
-            self.output_tokens += u.output_tokens;
-        }
-        self.cost_usd = round_usd(self.cost_usd + record.counted());
-    }
-
-    /// The totals of `records`.
+    /// The totals of `records`, but for saves that never ran a fork.
     pub fn of<'a>(records: impl IntoIterator<Item = &'a SaveRecord>) -> Totals {
-        let mut totals = Totals::default();
-        records.into_iter().for_each(|record| totals.add(record));
-        totals
+        let mut t = Totals::default();
+        for record in records.into_iter().filter(|r| r.usage.is_some() || r.counted_usd.is_some()) {
+            t.saves += 1;
+            if let Some(u) = &record.usage {
+                t.input_tokens += u.input_tokens;
+                t.cache_read_input_tokens += u.cache_read_input_tokens;
+                t.cache_creation_input_tokens += u.cache_creation_input_tokens;
+                t.output_tokens += u.output_tokens;
+            }
+            t.cost_usd = round_usd(t.cost_usd + record.counted());
+        }
+        t
     }
 
     /// `3 saves · in 12 · cache read 40000 · cache write 300 · out 9 · $0.41`
@@ -167,9 +162,6 @@ fn share(budget: &str, limit: f64, spent: f64, default: bool) -> BudgetShare {
 }
 
 fn next_day((year, month, day): (i32, u8, u8)) -> (i32, u8, u8) {
-    let Ok(month_enum) = time::Month::try_from(month) else { return (year, month, day) };
-    match time::Date::from_calendar_date(year, month_enum, day).ok().and_then(|d| d.next_day()) {
-        Some(next) => (next.year(), next.month() as u8, next.day()),
-        None => (year, month, day),
-    }
+    let date = time::Month::try_from(month).ok().and_then(|m| time::Date::from_calendar_date(year, m, day).ok());
+    date.and_then(|d| d.next_day()).map_or((year, month, day), |next| (next.year(), next.month() as u8, next.day()))
 }
