@@ -7,7 +7,7 @@ use super::ForkRequest;
 
 /// The fork's command line, each flag measured (docs/design.md §4): every run
 /// sealed alike; a resumed fork keeps the parent's request for the prompt
-/// cache, a fresh one resumes nothing and offers no tool (`fresh_flags`).
+/// cache, a fresh one resumes nothing and offers no tool (`FRESH_FLAGS`).
 pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     let settings_file = settings_file.display().to_string();
     let mut args = vec!["-p".to_string()];
@@ -35,7 +35,7 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     ];
     args.extend(sealed.map(String::from));
     if req.fresh {
-        args.extend(fresh_flags().map(String::from));
+        args.extend(FRESH_FLAGS.map(String::from));
     }
     args.extend(value_flags(&values));
     args
@@ -47,9 +47,8 @@ line edits as JSON, as the user message asks, and nothing else.";
 
 /// What a run that resumes nothing adds, so its request is our message and
 /// about 400 tokens besides (docs/design.md §4, a fresh save).
-fn fresh_flags() -> [&'static str; 6] {
-    ["--tools", "", "--strict-mcp-config", "--disable-slash-commands", "--system-prompt", FRESH_SYSTEM_PROMPT]
-}
+const FRESH_FLAGS: [&str; 6] =
+    ["--tools", "", "--strict-mcp-config", "--disable-slash-commands", "--system-prompt", FRESH_SYSTEM_PROMPT];
 
 /// `--flag=value` for each plain value (one word, no leading `-`; others are
 /// dropped), so a value read from a transcript or a config never passes as a flag.

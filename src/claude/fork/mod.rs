@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::env::FORK_MARKER as FORK_MARKER_ENV;
+use crate::env::FORK_MARKER;
 use crate::store::fsutil::create_new_private;
 use crate::store::state::{SessionId, Usage};
 
@@ -123,7 +123,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     command
         .args(arguments(req, &settings_path))
         .current_dir(cwd)
-        .env(FORK_MARKER_ENV, "1")
+        .env(FORK_MARKER, "1")
         // A fork past the window must fail, not compact: with
         // --no-session-persistence every later save would pay a whole summary
         // again (measured; 2.1.328 and 2.1.332 read DISABLE_COMPACT).
@@ -142,9 +142,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
         })?;
     let status = match child.wait(started, req.timeout).map_err(|e| io("wait for the fork", e))? {
         crate::process::Ended::Exited(status) => status,
-        crate::process::Ended::TimedOut => {
-            return Err(ForkError::TimedOut { secs: req.timeout.as_secs() });
-        }
+        crate::process::Ended::TimedOut => return Err(ForkError::TimedOut { secs: req.timeout.as_secs() }),
     };
     let duration_ms = started.elapsed().as_millis() as u64;
     let output = super::transcript::tail(&output_path, MAX_OUTPUT_READ).unwrap_or_default();
@@ -196,21 +194,14 @@ pub fn remove_stale_scratch(scratch: &Path, worker_running: impl Fn(&SessionId) 
     let Ok(entries) = std::fs::read_dir(scratch) else {
         return;
     };
+    let session_of = |name: &str| {
+        let (session, pid_kind) = name.strip_prefix("fork-")?.split_once('.')?;
+        let (pid, kind) = pid_kind.split_once('.')?;
+        let ours = pid.bytes().all(|b| b.is_ascii_digit()) && SCRATCH_KINDS.contains(&kind);
+        SessionId::parse(session).ok().filter(|_| ours)
+    };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("fork-")) else {
-            continue;
-        };
-        let Some((session, pid_kind)) = rest.split_once('.') else {
-            continue;
-        };
-        let Ok(session) = SessionId::parse(session) else {
-            continue;
-        };
-        let ours = pid_kind
-            .split_once('.')
-            .is_some_and(|(pid, kind)| pid.bytes().all(|b| b.is_ascii_digit()) && SCRATCH_KINDS.contains(&kind));
-        if ours && !worker_running(&session) {
+        if entry.file_name().to_str().and_then(session_of).is_some_and(|session| !worker_running(&session)) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
