@@ -57,29 +57,21 @@ pub fn reset_time(text: &str, now: i64, local_offset: i64) -> Option<i64> {
     let offset = if rest.contains("(utc)") { 0 } else { local_offset };
     let (date, clock) = split_date(rest);
     let minutes = clock_minutes(clock)?;
-    let day_start = |unix: i64| (unix + offset).div_euclid(86_400) * 86_400 - offset;
-    let mut at = day_start(now) + minutes * 60;
-    match date {
-        Some((month, day)) => {
-            // That date this year, or next year once it has passed.
-            let local_now = time::OffsetDateTime::from_unix_timestamp(now + offset).ok()?;
-            for year in [local_now.year(), local_now.year() + 1] {
-                let date = time::Date::from_calendar_date(year, time::Month::try_from(month).ok()?, day).ok()?;
-                let midnight = date.midnight().assume_utc().unix_timestamp() - offset;
-                at = midnight + minutes * 60;
-                if at > now - 3600 {
-                    return Some(at);
-                }
-            }
-            Some(at)
-        }
-        None => {
-            if at <= now {
-                at += 86_400;
-            }
-            Some(at)
+    let Some((month, day)) = date else {
+        let at = (now + offset).div_euclid(86_400) * 86_400 - offset + minutes * 60;
+        return Some(if at <= now { at + 86_400 } else { at });
+    };
+    // That date this year, or next year once it has passed.
+    let local_now = time::OffsetDateTime::from_unix_timestamp(now + offset).ok()?;
+    let mut at = None;
+    for year in [local_now.year(), local_now.year() + 1] {
+        let date = time::Date::from_calendar_date(year, time::Month::try_from(month).ok()?, day).ok()?;
+        at = Some(date.midnight().assume_utc().unix_timestamp() - offset + minutes * 60);
+        if at > Some(now - 3600) {
+            break;
         }
     }
+    at
 }
 
 const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];

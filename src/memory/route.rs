@@ -79,14 +79,11 @@ impl Route {
         if let Some(host) = source.var("ANTHROPIC_BASE_URL").as_deref().and_then(host).filter(|h| !is_anthropic(h)) {
             return Route { payer: Payer::Gateway, header, detail: host };
         }
-        let payer = if set("ANTHROPIC_AUTH_TOKEN") {
-            Payer::AuthToken
-        } else if set("ANTHROPIC_API_KEY") {
-            Payer::ApiKey
-        } else if source.api_key_helper() {
-            Payer::ApiKeyHelper
-        } else {
-            Payer::Subscription
+        let payer = match (token, key, helper) {
+            (true, _, _) => Payer::AuthToken,
+            (_, true, _) => Payer::ApiKey,
+            (_, _, true) => Payer::ApiKeyHelper,
+            _ => Payer::Subscription,
         };
         Route { payer, header, detail: String::new() }
     }
