@@ -43,21 +43,14 @@ fn worker_needed(sessions: &SessionStore, id: &SessionId) -> bool {
     }
 }
 
-fn start_worker(id: &SessionId) {
-    if let Err(e) = spawn_worker(id) {
-        crate::store::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
-    }
-}
-
 /// Detached (`process::spawn_self_detached`), so the worker outlives the CLI,
 /// which exits right after a `-p` turn, and holds no hook pipe open. An exec
 /// failure ends the child with 127; the next hook tries again.
-fn spawn_worker(id: &SessionId) -> Result<()> {
-    crate::process::spawn_self_detached(&["worker", "--session", id])
+fn start_worker(id: &SessionId) {
+    if let Err(e) = crate::process::spawn_self_detached(&["worker", "--session", id]) {
+        crate::store::log::error(&format!("cannot start the save worker for session {id}: {e:#}"));
+    }
 }
-
-/// The report line of a job given up after its worker died twice.
-pub const LOST_REPORT: &str = "memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)";
 
 pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
     let sessions = SessionStore::new(roots.sessions_dir());
@@ -83,13 +76,8 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
                 continue;
             }
             (Next::Wait(seconds), _) => {
-                let pause = if crate::env::virtual_clock() {
-                    std::time::Duration::from_millis(5)
-                } else {
-                    std::time::Duration::from_secs(seconds.clamp(0, 1) as u64)
-                        .max(std::time::Duration::from_millis(200))
-                };
-                std::thread::sleep(pause);
+                let millis = if crate::env::virtual_clock() { 5 } else { (seconds.clamp(0, 1) * 1000).max(200) };
+                std::thread::sleep(std::time::Duration::from_millis(millis as u64));
                 continue;
             }
             _ => return Ok(()),
@@ -129,7 +117,7 @@ fn next_step(
             Next::GaveUp { copy } => {
                 let lost = "error: a save was lost (its worker was stopped twice)";
                 s.outcome.status = Some(Status::new(StatusKind::Error, lost, now));
-                s.outcome.report = Some(LOST_REPORT.into());
+                s.outcome.report = Some("memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)".into());
                 remove_copy(copy);
             }
             Next::Dropped { copy } => remove_copy(copy),
@@ -191,12 +179,8 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     if let Some(report) = &result.report {
         o.report = Some(redact(report));
     }
-    if result.usage.is_some() {
-        o.last_usage.clone_from(&result.usage);
-    }
-    if result.month_usd.is_some() {
-        o.month_usd = result.month_usd;
-    }
+    o.last_usage = result.usage.clone().or(o.last_usage.take());
+    o.month_usd = result.month_usd.or(o.month_usd);
     for line in [paused, budget_line].into_iter().flatten() {
         o.report = Some(crate::memory::report::join(o.report.as_deref(), Some(&line)));
     }
