@@ -5,8 +5,9 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::SaveJob;
+use super::decide::Priced;
 use super::money::ledger;
-use crate::claude::{fork, settings, transcript};
+use crate::claude::{fork, settings};
 use crate::config::Config;
 use crate::store::paths::Roots;
 use crate::store::state::StatusKind;
@@ -68,24 +69,22 @@ pub(super) fn ask_fork(
     roots: &Roots,
     job: &SaveJob,
     config: &Config,
-    message: &str,
-    facts: &transcript::TranscriptFacts,
-    fresh: bool,
+    priced: &Priced,
 ) -> Result<fork::ForkReply, fork::ForkError> {
-    let cwd = Path::new(&job.project_dir);
+    let (cwd, fresh) = (Path::new(&job.project_dir), priced.fresh);
     fork::run(&fork::ForkRequest {
         claude: fork::find_claude()?,
         session_id: &job.session_id,
         cwd,
-        model: config.model().map(str::to_string).or_else(|| facts.model.clone()),
+        model: priced.model.clone(),
         resume_at: job.resume_at.clone().filter(|_| !fresh),
         resume_from: job.resume_from.as_deref().filter(|_| !fresh),
         fresh,
         // A resumed session's total counts the parent's cost too; a fresh
         // run's is its own.
-        parent_cost_usd: if fresh { 0.0 } else { facts.cost_usd },
+        parent_cost_usd: if fresh { 0.0 } else { priced.facts.cost_usd },
         effort: config.effort().map(str::to_string).or_else(|| job.effort.clone()),
-        message,
+        message: &priced.message,
         settings: settings::fork_settings(&settings::settings_files(cwd)),
         timeout: config.fork_timeout(),
         scratch: &roots.state,

@@ -23,9 +23,7 @@ use anyhow::Result;
 
 use crate::claude::fork;
 use crate::config::Config;
-use crate::memory::apply;
-use crate::memory::report;
-use crate::memory::{prompt, reply};
+use crate::memory::{apply, prompt, reply, report};
 use crate::save::money::{budget, watch};
 use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
@@ -94,21 +92,6 @@ pub struct SaveResult {
     pub advice: Option<String>,
 }
 
-impl SaveResult {
-    /// A save that failed on our side (a full disk, a refused symlink): a
-    /// report line says so, for a user without a status line too.
-    fn error(status: impl Into<String>) -> SaveResult {
-        let status = status.into();
-        let report = format!("memory-save: MEMORY.md: not saved ({status})");
-        SaveResult {
-            status: format!("error: {status}"),
-            kind: StatusKind::Error,
-            report: Some(report),
-            ..SaveResult::default()
-        }
-    }
-}
-
 pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
     let config = crate::config::of(roots);
     let located = crate::project::locate(Path::new(&job.project_dir), roots, &config).and_then(|mut p| {
@@ -137,9 +120,16 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
     let project = located.as_ref().ok().map(|p| p.name.clone());
     let result = match located.and_then(|located| save(roots, job, &located, &config)) {
         Ok(result) => result,
+        // Failed on our side (a full disk, a refused symlink): a report line
+        // says so, for a user without a status line too.
         Err(e) => {
             crate::store::log::error(&format!("save of session {} failed: {e:#}", job.session_id));
-            SaveResult::error(format!("{e:#}"))
+            SaveResult {
+                status: format!("error: {e:#}"),
+                kind: StatusKind::Error,
+                report: Some(format!("memory-save: MEMORY.md: not saved ({e:#})")),
+                ..SaveResult::default()
+            }
         }
     };
     money::ledger::settle(roots, job, project.as_deref(), &result);
@@ -165,7 +155,7 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
         decide::Plan::Run(priced) => priced,
         decide::Plan::Done(result) => return Ok(*result),
     };
-    match ask_fork(roots, job, config, &priced.message, &priced.facts, priced.fresh) {
+    match ask_fork(roots, job, config, &priced) {
         Ok(reply) => applied(roots, job, config, &gathered, &priced, reply),
         Err(e) => failed(roots, config, &gathered, &priced, e),
     }

@@ -3,9 +3,7 @@
 
 use anyhow::Result;
 
-use crate::memory::apply;
-use crate::memory::report;
-use crate::memory::{reply, template};
+use crate::memory::{apply, reply, report, template};
 use crate::store::folder::{Folder, MEMORY_FILE};
 use crate::store::history::{Change, Origin};
 use crate::store::paths::Roots;
