@@ -53,11 +53,10 @@ impl Price {
 /// Over this many input tokens, the long-context rates apply.
 pub const LONG_CONTEXT_TOKENS: u64 = 200_000;
 
-pub const TABLE_SOURCE: &str = "Anthropic's pricing page (claude.com/pricing#api), read 2026-12-01; \
-the 5.x families at their class's price (docs/cost.md)";
-
 /// Keyed by model-id prefix; the longest match wins, so `claude-opus-4-1`
-/// and `claude-opus-4-5` differ.
+/// and `claude-opus-4-5` differ. From Anthropic's pricing page
+/// (claude.com/pricing#api), read 2026-12-01; the 5.x families at their
+/// class's price (docs/cost.md).
 pub const TABLE: &[(&str, Price)] = &[
     // Opus-class
     ("claude-opus-5", Price::of(5.0, 25.0)),

@@ -91,7 +91,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     let route = seen.as_ref().map(crate::claude::route::Route::key);
     // Before any session start: who would pay as far as this shell and the
     // settings files tell, and the budget that would apply.
-    let guessed = seen.is_none().then(|| crate::claude::route::of_session(std::path::Path::new(".")));
+    let payer = seen.clone().unwrap_or_else(|| crate::claude::route::of_session(std::path::Path::new(".")));
     let (start, end, first) = super::budget::billing_month(now, config.billing_day());
     let records: Vec<SaveRecord> = crate::store::saves::all(roots)
         .into_iter()
@@ -113,33 +113,25 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     }
     let elapsed = ((now - start).max(1)) as f64;
     let projected_usd = round_usd(totals.cost_usd * (end - start) as f64 / elapsed);
-    let mut budgets = Vec::new();
-    let default = seen
-        .as_ref()
-        .or(guessed.as_ref())
-        .is_some_and(|r| r.is_subscription())
-        .then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
-    if let Some(limit) = config.max_cost_per_month_usd.or(default) {
-        let is_default = config.max_cost_per_month_usd == crate::config::Budget::Unset;
-        budgets.push(share("max_cost_per_month_usd", limit, totals.cost_usd, is_default));
-    }
-    if let Some(limit) = config.max_cost_per_day_usd.or(None) {
-        let today = days.last().map_or(0.0, |d| d.totals.cost_usd);
-        budgets.push(share("max_cost_per_day_usd", limit, today, false));
-    }
+    let default = payer.is_subscription().then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
+    let is_default = config.max_cost_per_month_usd == crate::config::Budget::Unset;
+    let guessed =
+        if seen.is_some() { "" } else { " (as this shell and the settings tell; the first session start confirms it)" };
+    let today = days.last().map_or(0.0, |d| d.totals.cost_usd);
+    let month = config.max_cost_per_month_usd.or(default);
+    let budgets = [
+        month.map(|limit| share("max_cost_per_month_usd", limit, totals.cost_usd, is_default)),
+        config.max_cost_per_day_usd.or(None).map(|limit| share("max_cost_per_day_usd", limit, today, false)),
+    ];
     Month {
         start: fmt(first),
         end: fmt(crate::memory::cost::next_period(first)),
-        pays: seen.as_ref().map(crate::claude::route::Route::sentence).or_else(|| {
-            guessed.map(|r| {
-                format!("{} (as this shell and the settings tell; the first session start confirms it)", r.sentence())
-            })
-        }),
+        pays: Some(format!("{}{guessed}", payer.sentence())),
         route,
         average_per_save_usd: (totals.saves > 0).then(|| round_usd(totals.cost_usd / totals.saves as f64)),
         projected_usd,
         totals,
-        budgets,
+        budgets: budgets.into_iter().flatten().collect(),
         days,
     }
 }
