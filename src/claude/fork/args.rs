@@ -37,7 +37,13 @@ pub fn arguments(req: &ForkRequest, settings_file: &Path) -> Vec<String> {
     if req.fresh {
         args.extend(FRESH_FLAGS.map(String::from));
     }
-    args.extend(value_flags(&values));
+    // `--flag=value` for each plain value (one word, no leading `-`; others
+    // are dropped), so a value read from a transcript or a config never
+    // passes as a flag.
+    let plain = |value: &&str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
+    args.extend(
+        values.iter().filter_map(|(flag, value)| value.as_deref().filter(plain).map(|v| format!("{flag}={v}"))),
+    );
     args
 }
 
@@ -49,13 +55,3 @@ line edits as JSON, as the user message asks, and nothing else.";
 /// about 400 tokens besides (docs/design.md §4, a fresh save).
 const FRESH_FLAGS: [&str; 6] =
     ["--tools", "", "--strict-mcp-config", "--disable-slash-commands", "--system-prompt", FRESH_SYSTEM_PROMPT];
-
-/// `--flag=value` for each plain value (one word, no leading `-`; others are
-/// dropped), so a value read from a transcript or a config never passes as a flag.
-fn value_flags(flags: &[(&str, &Option<String>)]) -> Vec<String> {
-    let plain = |value: &str| !value.is_empty() && !value.starts_with('-') && !value.contains(char::is_whitespace);
-    flags
-        .iter()
-        .filter_map(|(flag, value)| value.as_deref().filter(|v| plain(v)).map(|value| format!("{flag}={value}")))
-        .collect()
-}

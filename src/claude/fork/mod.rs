@@ -36,10 +36,6 @@ const SESSION_ENV: [&str; 10] = [
 /// Prefixes of the same kind of variables.
 const SESSION_ENV_PREFIXES: [&str; 2] = ["CLAUDE_CODE_MESSAGING", "CLAUDE_CODE_IDE_"];
 
-pub fn is_session_variable(name: &str) -> bool {
-    SESSION_ENV.contains(&name) || SESSION_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
 /// The fork's stdout is read from its end, at most this much: the result is
 /// its last line, and a fork that prints without end must not fill the worker.
 const MAX_OUTPUT_READ: u64 = 8 * 1024 * 1024;
@@ -111,7 +107,7 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let _slot = take_slot(&req.scratch.join("forks"), req.timeout).map_err(|e| ForkError::Io(format!("{e:#}")))?;
     let mut command = Command::new(&req.claude);
     for name in crate::env::variable_names() {
-        if is_session_variable(&name) {
+        if SESSION_ENV.contains(&name.as_str()) || SESSION_ENV_PREFIXES.iter().any(|p| name.starts_with(p)) {
             command.env_remove(name);
         }
     }
