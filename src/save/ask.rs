@@ -35,11 +35,7 @@ pub(super) fn refused(
         ApiRefusal::Allowance { text, reset } => {
             let hold = hold(text, *reset);
             let status = hold.status();
-            let first = ledger::update(roots, |l| {
-                let first = l.allowance.is_none();
-                l.allowance = Some(hold);
-                first
-            })?;
+            let first = ledger::update(roots, |l| l.allowance.replace(hold).is_none())?;
             let when = match reset {
                 Some(at) => format!("until {} (the reset it named)", crate::env::timestamp(*at)),
                 None => "and tries again at most once an hour".to_string(),

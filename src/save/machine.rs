@@ -145,9 +145,7 @@ impl Protocol {
         }
         self.turn.open = true;
         self.turn.ended = false;
-        if !generated {
-            self.turn.person_spoke = true;
-        }
+        self.turn.person_spoke |= !generated;
         self.job.needs_worker()
     }
 
@@ -197,9 +195,7 @@ impl Protocol {
         self.request(facts.now);
         self.snapshot.resume_at = last;
         let remove = if self.job.claimed_since().is_none() { self.snapshot.copy.take() } else { None };
-        if copy.is_some() {
-            self.snapshot.copy = copy;
-        }
+        self.snapshot.copy = copy.or(self.snapshot.copy.take());
         Compacted { kept: true, remove }
     }
 

@@ -167,9 +167,7 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     let budget_line = budget
         .as_ref()
         .map(|p| format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text));
-    if let Some(pause) = budget {
-        p.watch.paused = Some(pause);
-    }
+    p.watch.paused = budget.or(p.watch.paused.take());
     let o = &mut s.outcome;
     o.saves += 1;
     // What a save kept or was told can quote a reply: nothing of it is
@@ -212,10 +210,8 @@ pub fn take_ended_reports(sessions: &SessionStore, project: &str, current: &Sess
         s.protocol.turn.ended && s.input.project.as_deref() == Some(project) && s.outcome.report.is_some()
     };
     let mut reports = Vec::new();
-    for (id, _) in sessions.all().into_iter().filter(|(id, s)| id != current && ended(s)) {
-        if sessions.worker_running(&id) {
-            continue;
-        }
+    let ended_now = sessions.all().into_iter().filter(|(id, s)| id != current && ended(s));
+    for (id, _) in ended_now.filter(|(id, _)| !sessions.worker_running(id)) {
         match sessions.update(&id, |s| if ended(s) { s.outcome.report.take() } else { None }) {
             Ok(Some(line)) => reports.push(line),
             Ok(None) => {}

@@ -28,30 +28,25 @@ pub fn missed_cache(usage: &Usage, parent_last_request_at: Option<i64>, at: i64)
 /// it after two misses in a row. Returns the report line of a new pause.
 pub fn count(state: &mut CacheWatch, usage: Option<&Usage>, parent_last_request_at: Option<i64>) -> Option<String> {
     let usage = usage?;
-    match missed_cache(usage, parent_last_request_at, now_unix())? {
-        false => {
-            state.cache_misses = 0;
-            state.missed_cost_usd = 0.0;
-            None
-        }
-        true => {
-            state.cache_misses += 1;
-            state.missed_cost_usd += usage.total_cost_usd;
-            if state.cache_misses < MISSES_TO_PAUSE || state.paused.is_some() {
-                return None;
-            }
-            let text = format!(
-                "paused: {} missed the prompt cache ({})",
-                crate::memory::report::plural(u64::from(state.cache_misses), "save"),
-                crate::memory::cost::usd(state.missed_cost_usd)
-            );
-            let line = format!(
-                "memory-save: {text}; this session is saved once more when it ends. Resume with: memory-save resume"
-            );
-            state.paused = Some(Pause { kind: PauseKind::CacheMiss, text, at: now_unix(), end_save_used: false });
-            Some(line)
-        }
+    if !missed_cache(usage, parent_last_request_at, now_unix())? {
+        state.cache_misses = 0;
+        state.missed_cost_usd = 0.0;
+        return None;
     }
+    state.cache_misses += 1;
+    state.missed_cost_usd += usage.total_cost_usd;
+    if state.cache_misses < MISSES_TO_PAUSE || state.paused.is_some() {
+        return None;
+    }
+    let text = format!(
+        "paused: {} missed the prompt cache ({})",
+        crate::memory::report::plural(u64::from(state.cache_misses), "save"),
+        crate::memory::cost::usd(state.missed_cost_usd)
+    );
+    let line =
+        format!("memory-save: {text}; this session is saved once more when it ends. Resume with: memory-save resume");
+    state.paused = Some(Pause { kind: PauseKind::CacheMiss, text, at: now_unix(), end_save_used: false });
+    Some(line)
 }
 
 /// Tokens a fork's reply may need, on top of the request.
