@@ -13,7 +13,7 @@
 //!   save at its end a cache-miss pause allows; a budget stops them all.
 
 use crate::config::SaveLimits;
-use crate::store::state::{Job, PauseKind, Protocol, Queued};
+use crate::store::state::{Job, Pause, PauseKind, Protocol, Queued};
 
 /// What a hook knows besides the protocol's own state.
 #[derive(Debug, Clone, Copy)]
@@ -98,13 +98,9 @@ impl Protocol {
     /// request; a turn held back stays flagged for a later Stop or the end.
     /// `limits` is asked only when it matters: the common hook reads no config.
     pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
-        if !self.worth_saving() || facts.off {
+        let stops = |pause: &Pause| pause.kind == PauseKind::Budget || !self.turn.ended || pause.end_save_used;
+        if !self.worth_saving() || facts.off || self.watch.paused.as_ref().is_some_and(stops) {
             return false;
-        }
-        match &self.watch.paused {
-            Some(pause) if pause.kind == PauseKind::Budget => return false,
-            Some(pause) if !self.turn.ended || pause.end_save_used => return false,
-            _ => {}
         }
         let Some(last) = self.turn.last_request_at.filter(|_| !self.turn.ended) else { return true };
         limits().interval.is_none_or(|every| facts.now - last >= every.as_secs() as i64)
