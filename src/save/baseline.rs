@@ -3,8 +3,7 @@
 //! or gives only the lines changed since (docs/design.md §4, "The message").
 
 use crate::memory::stable_hash;
-pub use crate::store::state::Baseline;
-use crate::store::state::{SessionId, SessionStore};
+use crate::store::state::{Baseline, SessionId, SessionStore};
 
 /// The parts of one load start within milliseconds of each other; marks
 /// older than this belong to an earlier load.

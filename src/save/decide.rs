@@ -24,6 +24,7 @@ pub(super) struct Priced {
     pub route_key: String,
     pub facts: TranscriptFacts,
     pub model: Option<String>,
+    pub price: crate::memory::cost::Price,
     pub message: String,
     pub estimate_usd: f64,
     /// The save resumes nothing and reads the turns instead.
@@ -89,7 +90,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
         // save after the session compacts reads them.
         return Ok(held(StatusKind::Skipped, why));
     }
-    let priced = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
+    let price = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
     let refreshed = [facts.last_request_at, job.cache_read_at].into_iter().flatten().max();
     #[allow(unused_mut)] // the debug build's stand-in below
     let mut shape = crate::memory::cost::SaveShape {
@@ -105,7 +106,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     if crate::env::fault("MEMORY_SAVE_DEBUG_CACHE_EXPIRED").is_some() {
         shape.idle_seconds = Some(24 * 3600);
     }
-    let mut estimate = crate::memory::cost::estimate(&shape, &priced.price);
+    let mut estimate = crate::memory::cost::estimate(&shape, &price.price);
     // Judged and reserved under the ledger's lock: sessions saving at once
     // see each other's estimates, so together they pass no budget.
     let ledger = ledger::Ledger::open(roots)?;
@@ -121,7 +122,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     if over_cap || (job.last_chance && !estimate.warm) {
         let conversation = transcript::conversation_since(Path::new(&job.transcript_path), job.saved_through);
         let turns = gathered.message(Some(conversation.as_deref().unwrap_or("")));
-        let turns_estimate = crate::memory::cost::estimate_fresh(turns.len(), &priced.price);
+        let turns_estimate = crate::memory::cost::estimate_fresh(turns.len(), &price.price);
         if over_cap || turns_estimate.usd < estimate.usd {
             (fresh, message, estimate) = (true, turns, turns_estimate);
             verdict = judge(estimate.usd, estimate.warm, budget::Reads::Turns);
@@ -133,9 +134,9 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     } else {
         drop(ledger);
     }
-    let unknown_model = priced.prefix.is_none().then(|| model.clone().unwrap_or_default());
-    let priced =
-        Priced { now, route_key, facts, model, message, estimate_usd: estimate.usd, fresh, unknown_model, budgets };
+    let unknown_model = price.prefix.is_none().then(|| model.clone().unwrap_or_default());
+    let (price, estimate_usd) = (price.price, estimate.usd);
+    let priced = Priced { now, route_key, facts, model, price, message, estimate_usd, fresh, unknown_model, budgets };
     let done = not_run(roots, verdict, &priced, gathered)?;
     Ok(done.map_or_else(|| Plan::Run(Box::new(priced)), |result| Plan::Done(Box::new(result))))
 }

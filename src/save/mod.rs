@@ -12,9 +12,6 @@ pub mod repair;
 mod truth;
 mod write;
 
-use ask::{ask_fork, refused};
-
-use write::write_reply;
 pub use write::{commit, current_under_lock, publish_guards};
 
 use std::path::Path;
@@ -25,12 +22,10 @@ use crate::claude::fork;
 use crate::config::Config;
 use crate::memory::{apply, prompt, reply, report};
 use crate::save::money::{budget, watch};
-use crate::store::folder::FAILED_REPLY_FILE;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
 use crate::store::state::{SessionId, StatusKind, Usage};
-use repair::REPAIR_REPORT;
 
 /// A reply larger than this is not a list of line edits.
 const MAX_REPLY_BYTES: usize = 1024 * 1024;
@@ -59,7 +54,7 @@ pub struct SaveJob {
     pub saved_through: Option<i64>,
     pub claimed_at: i64,
     /// What the session's last SessionStart loaded (`baseline`).
-    pub baseline: Option<baseline::Baseline>,
+    pub baseline: Option<crate::store::state::Baseline>,
 }
 
 #[derive(Debug, Default)]
@@ -155,9 +150,9 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
         decide::Plan::Run(priced) => priced,
         decide::Plan::Done(result) => return Ok(*result),
     };
-    match ask_fork(roots, job, config, &priced) {
+    match ask::ask_fork(roots, job, config, &priced) {
         Ok(reply) => applied(roots, job, config, &gathered, &priced, reply),
-        Err(e) => failed(roots, config, &gathered, &priced, e),
+        Err(e) => failed(roots, &gathered, &priced, e),
     }
 }
 
@@ -165,7 +160,6 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
 /// nothing), or failed on the way.
 fn failed(
     roots: &Roots,
-    config: &Config,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
     e: fork::ForkError,
@@ -176,7 +170,7 @@ fn failed(
         notes::write(&gathered.folder, &Notes::default())?;
     }
     if let Some(refusal) = e.refusal() {
-        let (kind, status, report) = refused(roots, refusal, priced.model.as_deref(), priced.now)?;
+        let (kind, status, report) = ask::refused(roots, refusal, priced.model.as_deref(), priced.now)?;
         return Ok(SaveResult {
             status,
             kind,
@@ -204,12 +198,9 @@ fn failed(
     } else if usage.total_cost_usd > 0.0 {
         usage.total_cost_usd
     } else {
-        let price = crate::memory::cost::PriceList { overrides: &config.prices }
-            .price(priced.model.as_deref().unwrap_or(""))
-            .price;
         let tokens =
             (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens);
-        crate::memory::cost::priced(tokens, false, &price)
+        crate::memory::cost::priced(tokens, false, &priced.price)
     };
     Ok(SaveResult {
         report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){joined}"))),
@@ -249,8 +240,9 @@ fn applied(
         Err(why) => {
             folder.keep_failed_reply(&fork_reply.text)?;
             let line = format!(
-                "memory-save: MEMORY.md: this turn's reply was not read ({why}); {} output tokens, kept in {FAILED_REPLY_FILE}",
-                fork_reply.usage.output_tokens
+                "memory-save: MEMORY.md: this turn's reply was not read ({why}); {} output tokens, kept in {}",
+                fork_reply.usage.output_tokens,
+                crate::store::folder::FAILED_REPLY_FILE
             );
             return Ok(SaveResult {
                 status: format!("error: {why}"),
@@ -269,20 +261,19 @@ fn applied(
         by: None,
     };
     let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
-    let outcome = write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
-    let next = Notes::bounded(&outcome.outcome.skipped, &outcome.outcome.refused, prompt::MAX_NOTE_ENTRIES);
-    notes::write(folder, &next)?;
-    let summary = report::Summary::of(&outcome.outcome, outcome.changed_meanwhile);
-    let mut report = summary
-        .report_line()
-        .map(|line| gathered.report_with(&line))
-        .or(gathered.repaired.then(|| REPAIR_REPORT.to_string()));
-    for line in budget::warnings(roots, &priced.budgets, counted, &priced.route_key) {
-        report = Some(report::join(report.as_deref(), Some(&line)));
-    }
+    let (outcome, changed_meanwhile) =
+        write::write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
+    notes::write(folder, &Notes::bounded(&outcome.skipped, &outcome.refused, prompt::MAX_NOTE_ENTRIES))?;
+    let summary = report::Summary::of(&outcome, changed_meanwhile);
+    let repaired = gathered.repaired.then(|| repair::REPAIR_REPORT.to_string());
+    let lines: Vec<String> = [repaired, summary.report_line()]
+        .into_iter()
+        .flatten()
+        .chain(budget::warnings(roots, &priced.budgets, counted, &priced.route_key))
+        .collect();
     Ok(SaveResult {
         status: summary.status(),
-        report,
+        report: (!lines.is_empty()).then(|| lines.join("\n")),
         pause: watch::over_save_budget(&fork_reply.usage, config),
         usage: Some(fork_reply.usage),
         read_through: Some(job.claimed_at),

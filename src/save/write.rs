@@ -10,15 +10,10 @@ use crate::store::paths::Roots;
 
 use super::repair;
 
-pub(super) struct Written {
-    pub outcome: apply::Outcome,
-    /// Another writer changed MEMORY.md while the fork ran.
-    pub changed_meanwhile: bool,
-}
-
 /// Applies the reply to the files as they are now, not as the fork saw them:
 /// ops name lines by content, so another writer's lines stay and ops that
-/// no longer fit are reported as skipped.
+/// no longer fit are reported as skipped. Returns the outcome, and whether
+/// another writer changed MEMORY.md while the fork ran.
 pub(super) fn write_reply(
     roots: &Roots,
     folder: &Folder,
@@ -26,7 +21,7 @@ pub(super) fn write_reply(
     parsed: &reply::Reply,
     options: apply::Options,
     origin: &Origin,
-) -> Result<Written> {
+) -> Result<(apply::Outcome, bool)> {
     let _lock = folder.lock()?;
     let current = current_under_lock(folder)?;
     let changed_meanwhile = snapshot.is_some_and(|s| s != current)
@@ -37,7 +32,7 @@ pub(super) fn write_reply(
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
     crate::store::review::hold(roots, folder, &outcome.held, origin)?;
-    Ok(Written { outcome, changed_meanwhile })
+    Ok((outcome, changed_meanwhile))
 }
 
 /// The guards after a write: those of rules it took away go, the reply's
