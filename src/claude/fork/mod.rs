@@ -154,7 +154,8 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     }
     match result {
         Err(ForkError::NoResult { usage }) if !status.success() => {
-            Err(ForkError::Exited { code: status.code(), said: last_line(&errors), usage })
+            let said = errors.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no error output").trim();
+            Err(ForkError::Exited { code: status.code(), said: said.chars().take(200).collect(), usage })
         }
         other => other,
     }
@@ -211,11 +212,6 @@ impl Drop for RemoveOnDrop<'_> {
             let _ = std::fs::remove_file(path);
         }
     }
-}
-
-fn last_line(text: &str) -> String {
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no error output").trim();
-    line.chars().take(200).collect()
 }
 
 #[derive(Deserialize, Default)]
