@@ -34,13 +34,9 @@ pub fn update_then_start<R>(
 /// Whether a worker must be started for the session's pending save: none
 /// holds the worker lock. Called under the session lock.
 fn worker_needed(sessions: &SessionStore, id: &SessionId) -> bool {
-    match Lock::try_acquire(&sessions.worker_lock_path(id)) {
-        Ok(free) => free.is_some(), // held: a worker runs and will see the request
-        Err(e) => {
-            crate::store::log::error(&format!("{e:#}"));
-            false
-        }
-    }
+    // Held: a worker runs and will see the request.
+    let free = Lock::try_acquire(&sessions.worker_lock_path(id));
+    free.inspect_err(|e| crate::store::log::error(&format!("{e:#}"))).is_ok_and(|free| free.is_some())
 }
 
 /// Detached (`process::spawn_self_detached`), so the worker outlives the CLI,
