@@ -92,20 +92,17 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     }
     let price = crate::memory::cost::PriceList { overrides: &config.prices }.price(model.as_deref().unwrap_or(""));
     let refreshed = [facts.last_request_at, job.cache_read_at].into_iter().flatten().max();
-    #[allow(unused_mut)] // the debug build's stand-in below
-    let mut shape = crate::memory::cost::SaveShape {
+    // A debug build's stand-in for a cache that expired (the evaluation's
+    // --fresh), where the transcript's own times stay as they are.
+    #[cfg(debug_assertions)]
+    let refreshed = refreshed.filter(|_| crate::env::fault("MEMORY_SAVE_DEBUG_CACHE_EXPIRED").is_none());
+    let shape = crate::memory::cost::SaveShape {
         prefix_tokens: facts.last_request_tokens,
         parent_output_tokens: facts.last_output_tokens,
         one_hour: facts.one_hour_cache,
         idle_seconds: refreshed.map(|at| now - at),
         message_bytes: message.len(),
     };
-    // A debug build's stand-in for a cache that expired (the evaluation's
-    // --fresh), where the transcript's own times stay as they are.
-    #[cfg(debug_assertions)]
-    if crate::env::fault("MEMORY_SAVE_DEBUG_CACHE_EXPIRED").is_some() {
-        shape.idle_seconds = Some(24 * 3600);
-    }
     let mut estimate = crate::memory::cost::estimate(&shape, &price.price);
     // Judged and reserved under the ledger's lock: sessions saving at once
     // see each other's estimates, so together they pass no budget.
