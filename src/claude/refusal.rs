@@ -112,12 +112,6 @@ fn clock_minutes(text: &str) -> Option<i64> {
     Some(hour * 60 + minute)
 }
 
-/// Whether the CLI said it has no login (`Not logged in`): a login kept only
-/// in CLAUDE_CODE_OAUTH_TOKEN never reaches the fork (docs/design.md §4).
-pub fn is_login_missing(said: &str) -> bool {
-    said.contains("Not logged in")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,14 +80,16 @@ impl ForkError {
         }
     }
 
-    /// What to do about it, when there is something to say.
+    /// What to do about it, when there is something to say: the CLI said it
+    /// has no login, as a login kept only in CLAUDE_CODE_OAUTH_TOKEN never
+    /// reaches the fork (docs/design.md §4).
     pub fn advice(&self) -> Option<&'static str> {
         let said = match self {
             ForkError::Exited { said, .. } => said,
             ForkError::Failed { what, .. } => what,
             _ => return None,
         };
-        crate::claude::refusal::is_login_missing(said).then_some(
+        said.contains("Not logged in").then_some(
             "the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in with claude /login, or put the variable in the env of ~/.claude/settings.json",
         )
     }
