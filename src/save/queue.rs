@@ -170,9 +170,7 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     // kept, or shown again, before the secret scanner passes it.
     let redact = crate::memory::secrets::redact;
     o.status = Some(Status::new(result.kind, redact(&result.status), now_unix()));
-    if let Some(report) = &result.report {
-        o.report = Some(redact(report));
-    }
+    o.report = result.report.as_deref().map(redact).or(o.report.take());
     o.last_usage = result.usage.clone().or(o.last_usage.take());
     o.month_usd = result.month_usd.or(o.month_usd);
     for line in [paused, budget_line].into_iter().flatten() {

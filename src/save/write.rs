@@ -69,10 +69,8 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     if memory_changes && !template::is_in_template(&outcome.memory) {
         anyhow::bail!("the result is not in the four-section template; nothing was written (please report this)");
     }
-    let mut changed: Vec<Change> = outcome.topic_files().into_iter().map(Change::Append).collect();
-    if memory_changes {
-        changed.push(Change::Rewrite(MEMORY_FILE));
-    }
+    let rewrite = memory_changes.then_some(Change::Rewrite(MEMORY_FILE));
+    let changed: Vec<Change> = outcome.topic_files().into_iter().map(Change::Append).chain(rewrite).collect();
     if changed.is_empty() {
         // A guard on a rule held for review waits beside it.
         keep_guards(folder, current, outcome);
