@@ -20,7 +20,7 @@ use anyhow::Result;
 
 use crate::claude::fork;
 use crate::config::Config;
-use crate::memory::{apply, prompt, reply, report};
+use crate::memory::{apply, cost, prompt, reply, report};
 use crate::save::money::{budget, watch};
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
@@ -172,12 +172,10 @@ fn failed(
     if let Some(refusal) = e.refusal() {
         let (kind, status, report) = ask::refused(roots, refusal, priced.model.as_deref(), priced.now)?;
         return Ok(SaveResult {
-            status,
-            kind,
             report: report.map(|line| gathered.report_with(&line)),
             usage: Some(e.usage()),
             counted_usd: Some(0.0),
-            ..priced.result(kind, String::new())
+            ..priced.result(kind, status)
         });
     }
     let advice = e.advice().map(str::to_string);
@@ -187,20 +185,14 @@ fn failed(
     // the API billed nothing (not logged in), else the CLI's figure or its
     // tokens at the table's rate. One whose usage is unknown (timed out,
     // killed, no result) may have been billed in full: its estimate.
-    let reported = matches!(
-        e,
-        fork::ForkError::Failed { .. } | fork::ForkError::CalledTool { .. } | fork::ForkError::NoText { .. }
-    );
-    let counted = if matches!(e, fork::ForkError::NotFound(_)) {
-        0.0
-    } else if !reported {
-        priced.estimate_usd
-    } else if usage.total_cost_usd > 0.0 {
-        usage.total_cost_usd
-    } else {
-        let tokens =
-            (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens);
-        crate::memory::cost::priced(tokens, false, &priced.price)
+    let tokens =
+        (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.output_tokens);
+    let counted = match e {
+        fork::ForkError::NotFound(_) => 0.0,
+        fork::ForkError::Failed { .. } | fork::ForkError::CalledTool { .. } | fork::ForkError::NoText { .. } => {
+            if usage.total_cost_usd > 0.0 { usage.total_cost_usd } else { cost::priced(tokens, false, &priced.price) }
+        }
+        _ => priced.estimate_usd,
     };
     Ok(SaveResult {
         report: Some(gathered.report_with(&format!("memory-save: MEMORY.md: not saved ({e}){joined}"))),
