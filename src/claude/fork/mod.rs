@@ -75,20 +75,13 @@ pub struct ForkReply {
 }
 
 pub fn find_claude() -> Result<PathBuf, ForkError> {
-    if let Some(path) = crate::env::claude_override() {
-        return Ok(path);
-    }
-    which::which("claude").map_err(|_| ForkError::NotFound(None))
-}
-
-pub fn scratch_path(scratch: &Path, session_id: &str, kind: &str) -> PathBuf {
-    scratch.join(format!("fork-{session_id}.{}.{kind}", std::process::id()))
+    crate::env::claude_override().map_or_else(|| which::which("claude").map_err(|_| ForkError::NotFound(None)), Ok)
 }
 
 pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
     let io = |what: &str, e: std::io::Error| ForkError::Io(format!("cannot {what}: {e}"));
     let [input_path, output_path, error_path, settings_path] =
-        SCRATCH_KINDS.map(|kind| scratch_path(req.scratch, req.session_id, kind));
+        SCRATCH_KINDS.map(|kind| req.scratch.join(format!("fork-{}.{}.{kind}", req.session_id, std::process::id())));
     // Removed on every way out, or the state folder keeps a set per session.
     let _scratch = RemoveOnDrop([&input_path, &output_path, &error_path, &settings_path]);
     // Files, not pipes: the message can pass 128 KiB, and no pipe needs draining.
