@@ -272,9 +272,7 @@ impl Protocol {
         if same_snapshot {
             self.snapshot = Default::default();
         }
-        if read_through.is_some() {
-            self.watch.saved_through = read_through;
-        }
+        self.watch.saved_through = read_through.or(self.watch.saved_through);
         self.watch.save_when_warm = wait_warm;
     }
 }

@@ -97,25 +97,23 @@ pub fn verdict(budgets: &Budgets, estimate: f64, warm: bool, ended: bool, reads:
     // A cold save first: it waits for a warm cache (or, when none will
     // come, reads the turns instead, and is dropped only when even that is
     // dear) rather than stop a budget a warm one would fit.
-    if !warm {
-        let cap = budgets.cold_cap();
-        if estimate > cap {
-            if ended && reads == Reads::Session {
-                return Verdict::ReadTurns;
-            }
-            if ended {
-                return Verdict::Skip {
-                    status: format!("skipped: cache expired, about {about}"),
-                    report: format!(
-                        "memory-save: MEMORY.md: the session's last turns were not saved: its prompt cache had expired, and saving them would have cost about {about} (over {}; see cold_save_max_usd)",
-                        usd(cap)
-                    ),
-                };
-            }
-            return Verdict::WaitWarm {
-                status: format!("waiting: cache expired (about {about}); saved after the next turn"),
+    let cap = budgets.cold_cap();
+    if !warm && estimate > cap {
+        if ended && reads == Reads::Session {
+            return Verdict::ReadTurns;
+        }
+        if ended {
+            return Verdict::Skip {
+                status: format!("skipped: cache expired, about {about}"),
+                report: format!(
+                    "memory-save: MEMORY.md: the session's last turns were not saved: its prompt cache had expired, and saving them would have cost about {about} (over {}; see cold_save_max_usd)",
+                    usd(cap)
+                ),
             };
         }
+        return Verdict::WaitWarm {
+            status: format!("waiting: cache expired (about {about}); saved after the next turn"),
+        };
     }
     let budgets_held = [
         ("max_cost_per_day_usd", budgets.day, budgets.held.1),

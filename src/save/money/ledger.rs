@@ -124,8 +124,7 @@ fn route_path(roots: &Roots) -> std::path::PathBuf {
 /// day passed, so `at` stays roughly true).
 pub fn record_route(roots: &Roots, route: &crate::claude::route::Route) {
     let now = crate::env::now_unix();
-    let old = last_route(roots);
-    if old.as_ref().is_some_and(|old| &old.route == route && now - old.at < 86_400) {
+    if last_route(roots).is_some_and(|old| &old.route == route && now - old.at < 86_400) {
         return;
     }
     let seen = SeenRoute { route: route.clone(), at: now };
