@@ -134,19 +134,13 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     let unknown_model = price.prefix.is_none().then(|| model.clone().unwrap_or_default());
     let (price, estimate_usd) = (price.price, estimate.usd);
     let priced = Priced { now, route_key, facts, model, price, message, estimate_usd, fresh, unknown_model, budgets };
-    let done = not_run(roots, verdict, &priced, gathered)?;
-    Ok(done.map_or_else(|| Plan::Run(Box::new(priced)), |result| Plan::Done(Box::new(result))))
+    plan(roots, verdict, priced, gathered)
 }
 
-/// The result of a verdict that runs no fork, `None` for one that does.
-fn not_run(
-    roots: &Roots,
-    verdict: budget::Verdict,
-    priced: &Priced,
-    gathered: &Gathered,
-) -> Result<Option<SaveResult>> {
-    Ok(Some(match verdict {
-        budget::Verdict::Run => return Ok(None),
+/// The plan a verdict makes: the fork runs, or the save is done without it.
+fn plan(roots: &Roots, verdict: budget::Verdict, priced: Priced, gathered: &Gathered) -> Result<Plan> {
+    let done = match verdict {
+        budget::Verdict::Run => return Ok(Plan::Run(Box::new(priced))),
         budget::Verdict::ReadTurns => unreachable!("a save that reads the turns is judged again above"),
         budget::Verdict::Skip { status, report } => {
             SaveResult { report: Some(gathered.report_with(&report)), ..priced.result(StatusKind::Skipped, status) }
@@ -167,5 +161,6 @@ fn not_run(
                 ..priced.result(StatusKind::Paused, status)
             }
         }
-    }))
+    };
+    Ok(Plan::Done(Box::new(done)))
 }
