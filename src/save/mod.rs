@@ -169,7 +169,7 @@ fn failed(
     if !gathered.notes.is_empty() {
         notes::write(&gathered.folder, &Notes::default())?;
     }
-    if let Some(refusal) = e.refusal() {
+    if let fork::ForkError::Failed { refusal: Some(refusal), .. } = &e {
         let (kind, status, report) = ask::refused(roots, refusal, priced.model.as_deref(), priced.now)?;
         return Ok(SaveResult {
             report: report.map(|line| gathered.report_with(&line)),

@@ -73,13 +73,6 @@ impl ForkError {
         }
     }
 
-    pub fn refusal(&self) -> Option<&crate::claude::refusal::ApiRefusal> {
-        match self {
-            ForkError::Failed { refusal, .. } => refusal.as_ref(),
-            _ => None,
-        }
-    }
-
     /// What to do about it, when there is something to say: the CLI said it
     /// has no login, as a login kept only in CLAUDE_CODE_OAUTH_TOKEN never
     /// reaches the fork (docs/design.md §4).
