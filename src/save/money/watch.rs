@@ -16,12 +16,9 @@ pub const MISSES_TO_PAUSE: u32 = 2;
 /// it does not count (no usage, or the cache had expired anyway).
 pub fn missed_cache(usage: &Usage, parent_last_request_at: Option<i64>, at: i64) -> Option<bool> {
     let input = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
-    if input == 0 {
-        return None;
-    }
     let missed = usage.cache_read_input_tokens * 2 < input;
     let expired = parent_last_request_at.is_some_and(|last| at - last > CACHE_LIFETIME_SECONDS);
-    if missed && expired { None } else { Some(missed) }
+    (input > 0 && !(missed && expired)).then_some(missed)
 }
 
 /// Counts a finished save's cache hit or miss into the session, and pauses
