@@ -64,13 +64,6 @@ impl Priced {
     }
 }
 
-/// A used-up allowance holds every fork: checked before the save reads anything.
-pub(super) fn allowance_held(roots: &Roots, job: &SaveJob) -> Option<SaveResult> {
-    let hold = ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix()))?;
-    let route = crate::claude::route::of_session(Path::new(&job.project_dir)).key();
-    Some(SaveResult { status: hold.status(), kind: StatusKind::Paused, route: Some(route), ..SaveResult::default() })
-}
-
 pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &Gathered) -> Result<Plan> {
     let now = crate::env::now_unix();
     let route = crate::claude::route::of_session(Path::new(&job.project_dir));

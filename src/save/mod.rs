@@ -142,8 +142,10 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
         let status = "paused: memory-save.toml has a problem (memory-save doctor)".to_string();
         return Ok(SaveResult { status, kind: StatusKind::Paused, ..SaveResult::default() });
     }
-    if let Some(held) = decide::allowance_held(roots, job) {
-        return Ok(held);
+    // A used-up allowance holds every fork: checked before the save reads anything.
+    if let Some(hold) = money::ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix())) {
+        let route = Some(crate::claude::route::of_session(Path::new(&job.project_dir)).key());
+        return Ok(SaveResult { status: hold.status(), kind: StatusKind::Paused, route, ..SaveResult::default() });
     }
     let gathered = gather::gather(roots, job, located, config)?;
     let priced = match decide::decide(roots, job, config, &gathered)? {
