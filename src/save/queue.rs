@@ -21,22 +21,18 @@ pub fn update_then_start<R>(
     id: &SessionId,
     change: impl FnOnce(&mut SessionState) -> (R, bool),
 ) -> Result<R> {
+    // Tried under the session lock: a worker that holds its lock runs and will see the request.
+    let free = || {
+        Lock::try_acquire(&sessions.worker_lock_path(id)).inspect_err(|e| crate::store::log::error(&format!("{e:#}")))
+    };
     let (result, start) = sessions.update(id, |s| {
         let (result, needs) = change(s);
-        (result, needs && worker_needed(sessions, id))
+        (result, needs && free().is_ok_and(|free| free.is_some()))
     })?;
     if start {
         start_worker(id);
     }
     Ok(result)
-}
-
-/// Whether a worker must be started for the session's pending save: none
-/// holds the worker lock. Called under the session lock.
-fn worker_needed(sessions: &SessionStore, id: &SessionId) -> bool {
-    // Held: a worker runs and will see the request.
-    let free = Lock::try_acquire(&sessions.worker_lock_path(id));
-    free.inspect_err(|e| crate::store::log::error(&format!("{e:#}"))).is_ok_and(|free| free.is_some())
 }
 
 /// Detached (`process::spawn_self_detached`), so the worker outlives the CLI,
