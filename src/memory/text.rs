@@ -55,10 +55,14 @@ pub fn unwanted(c: char) -> Option<&'static str> {
 }
 
 /// Variation selectors 1 to 16 give an emoji or symbol its presentation
-/// (`⚠️` is U+26A0 U+FE0F) and are fine there; after a letter or digit
-/// they only hide data.
+/// (`⚠️` is U+26A0 U+FE0F) and are fine there; after a letter or digit, a
+/// combining mark (`é` as `e` U+0301) or another selector they only hide data.
 fn stray_selector(previous: Option<char>, c: char) -> bool {
-    matches!(c, '\u{fe00}'..='\u{fe0f}') && previous.is_none_or(|p| p.is_ascii() || p.is_alphanumeric())
+    let selector = |c: char| matches!(c, '\u{fe00}'..='\u{fe0f}');
+    selector(c)
+        && previous.is_none_or(|p| {
+            p.is_ascii() || p.is_alphanumeric() || selector(p) || unicode_normalization::char::is_combining_mark(p)
+        })
 }
 
 /// The first unwanted character of `text`, and what it is.
@@ -308,5 +312,26 @@ mod tests {
             let json = json_visible(&text);
             proptest::prop_assert_eq!(json_visible(&json), json);
         }
+    }
+
+    /// Variation selectors chained after one symbol encode data (16 values
+    /// each) and print as nothing: only the first after a symbol gives it a
+    /// presentation.
+    #[test]
+    fn a_chain_of_variation_selectors_after_a_symbol_is_not_visible_text() {
+        let smuggled = "\u{26a0}\u{fe0f}\u{fe01}\u{fe07}\u{fe03}\u{fe0a} note";
+        let shown = visible(smuggled);
+        assert_eq!(shown.matches(|c| matches!(c, '\u{fe00}'..='\u{fe0f}')).count(), 1, "{shown:?}");
+        assert!(check(smuggled).is_err(), "the gate lets a selector chain into memory");
+        assert_eq!(visible("\u{26a0}\u{fe0f} careful"), "\u{26a0}\u{fe0f} careful");
+    }
+
+    /// A selector after a combining mark follows a letter all the same
+    /// (`e` + U+0301 prints as one letter).
+    #[test]
+    fn a_variation_selector_after_an_accented_letter_is_stray() {
+        let smuggled = "caf\u{65}\u{301}\u{fe0e}\u{fe03}";
+        assert!(check(smuggled).is_err());
+        assert!(!visible(smuggled).contains('\u{fe03}'));
     }
 }
