@@ -27,7 +27,7 @@ pub struct ImportArgs {
 
 impl super::Run for ImportArgs {
     fn run(&self) -> Result<()> {
-        let super::Here { roots, cwd, config, project, folder } = super::here()?;
+        let super::Here { cwd, config, project, folder, .. } = super::here()?;
         let source = match &self.source {
             Some(path) => path.clone(),
             None => auto_memory_dir(&cwd)?,
@@ -54,7 +54,7 @@ impl super::Run for ImportArgs {
             let ops: Vec<Op> =
                 new_rules.iter().map(|rule| Op::Add { section: "CRITICAL RULES".into(), text: rule.clone() }).collect();
             let origin = Origin { by: Some(format!("memory-save import of {shown}")), ..Origin::default() };
-            crate::store::review::hold(&roots, &folder, &ops, &origin)?;
+            crate::store::review::hold(&folder, &ops, &origin)?;
         }
         for rule in &new_rules {
             let what = if gate { "waits for your review (memory-save review)" } else { "loads in every session" };

@@ -83,10 +83,10 @@ impl super::Run for ReviewArgs {
                 ));
             }
             let _lock = folder.lock()?;
-            let mut pending = load(&roots, &folder.project);
+            let mut pending = load(&folder);
             let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
             let gone = pending.remove(at);
-            store(&roots, &folder.project, &pending)?;
+            store(&folder, &pending)?;
             return super::println(&format!("memory-save: rejected {id}: {}", describe(&gone.op)));
         }
         if self.approve_all {
@@ -102,7 +102,7 @@ impl super::Run for ReviewArgs {
                     super::println(&format!("memory-save: approved {}: {rule}", foreign_id(rule)))?;
                 }
             }
-            let ids: Vec<String> = load(&roots, &folder.project).into_iter().map(|p| p.id).collect();
+            let ids: Vec<String> = load(&folder).into_iter().map(|p| p.id).collect();
             for id in &ids {
                 approve(&roots, &project, &folder, id)?;
             }
@@ -129,7 +129,7 @@ impl super::Run for ReviewArgs {
                 crate::team::rule_id(rule)
             ))?;
         }
-        let pending = load(&roots, &folder.project);
+        let pending = load(&folder);
         if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {
             super::println(&nothing_waits)?;
         }
@@ -172,7 +172,7 @@ fn not_found(folder: &Folder, id: &str) -> String {
 /// now, and records it in the history.
 fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id: &str) -> Result<()> {
     let _lock = folder.lock()?;
-    let mut pending = load(roots, &folder.project);
+    let mut pending = load(folder);
     let Some(at) = pending.iter().position(|p| p.id == id) else { bail!(not_found(folder, id)) };
     let held = pending[at].clone();
     let current = crate::save::current_under_lock(folder)?;
@@ -192,7 +192,7 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
         }
     }
     pending.remove(at);
-    store(roots, &folder.project, &pending)?;
+    store(folder, &pending)?;
     let line = if outcome.skipped.is_empty() {
         format!("memory-save: approved {id} and wrote it to {}", folder.memory_path().display())
     } else {

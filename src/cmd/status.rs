@@ -159,7 +159,7 @@ fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> R
         saving: sessions.iter().filter(|(_, s)| s.protocol.job.claimed_since().is_some()).count(),
         queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
         last_failed_reply,
-        recent_saves: crate::store::saves::recent(roots, &project.name, RECENT),
+        recent_saves: crate::store::saves::recent(roots, &folder.key(), RECENT),
         // An ended session's pause stops nothing and cannot be resumed.
         paused: sessions
             .iter()

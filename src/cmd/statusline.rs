@@ -51,9 +51,10 @@ impl super::Run for StatuslineArgs {
             let sessions = SessionStore::new(roots.sessions_dir());
             let mut state = sessions.peek(&id);
             super::clear_dead_claim(&sessions, &id, &mut state);
-            let waiting = state.input.project.as_deref().map_or(0, |key| {
-                crate::store::review::load(&roots, &crate::store::folder::Folder::of_key(&roots, key).project).len()
-            });
+            let waiting =
+                state.input.project.as_deref().map_or(0, |key| {
+                    crate::store::review::load(&crate::store::folder::Folder::of_key(&roots, key)).len()
+                });
             let not_synced =
                 crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
             let machine = machine_pause(&roots, &state);

@@ -52,14 +52,7 @@ pub(super) fn choose_folder(
     };
     // A name keyed by an origin is claimed by that line of the config too.
     if let Some((key, name)) = explicit {
-        let name = nfc(name);
-        check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {key} in the config: {why}"))?;
-        if shares_state(&name) {
-            let ending = name.rsplit_once('.').map_or("", |(_, ext)| ext);
-            bail!(
-                "the name set for {key} in the config, {name:?}: a name ending in \".{ending}\" could share another folder's state files; choose another name"
-            );
-        }
+        let name = checked_explicit(key, name)?;
         let why = format!("named for {key} in {}", crate::config::FILE_NAME);
         return Ok(match owner::read(roots, &name).filter(|_| !key.starts_with(owner::PATH)) {
             Some(record) => or_own(ours(&name, record, why)),
@@ -108,6 +101,28 @@ pub(super) fn choose_folder(
         });
     }
     Ok(plain(&name, taken))
+}
+
+/// A team memory's name: the one set for it in the config, else its folder's.
+pub(super) fn team_name(base: &str, explicit: Option<(&str, &str)>) -> Result<Choice> {
+    let (name, why) = match explicit {
+        Some((key, name)) => (checked_explicit(key, name)?, format!("named for {key} in {}", crate::config::FILE_NAME)),
+        None => (base.to_string(), format!("{base}, the team memory in the repository")),
+    };
+    Ok(Choice { name, why, provisional: None })
+}
+
+/// A name set in the config, in NFC, when it can name a memory.
+fn checked_explicit(key: &str, name: &str) -> Result<String> {
+    let name = nfc(name);
+    check_name(&name).map_err(|why| anyhow::anyhow!("the name set for {key} in the config: {why}"))?;
+    if shares_state(&name) {
+        let ending = name.rsplit_once('.').map_or("", |(_, ext)| ext);
+        bail!(
+            "the name set for {key} in the config, {name:?}: a name ending in \".{ending}\" could share another folder's state files; choose another name"
+        );
+    }
+    Ok(name)
 }
 
 /// The folder of a second repository with `base`'s name.

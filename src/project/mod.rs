@@ -109,20 +109,21 @@ pub fn locate(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Resu
         identities.push(path);
     }
     let explicit = identities.iter().find_map(|id| config.names.get(id).map(|name| (id.as_str(), name.as_str())));
-    let Choice { mut name, mut why, mut provisional } =
-        choose_folder(roots, &base, &identities, explicit, found.common_dir.is_some())?;
     // A marker that is a real file in a real folder: never a link.
     let team = found.top.join(TEAM_DIR);
     let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
     let team_dir = (real(&found.top.join(".claude")) && real(&team) && real(&team.join(TEAM_MARKER))).then_some(team);
-    // A team memory is the repository's own files, never a stranger's: where
-    // the folder of its name may be another's (a move, a planted origin), it
-    // takes a name of its own, by all it is known by, rather than wait for a
-    // confirmation no save gives a team folder.
-    if team_dir.is_some() && provisional.take().is_some() {
-        name = choice::hashed_name(&base, &identities.join(" "));
-        why = format!("{name}, the team memory of {identity} at this path");
-    }
+    // A team memory is the working tree's own files: its state is its key's
+    // (`Folder::key`, by the working tree's path), so no folder of the
+    // memory root, recorded or pulled later, has a say in its name.
+    let Choice { name, why, provisional } = match &team_dir {
+        Some(dir) => {
+            let choice = choice::team_name(&base, explicit)?;
+            crate::store::folder::Folder::team(roots, &choice.name, dir).take_earlier_team_state(roots);
+            choice
+        }
+        None => choose_folder(roots, &base, &identities, explicit, found.common_dir.is_some())?,
+    };
     let mut roots = vec![found.top];
     if !roots.contains(&found.primary) {
         roots.push(found.primary);

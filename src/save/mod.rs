@@ -112,7 +112,7 @@ pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
             crate::store::log::error(&format!("cannot record session {}'s project: {e:#}", job.session_id));
         }
     }
-    let project = located.as_ref().ok().map(|p| p.name.clone());
+    let project = located.as_ref().ok().map(|p| p.folder(roots).key());
     let result = match located.and_then(|located| save(roots, job, &located, &config)) {
         Ok(result) => result,
         // Failed on our side (a full disk, a refused symlink): a report line
@@ -256,7 +256,7 @@ fn applied(
     };
     let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
     let (outcome, changed_meanwhile) =
-        write::write_reply(roots, folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
+        write::write_reply(folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
     notes::write(folder, &Notes::bounded(&outcome.skipped, &outcome.refused, prompt::MAX_NOTE_ENTRIES))?;
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     let repaired = gathered.repaired.then(|| repair::REPAIR_REPORT.to_string());

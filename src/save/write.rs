@@ -6,7 +6,6 @@ use anyhow::Result;
 use crate::memory::{apply, reply, report, template};
 use crate::store::folder::{Folder, MEMORY_FILE};
 use crate::store::history::{Change, Origin};
-use crate::store::paths::Roots;
 
 use super::repair;
 
@@ -15,7 +14,6 @@ use super::repair;
 /// no longer fit are reported as skipped. Returns the outcome, and whether
 /// another writer changed MEMORY.md while the fork ran.
 pub(super) fn write_reply(
-    roots: &Roots,
     folder: &Folder,
     snapshot: Option<&str>,
     parsed: &reply::Reply,
@@ -31,7 +29,7 @@ pub(super) fn write_reply(
     let outcome = apply::apply_with(&current, parsed, &folder.project, &folder.topic_files(), options);
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     commit(folder, &current, &outcome, &summary.report_line().unwrap_or_else(|| summary.status()), origin)?;
-    crate::store::review::hold(roots, folder, &outcome.held, origin)?;
+    crate::store::review::hold(folder, &outcome.held, origin)?;
     Ok((outcome, changed_meanwhile))
 }
 

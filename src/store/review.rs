@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use crate::memory::reply::Op;
 use crate::store::folder::Folder;
 use crate::store::history::Origin;
-use crate::store::paths::Roots;
 
 /// One held op. Its id is a hash of the op, so the same op held twice is
 /// one entry, and an id read off the status line still names it later.
@@ -25,21 +24,21 @@ pub fn id_of(op: &Op) -> String {
     crate::memory::stable_id(&serde_json::to_string(op).unwrap_or_default())
 }
 
-/// The pending list of a project (empty when none or unreadable).
-pub fn load(roots: &Roots, project: &str) -> Vec<Pending> {
-    super::folder_record::read(&Folder::new(roots, project)).review
+/// The pending list of a memory (empty when none or unreadable): each
+/// working tree of a team memory holds its own copy, and so its own list.
+pub fn load(folder: &Folder) -> Vec<Pending> {
+    super::folder_record::read(folder).review
 }
 
-pub fn store(roots: &Roots, project: &str, pending: &[Pending]) -> Result<()> {
-    super::folder_record::update(&Folder::new(roots, project), true, |r| r.review = pending.to_vec())
+pub fn store(folder: &Folder, pending: &[Pending]) -> Result<()> {
+    super::folder_record::update(folder, true, |r| r.review = pending.to_vec())
 }
 
-pub fn hold(roots: &Roots, folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
+pub fn hold(folder: &Folder, ops: &[Op], origin: &Origin) -> Result<()> {
     if ops.is_empty() {
         return Ok(());
     }
-    // By name: every working tree of a team memory shares one review.
-    super::folder_record::update(&Folder::new(roots, &folder.project), true, |r| {
+    super::folder_record::update(folder, true, |r| {
         for op in ops {
             let id = id_of(op);
             if !r.review.iter().any(|p| p.id == id) {

@@ -19,7 +19,7 @@ pub struct SaveRecord {
     /// Unix time.
     pub at: i64,
     pub session_id: String,
-    /// The memory folder; `None` when the project could not be named.
+    /// The memory's key (`Folder::key`); `None` when the project could not be named.
     pub project: Option<String>,
     pub cwd: String,
     pub status: String,
@@ -91,8 +91,8 @@ pub fn spent_since(roots: &Roots, since: i64, route: Option<&str>) -> f64 {
         .sum()
 }
 
-/// The newest `count` saves of `project`, newest first.
-pub fn recent(roots: &Roots, project: &str, count: usize) -> Vec<SaveRecord> {
+/// The newest `count` saves of the memory `key`, newest first.
+pub fn recent(roots: &Roots, key: &str, count: usize) -> Vec<SaveRecord> {
     let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else { return Vec::new() };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
@@ -102,7 +102,7 @@ pub fn recent(roots: &Roots, project: &str, count: usize) -> Vec<SaveRecord> {
         .lines()
         .rev()
         .filter_map(|l| serde_json::from_str::<SaveRecord>(l).ok())
-        .filter(|r| r.project.as_deref() == Some(project))
+        .filter(|r| r.project.as_deref() == Some(key))
         .take(count)
         .collect()
 }

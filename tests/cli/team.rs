@@ -273,3 +273,92 @@ fn a_history_shipped_in_the_repository_is_never_read() {
     let memory = fs::read_to_string(env.proj.join(".claude/memory/MEMORY.md")).unwrap();
     assert!(!memory.contains("Push to main") && !memory.contains("- Our fact."), "{memory}");
 }
+
+/// A team memory and another repository's memory of the same folder name
+/// each list their own saves: `status` in one never shows the other's, nor
+/// does `list` give the team's save as the personal folder's last.
+#[test]
+fn a_team_memory_and_a_personal_one_of_one_name_list_only_their_own_saves() {
+    let env = Env::new();
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    let other = env.git_init("elsewhere/proj");
+    env.script_reply(1, &adds("- The team memory's fact."));
+    env.saved_turn(SID, 1);
+    env.script_reply(2, &adds("- The personal memory's fact."));
+    env.saved_turn_in("personal", &other, 1);
+    let sessions = |dir: &Path| -> Vec<String> {
+        let status = env.cmd(&["status", "--json"]).in_dir(dir).run().ok().json();
+        status["recent_saves"].as_array().unwrap().iter().map(|r| r["session_id"].as_str().unwrap().into()).collect()
+    };
+    assert_eq!((sessions(&env.proj), sessions(&other)), (vec![SID.to_string()], vec!["personal".to_string()]));
+    let listed = env.cmd(&["list", "--json"]).run().ok().json();
+    let personal = listed.as_array().unwrap().iter().find(|l| l["folder"] == "proj").unwrap();
+    assert_eq!(personal["last_save"], "+1", "{listed}");
+}
+
+/// A team memory keeps its held review in the record of its name
+/// (`projects/<name>.json`), and a team never records `memory/<name>/`: a
+/// stranger's plain repository of the same folder name takes `<name>` too,
+/// and must never list, approve or take the team's held rules.
+#[test]
+fn a_plain_repository_named_like_a_team_never_sees_its_held_rules() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    load(&env, &env.proj, "first");
+    env.script_reply(1, &reply(json!([add("CRITICAL RULES", "- The team's held rule.")]), json!([])));
+    env.saved_turn(SID, 1);
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(listed.contains("The team's held rule"), "{listed}");
+
+    let stranger = env.git_init("clones/proj");
+    env.git(&stranger, &["remote", "add", "origin", "https://github.com/stranger/proj.git"]);
+    env.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    env.hook("session-start").fixture("SessionStart-startup.json").session("s1").cwd(&stranger).run().ok();
+    env.script_reply(2, &adds("- The stranger's note."));
+    env.saved_turn_in("stranger", &stranger, 1);
+    let theirs = env.cmd(&["review"]).in_dir(&stranger).run().ok().stdout;
+    let folders = env.memory_tree();
+    // What approving there does: the team's rule lands in the stranger's memory.
+    let approved = env.cmd(&["review", "--approve-all"]).in_dir(&stranger).run().stdout;
+    let mine = env.memory_of("proj").unwrap_or_default();
+    let team_list = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(
+        !mine.contains("The team's held rule.") && team_list.contains("The team's held rule"),
+        "approved from the stranger's repository: {approved}\nits memory: {mine}\nthe team's list now: {team_list}"
+    );
+    assert!(
+        !theirs.contains("The team's held rule"),
+        "a stranger's repository lists the team's held rule: {theirs}\nfolders: {folders:?}"
+    );
+}
+
+/// A team working tree's state (its own guards, what it saw, its notes) is
+/// kept by its key; one an installed version kept under another name of the
+/// same working tree (`proj-<hash>.team-<tag>.json`) is its own still.
+#[test]
+fn a_team_working_trees_state_under_an_earlier_name_is_kept() {
+    let env = Env::new();
+    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    load(&env, &env.proj, "first");
+    let projects = env.mem.join("state/memory-save/projects");
+    let record = fs::read_dir(&projects)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let mut state: Value = serde_json::from_str(&fs::read_to_string(&record).unwrap()).unwrap();
+    state["quoted"] = json!(["- A rule quoted before the upgrade."]);
+    let name = record.file_name().unwrap().to_string_lossy().into_owned();
+    let earlier = projects.join(name.replacen("proj.team-", "proj-0123abcd.team-", 1));
+    fs::write(&earlier, state.to_string()).unwrap();
+    fs::remove_file(&record).unwrap();
+    load(&env, &env.proj, "upgraded");
+    let now: Value = serde_json::from_str(&fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(now["quoted"], json!(["- A rule quoted before the upgrade."]), "{now}");
+    assert!(!earlier.exists());
+}

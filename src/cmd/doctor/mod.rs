@@ -293,7 +293,8 @@ fn check_spend(report: &mut Report, roots: &Roots) {
 /// with the fix its report line gave.
 fn check_last_save(report: &mut Report, roots: &Roots) {
     let Some(last) = crate::store::saves::all(roots).pop().filter(|l| l.status.starts_with("error")) else { return };
-    let project = last.project.as_deref().unwrap_or("?");
+    let project =
+        last.project.as_deref().map_or("?".into(), |key| crate::store::folder::Folder::of_key(roots, key).project);
     let log = "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again";
     let fix = last.advice.as_deref().unwrap_or(log);
     report.problem(&format!("the last save ({project}, {}) failed: {}", timestamp(last.at), last.status), fix);
