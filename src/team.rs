@@ -67,15 +67,19 @@ pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Opti
 }
 
 /// The team rules this machine approved, kept by the repository's identity,
-/// never a path, so every clone and worktree of it shares them.
-fn approved_path(roots: &Roots, identity: &str) -> PathBuf {
-    roots.projects_state_dir().join(format!("team-{}.approved.json", crate::memory::stable_id(identity)))
+/// never a path, so every clone and worktree of it shares them; beside
+/// `projects/`, where a folder named `team-<8 hex>.approved` keeps its
+/// record at the path an installed version used.
+fn approved_paths(roots: &Roots, identity: &str) -> (PathBuf, PathBuf) {
+    let file = format!("team-{}.approved.json", crate::memory::stable_id(identity));
+    (roots.state.join("team-approvals").join(&file), roots.projects_state_dir().join(file))
 }
 
 /// The rules approved for `identity`; until the first approval, the rules this
 /// clone last saw stand in, so none disappear.
 fn approved(roots: &Roots, identity: &str, project: &str, dir: &Path) -> Vec<String> {
-    crate::store::record::read(&approved_path(roots, identity))
+    let (path, earlier) = approved_paths(roots, identity);
+    crate::store::record::read_moved(&path, &earlier)
         .unwrap_or_else(|| read_seen(roots, project, dir).unwrap_or_default())
 }
 
@@ -117,7 +121,8 @@ pub fn approve(roots: &Roots, identity: &str, project: &str, dir: &Path, rule: &
     if !approved.iter().any(|r| r == rule) {
         approved.push(rule.to_string());
     }
-    crate::store::record::write(&approved_path(roots, identity), &approved)
+    let (path, earlier) = approved_paths(roots, identity);
+    crate::store::record::write_moved(&path, &earlier, &approved)
 }
 
 /// `memory-save team init` in `cwd`'s repository; what it wrote.

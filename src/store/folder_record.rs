@@ -113,10 +113,13 @@ const EARLIER: &[&str] = &[
 /// Whether a folder of this name would have its record or lock where another
 /// folder's state is: `<other>.own.json` is where an installed version kept
 /// `<other>`'s own rules, `<other>.team-<tag>.json` a team working tree's record.
+/// Compared without case: a case-insensitive file system (macOS's default)
+/// keeps `app.OWN.json` and `app.own.json` in one file.
 pub fn shares_state(name: &str) -> bool {
     let Some((_, ext)) = name.rsplit_once('.') else { return false };
+    let ext = ext.to_ascii_lowercase();
     let team_tag = |tag: &str| tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit());
-    EARLIER.iter().any(|file| file.strip_suffix(".json") == Some(ext))
+    EARLIER.iter().any(|file| file.strip_suffix(".json") == Some(ext.as_str()))
         || ext.strip_prefix("team-").is_some_and(team_tag)
 }
 
@@ -132,9 +135,9 @@ fn fold_once(folder: &Folder) -> FolderRecord {
 /// The record the earlier files make, removing them once written. Call under the lock.
 fn fold(folder: &Folder) -> FolderRecord {
     fn list<T: serde::de::DeserializeOwned + Default>(folder: &Folder, ext: &str) -> T {
-        super::record::read(&folder.state_file(ext)).unwrap_or_default()
+        earlier(folder, ext).and_then(|path| super::record::read(&path)).unwrap_or_default()
     }
-    let upgraded = folder.state_file("upgraded.json").exists();
+    let upgraded = earlier(folder, "upgraded.json").is_some_and(|path| path.exists());
     let checked = super::fsutil::read_regular(&folder.state_file("checked"), 256).ok().flatten();
     let record = FolderRecord {
         version: VERSION,
@@ -144,11 +147,11 @@ fn fold(folder: &Folder) -> FolderRecord {
         approved_here: list(folder, "approvals-seen.json"),
         quoted: list(folder, "quoted.json"),
         paths: list(folder, "paths.json"),
-        team_rules: super::record::read(&folder.state_file("rules.json")),
+        team_rules: list(folder, "rules.json"),
         noted: list(folder, "noted.json"),
         checked: checked.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()),
-        orders: super::record::read(&folder.state_file("orders.json")),
-        check: super::record::read(&folder.state_file("check.json")),
+        orders: list(folder, "orders.json"),
+        check: list(folder, "check.json"),
         ..FolderRecord::default()
     };
     // Written before anything goes: a crash in between leaves the earlier
@@ -158,11 +161,20 @@ fn fold(folder: &Folder) -> FolderRecord {
             // This machine had its one-time approval already.
             super::approvals::mark_upgraded(&folder.state_root());
         }
-        for ext in EARLIER {
-            let _ = std::fs::remove_file(folder.state_file(ext));
+        for path in EARLIER.iter().filter_map(|ext| earlier(folder, ext)) {
+            let _ = std::fs::remove_file(path);
         }
     }
     record
+}
+
+/// An installed version's file of this folder, unless the path holds a
+/// record, of a folder whose name made the same path (`app.own`'s record is
+/// where `app` kept `own.json`): that is never read nor removed here.
+fn earlier(folder: &Folder, ext: &str) -> Option<std::path::PathBuf> {
+    let path = folder.state_file(ext);
+    let versioned = |map: serde_json::Map<String, serde_json::Value>| map.contains_key("version");
+    (!super::record::read(&path).is_some_and(versioned)).then_some(path)
 }
 
 #[cfg(test)]
@@ -189,6 +201,10 @@ mod tests {
             ("app.json", false),
             ("app", false),
             ("app.own-0123abcd", false),
+            // A case-insensitive file system (macOS's default) holds one file for both.
+            ("app.OWN", true),
+            ("proj.TEAM-0123abcd", true),
+            ("proj.Team-0123ABCD", true),
         ] {
             assert_eq!(shares_state(name), shares, "{name}");
         }

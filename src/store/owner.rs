@@ -111,22 +111,27 @@ pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
     })
 }
 
-/// Aliases from an identity to the folder it adopted, which a lookup by name would miss.
-fn adopted_path(roots: &Roots) -> PathBuf {
-    roots.projects_state_dir().join("adopted.json")
+/// Aliases from an identity to the folder it adopted, which a lookup by name
+/// would miss. Beside `projects/`, not in it, where a folder named `adopted`
+/// keeps its record at the path an installed version used.
+type Aliases = std::collections::BTreeMap<String, String>;
+
+fn adopted_paths(roots: &Roots) -> (PathBuf, PathBuf) {
+    (roots.state.join("adopted.json"), roots.projects_state_dir().join("adopted.json"))
 }
 
 /// The folder adopted for any of `identities`, the first that has one.
 pub fn adopted(roots: &Roots, identities: &[String]) -> Option<String> {
-    let aliases: std::collections::BTreeMap<String, String> = crate::store::record::read(&adopted_path(roots))?;
+    let (path, earlier) = adopted_paths(roots);
+    let aliases: Aliases = crate::store::record::read_moved(&path, &earlier)?;
     identities.iter().find_map(|id| aliases.get(id).cloned())
 }
 
 pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
-    let path = adopted_path(roots);
-    let mut aliases: std::collections::BTreeMap<String, String> = crate::store::record::read(&path).unwrap_or_default();
+    let (path, earlier) = adopted_paths(roots);
+    let mut aliases: Aliases = crate::store::record::read_moved(&path, &earlier).unwrap_or_default();
     aliases.insert(identity.to_string(), folder.to_string());
-    crate::store::record::write(&path, &aliases)
+    crate::store::record::write_moved(&path, &earlier, &aliases)
 }
 
 /// Every folder under the memory root with a record, by name (bounded).

@@ -23,6 +23,7 @@ mod memory_cmds;
 #[cfg(debug_assertions)]
 mod month;
 mod moved;
+mod names;
 mod perms;
 mod project;
 mod queue;
