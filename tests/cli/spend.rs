@@ -693,3 +693,43 @@ fn a_failed_fork_that_used_tokens_counts_them() {
     // 100k cache reads at Opus 4.5's $0.50/M.
     assert!((0.049..0.052).contains(&counted), "{record:#}");
 }
+
+/// The refactor of `save::failed` keeps what a failed fork counts: one
+/// killed at its bound (usage unknown, maybe billed in full) counts its
+/// estimate, and its reservation is released with the record.
+#[test]
+fn a_fork_killed_at_its_bound_counts_its_estimate_and_releases_its_reservation() {
+    let env = Env::new().with_var("MEMORY_SAVE_FORK_TIMEOUT", "1");
+    env.write_memory(&template_with("proj", &["- Kept."]));
+    env.script_sleep(1, 120);
+    env.script_reply(1, &adds("- Too late."));
+    env.saved_turn(SID, 1);
+    assert!(env.status(SID).contains("timed out"), "{}", env.status(SID));
+    let record = saves(&env).pop().unwrap();
+    let estimate = record["estimate_usd"].as_f64().unwrap();
+    assert!(estimate > 0.0, "{record:#}");
+    assert_eq!(record["counted_usd"].as_f64(), Some(estimate), "{record:#}");
+    let held = reserved(&env);
+    assert!(held.is_null() || held.as_array().is_some_and(|r| r.is_empty()), "{held}");
+}
+
+/// A fork whose `claude` cannot be found billed nothing: it counts 0, and
+/// the save is still priced (an estimate is kept) before it is tried.
+#[test]
+fn a_missing_claude_counts_nothing_but_the_save_was_priced_first() {
+    let env = Env::new().with_var("MEMORY_SAVE_CLAUDE", "/nonexistent/claude");
+    env.write_memory(&template_with("proj", &["- Kept."]));
+    env.saved_turn(SID, 1);
+    let record = saves(&env).pop().unwrap();
+    assert!(record["estimate_usd"].as_f64().is_some_and(|e| e > 0.0), "{record:#}");
+    assert!(record["counted_usd"].as_f64().is_some_and(|c| c == 0.0), "{record:#}");
+}
+
+/// The reservations in `limits.json`, `null` when there is none.
+fn reserved(env: &Env) -> Value {
+    std::fs::read_to_string(env.mem.join("state/memory-save/limits.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .map(|v| v["reserved"].clone())
+        .unwrap_or(Value::Null)
+}
