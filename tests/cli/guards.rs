@@ -792,36 +792,6 @@ fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
     assert_eq!([asked("pytest tests/integration"), asked("touch gen/x")], [true, false], "its own, the other's");
 }
 
-/// A repository named `app` never takes the state of one named `app.own`
-/// (whose record file an installed version used for `app`'s own rules): the
-/// guard its user promoted to deny keeps refusing after `app` first loads.
-#[test]
-fn a_repository_named_app_never_takes_the_state_of_one_named_app_own() {
-    let env = Env::new();
-    let user = env.git_init("work/app.own");
-    env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.hook("session-start").fixture("SessionStart-startup.json").cwd(&user).run().ok();
-    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
-    env.saved_turn_in(SID, &user, 1);
-    let listed = env.cmd(&["guards", "--json"]).in_dir(&user).run().ok().json();
-    env.cmd(&["guards", "--deny", listed[0]["id"].as_str().unwrap()]).in_dir(&user).run().ok();
-    let stranger = env.git_init("clones/app");
-    env.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
-    env.script_reply(2, &adds("- The stranger's note."));
-    env.saved_turn_in("stranger", &stranger, 1);
-    env.hook("session-start").fixture("SessionStart-startup.json").session("stranger").cwd(&stranger).run().ok();
-    env.hook("session-start").fixture("SessionStart-startup.json").session("after").cwd(&user).run().ok();
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session("after")
-        .cwd(&user)
-        .set("tool_input", json!({"command": "pytest tests/integration"}))
-        .run()
-        .ok();
-    assert!(out.stdout.contains("\"deny\""), "{out:#?}");
-}
-
 /// Whether a Bash `command` of `session`, in `dir`, is asked about.
 fn asked_in(env: &Env, session: &str, dir: &std::path::Path, command: &str) -> bool {
     env.hook("pre-tool-use")

@@ -2,38 +2,27 @@
 //! its state files land on another memory's record, an adoption's aliases
 //! or a team's approvals (docs/design.md §7).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use crate::support::*;
 
-const RULES: &str = "CRITICAL RULES";
 const NO_ITEST: &str = "- Never run the integration tests locally: they hit the shared staging database.";
-
-fn guarded(rule: &str, tool: &str, pattern: &str) -> Value {
-    json!({"op": "add", "section": RULES, "text": rule, "guard": {"tool": tool, "match": pattern}})
-}
 
 fn session_start(env: &Env, session: &str, dir: &Path) -> String {
     env.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir).run().ok().stdout
 }
 
 fn load_part1(env: &Env, dir: &Path, session: &str) -> Value {
-    let out = env
-        .hook("session-start")
-        .fixture("SessionStart-startup.json")
-        .session(session)
-        .cwd(dir)
-        .arg("--part")
-        .arg("1")
-        .run()
-        .ok();
-    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+    serde_json::from_str(&session_start(env, session, dir)).unwrap_or(Value::Null)
 }
 
-/// Whether `pytest tests/integration` in `dir` is refused (not only asked about).
+/// Whether `pytest tests/integration` in a session of `dir` is refused (not
+/// only asked about), after a start that loads its memory.
+#[track_caller]
 fn denied(env: &Env, session: &str, dir: &Path) -> bool {
+    session_start(env, session, dir);
     env.hook("pre-tool-use")
         .fixture("PreToolUse-bash.json")
         .session(session)
@@ -45,87 +34,71 @@ fn denied(env: &Env, session: &str, dir: &Path) -> bool {
         .contains("\"deny\"")
 }
 
-fn projects_state(env: &Env) -> std::path::PathBuf {
-    env.mem.join("state/memory-save/projects")
+/// A save in `dir` that guards `pytest tests/integration`, and the user's
+/// promotion of that guard to deny, seen refusing.
+#[track_caller]
+fn denying_guard(env: &Env, dir: &Path, script: usize) {
+    session_start(env, "guarded", dir);
+    let guarded = json!({"op": "add", "section": "CRITICAL RULES", "text": NO_ITEST,
+        "guard": {"tool": "Bash", "match": "pytest tests/integration"}});
+    env.script_reply(script, &reply(json!([guarded]), json!([])));
+    env.saved_turn_in("guarded", dir, 1);
+    let listed = env.cmd(&["guards", "--json"]).in_dir(dir).run().ok().json();
+    env.cmd(&["guards", "--deny", listed[0]["id"].as_str().unwrap()]).in_dir(dir).run().ok();
+    assert!(denied(env, "promoted", dir), "the promoted guard refuses");
 }
 
-/// `adopt`'s aliases are `projects/adopted.json`, and a folder named
-/// `adopted` keeps its record at `projects/adopted.json` too: a repository
-/// named `adopted` must never take another repository's adoption away.
-#[test]
-fn a_repository_named_adopted_never_undoes_another_repositorys_adoption() {
-    let env = Env::new();
+/// A repository `app` with a saved memory, and a renamed copy of it (the
+/// same root commit) that `adopt` has given that memory.
+#[track_caller]
+fn adopting_copy(env: &Env, script: usize) -> PathBuf {
     let first = env.git_init("app");
     env.git(&first, &["commit", "-q", "--allow-empty", "-m", "first"]);
-    env.script_reply(1, &adds("- The original's line."));
+    env.script_reply(script, &adds("- The original's line."));
     env.saved_turn_in("first-app", &first, 1);
-    // A copy under another name, sharing the root commit: adopt takes it over.
     let copy = env.root().join("copy/app-renamed");
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     let cp = std::process::Command::new("cp").arg("-R").arg(&first).arg(&copy).status().unwrap();
     assert!(cp.success());
-    assert!(!session_start(&env, "c1", &copy).contains("- The original's line."));
+    assert!(!session_start(env, "c1", &copy).contains("- The original's line."));
     let adopted = env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok().stdout;
     assert!(adopted.contains("now uses memory folder app"), "{adopted}");
-    assert!(session_start(&env, "c2", &copy).contains("- The original's line."), "the adoption works");
-
-    // An unrelated repository that happens to be called `adopted` saves once.
-    let other = env.git_init("work/adopted");
-    env.git(&other, &["commit", "-q", "--allow-empty", "-m", "x"]);
-    session_start(&env, "o1", &other);
-    env.script_reply(2, &adds("- The adopted project's own line."));
-    env.saved_turn_in("other", &other, 1);
-    session_start(&env, "o2", &other);
-
-    let aliases = std::fs::read_to_string(projects_state(&env).join("adopted.json")).unwrap_or_default();
-    let out = session_start(&env, "c3", &copy);
-    assert!(
-        out.contains("- The original's line."),
-        "the copy lost its adoption after a repository named `adopted` saved; projects/adopted.json now: {aliases}\n{out}"
-    );
+    assert!(session_start(env, "c2", &copy).contains("- The original's line."), "the adoption works");
+    copy
 }
 
-/// The other way round: `adopt` run anywhere must not overwrite the record
-/// of a folder named `adopted` (its own rules, guards, paths).
+/// A repository with one saved turn.
+fn saved_repo(env: &Env, path: &str, script: usize) -> PathBuf {
+    let dir = env.git_init(path);
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    session_start(env, "s1", &dir);
+    env.script_reply(script, &adds("- Another repository's line."));
+    env.saved_turn_in(&format!("saved-{script}"), &dir, 1);
+    dir
+}
+
+/// An installed version kept `adopt`'s aliases at `projects/adopted.json`,
+/// the record path of a folder named `adopted`: such a repository never
+/// takes another repository's adoption away.
+#[test]
+fn a_repository_named_adopted_never_undoes_another_repositorys_adoption() {
+    let env = Env::new();
+    let copy = adopting_copy(&env, 1);
+    saved_repo(&env, "work/adopted", 2);
+    let out = session_start(&env, "c3", &copy);
+    assert!(out.contains("- The original's line."), "the copy lost its adoption: {out}");
+}
+
+/// The other way round: `adopt` run anywhere never overwrites the record of
+/// a folder named `adopted` (its own rules, guards, paths).
 #[test]
 fn an_adoption_never_overwrites_the_record_of_a_folder_named_adopted() {
     let env = Env::new();
     let user = env.git_init("work/adopted");
     env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    session_start(&env, "u1", &user);
-    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
-    env.saved_turn_in("u", &user, 1);
-    let listed = env.cmd(&["guards", "--json"]).in_dir(&user).run().ok().json();
-    env.cmd(&["guards", "--deny", listed[0]["id"].as_str().unwrap()]).in_dir(&user).run().ok();
-    session_start(&env, "u2", &user);
-    assert!(denied(&env, "u2", &user), "the promoted guard refuses before the adopt");
-
-    // Elsewhere: a repository and a renamed copy of it, which adopts it.
-    let first = env.git_init("app");
-    env.git(&first, &["commit", "-q", "--allow-empty", "-m", "first"]);
-    env.script_reply(2, &adds("- The original's line."));
-    env.saved_turn_in("first-app", &first, 1);
-    let copy = env.root().join("copy/app-renamed");
-    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    let cp = std::process::Command::new("cp").arg("-R").arg(&first).arg(&copy).status().unwrap();
-    assert!(cp.success());
-    session_start(&env, "c1", &copy);
-    env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok();
-
-    session_start(&env, "after", &user);
-    let after = std::fs::read_to_string(projects_state(&env).join("adopted.json")).unwrap_or_default();
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session("after")
-        .cwd(&user)
-        .set("tool_input", json!({"command": "pytest tests/integration"}))
-        .run()
-        .ok();
-    assert!(
-        out.stdout.contains("\"deny\""),
-        "the guard the user promoted to deny in `adopted` no longer refuses after an adopt elsewhere; record now: {after}\n{out:#?}"
-    );
+    denying_guard(&env, &user, 1);
+    adopting_copy(&env, 2);
+    assert!(denied(&env, "after", &user), "the guard promoted in `adopted` no longer refuses after an adopt elsewhere");
 }
 
 /// An installed version kept a team's approvals at
@@ -147,72 +120,53 @@ fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
     std::fs::write(&team, text).unwrap();
     load_part1(&env, &env.proj, "pulled");
     env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
-    let block = load_part1(&env, &env.proj, "approved");
-    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string();
-    assert!(context.contains("A teammate's rule, approved here."), "{block}");
-    let approvals = std::fs::read_dir(env.mem.join("state/memory-save/team-approvals"))
-        .unwrap()
-        .flatten()
+    let loaded = |session: &str| {
+        let block = load_part1(&env, &env.proj, session);
+        block["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(loaded("approved").contains("A teammate's rule, approved here."));
+    let state = env.mem.join("state/memory-save");
+    let approvals = [state.join("team-approvals"), state.join("projects")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with("team-") && n.ends_with(".approved.json"))
         .expect("the team's approvals file");
-    let stem = approvals.strip_suffix(".json").unwrap();
-
-    let hostile = env.git_init(&format!("clones/{stem}"));
-    env.git(&hostile, &["commit", "-q", "--allow-empty", "-m", "hostile"]);
-    session_start(&env, "h1", &hostile);
-    env.script_reply(1, &adds("- The other repository's line."));
-    env.saved_turn_in("hostile", &hostile, 1);
-    session_start(&env, "h2", &hostile);
-
-    let now = std::fs::read_to_string(projects_state(&env).join(format!("{stem}.json"))).unwrap_or_default();
-    let block = load_part1(&env, &env.proj, "later");
-    let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
-    assert!(
-        context.contains("A teammate's rule, approved here."),
-        "the approved team rule is held again after a repository named {stem} saved; {approvals} now: {now}\n{block}"
-    );
+    saved_repo(&env, &format!("clones/{}", approvals.strip_suffix(".json").unwrap()), 1);
+    assert!(loaded("later").contains("A teammate's rule, approved here."), "the approved team rule is held again");
 }
 
-/// A folder `app.own` that the release before the naming rule recorded
-/// (its `.identity` names this repository) is kept by name; its record is
-/// still `projects/app.own.json`, which a later folder `app`'s first read
-/// folds in as `app`'s earlier own-rules file and deletes.
+/// A repository named `app` never takes the state of one named `app.own`
+/// (whose record file an installed version used for `app`'s own rules): the
+/// guard its user promoted to deny keeps refusing after `app` first saves.
+#[test]
+fn a_repository_named_app_never_takes_the_state_of_one_named_app_own() {
+    let env = Env::new();
+    let user = env.git_init("work/app.own");
+    env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    denying_guard(&env, &user, 1);
+    saved_repo(&env, "clones/app", 2);
+    assert!(denied(&env, "after", &user));
+}
+
+/// The same for a folder `app.own` that the release before the naming rule
+/// recorded (its `.identity` names this repository) and so kept its name:
+/// its record is still `projects/app.own.json`, which a later folder
+/// `app`'s first read must not fold in as its own nor delete.
 #[test]
 fn a_kept_app_own_folder_never_loses_its_record_to_a_new_app() {
     let env = Env::new();
     let user = env.git_init("work/app.own");
     env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    // As the release before the rule left it: folder app.own, recorded for this repository.
     let canon = user.canonicalize().unwrap();
     let dir = env.memory_dir("app.own");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("MEMORY.md"), template_with("app.own", &["- Written by the release before."])).unwrap();
     std::fs::write(dir.join(".identity"), json!({"identity": format!("path:{}", canon.display())}).to_string())
         .unwrap();
-    let out = session_start(&env, "u1", &user);
-    assert!(out.contains("- Written by the release before."), "{out}");
-    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
-    env.saved_turn_in("u", &user, 1);
+    assert!(session_start(&env, "u1", &user).contains("- Written by the release before."));
+    denying_guard(&env, &user, 1);
     assert!(env.memory_of("app.own").unwrap().contains(NO_ITEST), "kept its folder");
-    let listed = env.cmd(&["guards", "--json"]).in_dir(&user).run().ok().json();
-    env.cmd(&["guards", "--deny", listed[0]["id"].as_str().unwrap()]).in_dir(&user).run().ok();
-    session_start(&env, "u2", &user);
-    assert!(denied(&env, "u2", &user), "the promoted guard refuses before the stranger saves");
-
-    let stranger = env.git_init("clones/app");
-    env.git(&stranger, &["commit", "-q", "--allow-empty", "-m", "x"]);
-    session_start(&env, "s1", &stranger);
-    env.script_reply(2, &adds("- The stranger's note."));
-    env.saved_turn_in("stranger", &stranger, 1);
-    session_start(&env, "after", &user);
-    let out = env
-        .hook("pre-tool-use")
-        .fixture("PreToolUse-bash.json")
-        .session("after")
-        .cwd(&user)
-        .set("tool_input", json!({"command": "pytest tests/integration"}))
-        .run()
-        .ok();
-    assert!(out.stdout.contains("\"deny\""), "app.own's promoted guard no longer refuses: {out:#?}");
+    saved_repo(&env, "clones/app", 2);
+    assert!(denied(&env, "after", &user), "app.own's promoted guard no longer refuses");
 }
