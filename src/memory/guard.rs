@@ -100,6 +100,36 @@ pub struct Active {
     #[serde(rename = "match")]
     pub pattern: String,
     pub decision: Decision,
+    /// Every match begins with one of these; `None`: with anything. Worked
+    /// out when the guard binds, since parsing a pattern costs about what
+    /// compiling it does: a call holding none of them is not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefixes: Option<Vec<String>>,
+}
+
+/// Most literals a guard keeps for the check: they are read at every call.
+const MAX_PREFIXES: usize = 16;
+
+impl Active {
+    pub fn new(id: String, rule: String, spec: Spec, decision: Decision) -> Active {
+        let prefixes = prefixes(&spec.source());
+        Active { id, rule, tool: spec.tool, pattern: spec.pattern, decision, prefixes }
+    }
+
+    /// Whether the guard may match `subject`: false only when its every
+    /// match must begin with a literal `subject` lacks.
+    fn may_match(&self, subject: &str) -> bool {
+        self.prefixes.as_ref().is_none_or(|all| all.iter().any(|lit| subject.contains(lit.as_str())))
+    }
+}
+
+/// The literals every match of `source` begins with (regex-syntax's prefix
+/// extraction, the regex crate's own prefilter), when few and plain text.
+fn prefixes(source: &str) -> Option<Vec<String>> {
+    let hir = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(source).ok()?;
+    let found = regex_syntax::hir::literal::Extractor::new().extract(&hir);
+    let literals = found.literals().filter(|all| all.len() <= MAX_PREFIXES)?;
+    literals.iter().map(|lit| String::from_utf8(lit.as_bytes().to_vec()).ok()).collect()
 }
 
 /// A guard as the reply gives it: `{"tool": "Bash", "match": "…"}`.
@@ -219,6 +249,11 @@ pub fn matching<'a>(guards: &'a [Active], tool: Tool, subject: &str) -> Result<V
     }
     if subject.len() > MAX_SUBJECT {
         return Err(format!("the call is over {} KiB, too long to check against the guards", MAX_SUBJECT / 1024));
+    }
+    // Most calls match no guard: one that cannot match is not compiled.
+    let of_tool: Vec<&Active> = of_tool.into_iter().filter(|g| g.may_match(subject)).collect();
+    if of_tool.is_empty() {
+        return Ok(Vec::new());
     }
     let sources: Vec<String> = of_tool.iter().map(|g| Spec { tool, pattern: g.pattern.clone() }.source()).collect();
     let vm = compile(&sources).map_err(|why| format!("the guards cannot be checked: {why}"))?;
@@ -396,12 +431,8 @@ mod tests {
 
     #[test]
     fn one_set_finds_every_matching_guard_a_refusing_one_first() {
-        let active = |id: &str, tool, pattern: &str, decision| Active {
-            id: id.into(),
-            rule: format!("- rule {id}"),
-            tool,
-            pattern: pattern.into(),
-            decision,
+        let active = |id: &str, tool, pattern: &str, decision| {
+            Active::new(id.into(), format!("- rule {id}"), Spec { tool, pattern: pattern.into() }, decision)
         };
         let guards = [
             active("a", Tool::Bash, r"pytest\s+tests/integration", Decision::Ask),
@@ -443,6 +474,8 @@ mod tests {
                 tool: Tool::Bash,
                 pattern: slow.clone(),
                 decision: Decision::Ask,
+                // As a session an installed version bound: every guard compiled.
+                prefixes: None,
             })
             .collect();
         let subject = "x".to_string() + &"a".repeat(MAX_SUBJECT - 1);
@@ -460,5 +493,44 @@ mod tests {
         assert!(read(r#"{"tool": "Read", "match": "x"}"#).unwrap_err().contains("\"Read\""));
         assert!(read(r#"{"tool": "Bash"}"#).is_err());
         assert!(read(r#""Bash""#).is_err());
+    }
+
+    #[test]
+    fn a_guard_keeps_the_literals_its_every_match_begins_with() {
+        for (tool, pattern, kept) in [
+            (
+                Tool::Bash,
+                r"tool7\s+--force",
+                Some(vec!["tool7\t", "tool7\n", "tool7\u{b}", "tool7\u{c}", "tool7\r", "tool7 "]),
+            ),
+            (Tool::Bash, "git push", Some(vec!["git push"])),
+            (Tool::Bash, r".*--force", None),
+            (Tool::Edit, "migrations/**", Some(vec!["migrations/"])),
+            (Tool::Bash, "(?i)git push", None),
+        ] {
+            let guard = Active::new("00000001".into(), "- r".into(), spec(tool, pattern), Decision::Ask);
+            let kept: Option<Vec<String>> = kept.map(|all| all.into_iter().map(String::from).collect());
+            assert_eq!(guard.prefixes, kept, "{pattern}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The literals never leave out a guard that matches: the same
+        /// answer as a machine of the guard compiled whatever the call.
+        #[test]
+        fn a_guard_left_out_by_its_literals_never_matches(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "git", "push", " ", "--force", "rm", "-rf", "tool7", "^", "$", ".*", r"\s+", r"\w*", "[a-c]",
+                "(?i)", "(git|rm)", "a?", "b+", "x{2}", r"\.", "/", "(?:py|js)test", "[^/]*",
+            ]), 1..6),
+            subject in "(git|push|rm|-rf|--force|tool7|PUSH|Git| |a|b|x|\\.|/|pytest|jstest){0,8}",
+        ) {
+            let pattern: String = pieces.concat();
+            let guard = Active::new("00000001".into(), "- r".into(), spec(Tool::Bash, &pattern), Decision::Ask);
+            let whole = compile(std::slice::from_ref(&pattern)).unwrap();
+            let matches = whole.is_match(&mut whole.create_cache(), subject.as_bytes());
+            let found = matching(std::slice::from_ref(&guard), Tool::Bash, &subject).unwrap();
+            proptest::prop_assert_eq!(found.len() == 1, matches, "{:?} on {:?}", pattern, subject);
+        }
     }
 }

@@ -256,13 +256,7 @@ pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool
     standings(folder, rules, review)
         .into_iter()
         .filter(|(_, s)| *s == Standing::Binds)
-        .map(|(g, _)| Active {
-            id: g.id,
-            rule: g.rule,
-            tool: g.spec.tool,
-            pattern: g.spec.pattern,
-            decision: g.decision,
-        })
+        .map(|(g, _)| Active::new(g.id, g.rule, g.spec, g.decision))
         .collect()
 }
 
