@@ -129,7 +129,7 @@ fn our_hooks(program: &Program) -> Map<String, Value> {
 pub fn install_into(settings: &mut Map<String, Value>, program: &Program, statusline: bool) -> Result<InstallChange> {
     let ours = our_hooks(program);
     let mut change =
-        InstallChange { added_commands: ours.values().map(count_commands).sum(), ..InstallChange::default() };
+        InstallChange { added_commands: ours.values().flat_map(entries).count(), ..InstallChange::default() };
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
@@ -162,8 +162,9 @@ pub fn uninstall_from(settings: &mut Map<String, Value>) -> Result<InstallChange
     Ok(change)
 }
 
-fn count_commands(groups: &Value) -> usize {
-    groups.as_array().into_iter().flatten().filter_map(|g| g.get("hooks").and_then(Value::as_array)).map(Vec::len).sum()
+/// The command entries of one event's groups.
+pub(super) fn entries(groups: &Value) -> impl Iterator<Item = &Value> {
+    groups.as_array().into_iter().flatten().filter_map(|g| g.get("hooks")?.as_array()).flatten()
 }
 
 /// Takes our commands out of every event's groups and puts `ours` back where

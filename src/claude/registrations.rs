@@ -3,42 +3,10 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::hooks::{BINARY_NAME, our_subcommand, shell_words, unguarded};
+use super::hooks::{BINARY_NAME, entries, our_subcommand, shell_words, unguarded};
 use super::settings;
-
-/// Our hook commands in the settings file at `path`: each one's event, program
-/// path and the words after it (`hook stop`).
-pub fn registered_hooks(path: &Path) -> Result<Vec<(String, String, Vec<String>)>> {
-    let settings = settings::parse_settings(path, settings::read_settings(path)?.as_deref())?;
-    let mut found = Vec::new();
-    let Some(Value::Object(hooks)) = settings.get("hooks") else { return Ok(found) };
-    for (event, groups) in hooks {
-        for group in groups.as_array().into_iter().flatten() {
-            for entry in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
-                let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                if let (Some(words), Some(mut all)) = (our_subcommand(command), shell_words(command).map(unguarded))
-                    && words.first().map(String::as_str) == Some("hook")
-                {
-                    found.push((event.clone(), all.remove(0), words));
-                }
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// The plugin id (`memory-save@<marketplace>`) the settings file enables, if any.
-pub fn enabled_plugin(path: &Path) -> Option<String> {
-    let settings = settings::parse_settings(path, settings::read_settings(path).ok()?.as_deref()).ok()?;
-    let plugins = settings.get("enabledPlugins")?.as_object()?;
-    plugins
-        .iter()
-        .find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
-        .map(|(id, _)| id.clone())
-}
 
 /// One settings file's hook commands of ours, and the plugin if it enables it.
 #[derive(Debug, serde::Serialize)]
@@ -73,20 +41,37 @@ pub fn registrations(cwd: &Path) -> Vec<Registration> {
             continue;
         }
         seen.push(same);
-        let (hooks, error) = match registered_hooks(&path) {
-            Ok(hooks) => (hooks, None),
-            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
-        };
-        let plugin = enabled_plugin(&path);
-        if hooks.is_empty() && plugin.is_none() && error.is_none() {
+        let (settings, error) =
+            match settings::read_settings(&path).and_then(|t| settings::parse_settings(&path, t.as_deref())) {
+                Ok(settings) => (settings, None),
+                Err(e) => (Map::new(), Some(format!("{e:#}"))),
+            };
+        let (mut programs, mut words) = (Vec::new(), Vec::new());
+        for (event, groups) in settings.get("hooks").and_then(Value::as_object).into_iter().flatten() {
+            for entry in entries(groups) {
+                let command = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                if let (Some(ours), Some(mut all)) = (our_subcommand(command), shell_words(command).map(unguarded))
+                    && ours.first().map(String::as_str) == Some("hook")
+                {
+                    programs.push(all.remove(0));
+                    words.push((event.clone(), ours.join(" ")));
+                }
+            }
+        }
+        // The plugin id (`memory-save@<marketplace>`) the file enables.
+        let plugin = settings.get("enabledPlugins").and_then(Value::as_object).and_then(|plugins| {
+            plugins.iter().find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
+        });
+        let plugin = plugin.map(|(id, _)| id.clone());
+        if programs.is_empty() && plugin.is_none() && error.is_none() {
             continue;
         }
         found.push(Registration {
             scope: scope.label(),
             path: path.display().to_string(),
-            commands: hooks.len(),
-            programs: hooks.iter().map(|(_, program, _)| program.clone()).collect(),
-            words: hooks.iter().map(|(event, _, words)| (event.clone(), words.join(" "))).collect(),
+            commands: programs.len(),
+            programs,
+            words,
             plugin,
             error,
         });
