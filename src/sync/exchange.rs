@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Caller, GITATTRIBUTES, GITIGNORE, state};
+use super::{Caller, GITATTRIBUTES, GITIGNORE, commit, state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
@@ -26,14 +26,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         let path = root.join(name);
         if fsutil::read_regular(&path, 64 * 1024)?.as_deref() != Some(text.as_bytes()) {
             fsutil::write_atomic(&path, text.as_bytes(), true)?;
-            git::run(root, &["add", "--", name], git::LIMIT)?;
-            if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
-                git::run(
-                    root,
-                    &["commit", "-q", "--no-verify", "-m", &format!("memory-save: its own {name}")],
-                    git::LIMIT,
-                )?;
-            }
+            commit(root, &[name], &format!("memory-save: its own {name}"))?;
         }
     }
     let branch = state(roots).map(|s| s.branch().to_string()).unwrap_or_default();
@@ -56,10 +49,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         check_remote_tree(root, &remote_branch)?;
         // This machine's own writes (an approval, a record) are committed
         // first: an untracked file the remote tracks would stop the merge.
-        git::run(root, &["add", "-A"], git::LIMIT)?;
-        if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
-            git::run(root, &["commit", "-q", "--no-verify", "-m", "memory-save: this machine's changes"], git::LIMIT)?;
-        }
+        commit(root, &[], "memory-save: this machine's changes")?;
         report.extend(separate_identities(roots, root, &remote_branch)?);
         let before = git::run(root, &["rev-parse", "HEAD"], git::LIMIT)?.trim().to_string();
         let merged = git::run(
@@ -148,12 +138,7 @@ fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Ve
         }
     }
     if !report.is_empty() {
-        git::run(root, &["add", "-A"], git::LIMIT)?;
-        git::run(
-            root,
-            &["commit", "-q", "--no-verify", "-m", &format!("memory-save: {}", report.join("; "))],
-            git::LIMIT,
-        )?;
+        commit(root, &[], &format!("memory-save: {}", report.join("; ")))?;
     }
     Ok(report)
 }
@@ -220,18 +205,8 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
             std::fs::rename(&from, &to)
                 .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
         }
-        git::run(root, &["add", "-A", "--", name, &moved], git::LIMIT)?;
-        git::run(
-            root,
-            &[
-                "commit",
-                "-q",
-                "--no-verify",
-                "-m",
-                &format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository"),
-            ],
-            git::LIMIT,
-        )?;
+        let message = format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository");
+        commit(root, &[name, &moved], &message)?;
         report.push(format!("{name} (for {ours}) moved to {moved}: the remote's {name} belongs to another repository"));
     }
     Ok(report)

@@ -74,10 +74,6 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
         return Ok(());
     };
     let name = folder_dir.file_name().and_then(|n| n.to_str()).context("a memory folder has a name")?;
-    git::run(root, &["add", "-A", "--", name], git::LIMIT)?;
-    if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_ok() {
-        return Ok(()); // nothing staged
-    }
     let mut text = message.to_string();
     let trailers: Vec<String> =
         [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: {}", crate::memory::cost::usd(c)))]
@@ -88,7 +84,15 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
         text.push_str("\n\n");
         text.push_str(&trailers.join("\n"));
     }
-    git::run(root, &["commit", "-q", "--no-verify", "-m", &text], git::LIMIT)?;
+    commit(root, &[name], &text)
+}
+
+/// Stages `paths` (everything, given none) and commits when anything is staged.
+fn commit(root: &Path, paths: &[&str], message: &str) -> Result<()> {
+    git::run(root, &[&["add", "-A", "--"], paths].concat(), git::LIMIT)?;
+    if git::run(root, &["diff", "--cached", "--quiet"], git::LIMIT).is_err() {
+        git::run(root, &["commit", "-q", "--no-verify", "-m", message], git::LIMIT)?;
+    }
     Ok(())
 }
 
