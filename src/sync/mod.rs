@@ -130,7 +130,3 @@ pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
     write_state(roots, &state)?;
     result
 }
-
-fn root_marker(root: &Path) -> PathBuf {
-    root.join(".gitattributes")
-}

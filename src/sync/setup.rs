@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Caller, GITATTRIBUTES, GITIGNORE, SyncState, root_marker, state_path, sync_now, write_state};
+use super::{Caller, GITATTRIBUTES, GITIGNORE, SyncState, state_path, sync_now, write_state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
@@ -44,7 +44,9 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
     } else {
         git::run(root, &["remote", "add", "origin", url], git::LIMIT)?;
     }
-    let branch = remote_default_branch(roots, root, url);
+    // The remote's word becomes part of our git commands' arguments.
+    let branch = remote_default_branch(roots, root, url)
+        .filter(|b| git::run(root, &["check-ref-format", "--branch", b], git::LIMIT).is_ok());
     let branch_name = branch.as_deref().unwrap_or(super::BRANCH).to_string();
     if branch.is_none() {
         report.push(format!(
@@ -78,13 +80,6 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
 /// (no "remote HEAD refers to nonexistent ref"). An empty remote names it only
 /// to a clone (git 2.31 or newer). `None` when it cannot be learned.
 fn remote_default_branch(roots: &Roots, root: &Path, url: &str) -> Option<String> {
-    let branch = named_default_branch(roots, root, url)?;
-    // The remote's word becomes part of our git commands' arguments.
-    git::run(root, &["check-ref-format", "--branch", &branch], git::LIMIT).ok()?;
-    Some(branch)
-}
-
-fn named_default_branch(roots: &Roots, root: &Path, url: &str) -> Option<String> {
     let listed = git::run(root, &["ls-remote", "--symref", "origin", "HEAD"], git::LIMIT).ok()?;
     if let Some(branch) = listed.lines().find_map(|l| l.strip_prefix("ref: refs/heads/")?.strip_suffix("\tHEAD")) {
         return Some(branch.to_string());
@@ -109,7 +104,7 @@ fn git_at_least(root: &Path, wanted: (u32, u32)) -> bool {
 
 /// Stops syncing: the remote and merge setup go; the repository (the history) stays.
 pub fn off(roots: &Roots) -> Result<()> {
-    let _ = std::fs::remove_file(root_marker(&roots.memory));
+    let _ = std::fs::remove_file(roots.memory.join(".gitattributes"));
     let _ = git::run(&roots.memory, &["remote", "remove", "origin"], git::LIMIT);
     let _ = std::fs::remove_file(state_path(roots));
     Ok(())
