@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 /// How a file lays out its JSON, read from its text.
@@ -66,91 +66,38 @@ struct Member {
     value: Range<usize>,
 }
 
-/// A scanner over JSON already parsed as valid: it only finds where things are.
-struct Scan<'a> {
-    bytes: &'a [u8],
+/// Past the white space at `at`.
+fn skip_space(text: &str, at: usize) -> usize {
+    text.len() - text[at..].trim_start_matches([' ', '\t', '\n', '\r']).len()
 }
 
-impl Scan<'_> {
-    fn skip_space(&self, mut at: usize) -> usize {
-        while at < self.bytes.len() && matches!(self.bytes[at], b' ' | b'\t' | b'\n' | b'\r') {
-            at += 1;
-        }
-        at
-    }
+/// The JSON value that starts at `start`, and where it ends.
+fn value_at<T: serde::de::DeserializeOwned>(text: &str, start: usize) -> Result<(T, usize)> {
+    let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<T>();
+    let value = values.next().context("a value was expected")??;
+    Ok((value, start + values.byte_offset()))
+}
 
-    fn string_end(&self, start: usize) -> Result<usize> {
-        let mut at = start + 1;
-        while at < self.bytes.len() {
-            match self.bytes[at] {
-                b'\\' => at += 2,
-                b'"' => return Ok(at + 1),
-                _ => at += 1,
-            }
-        }
-        bail!("unterminated string")
-    }
-
-    fn value_end(&self, start: usize) -> Result<usize> {
-        match self.bytes.get(start) {
-            Some(b'"') => self.string_end(start),
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                let mut at = start;
-                while at < self.bytes.len() {
-                    match self.bytes[at] {
-                        b'"' => {
-                            at = self.string_end(at)?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return Ok(at + 1);
-                            }
-                        }
-                        _ => {}
-                    }
-                    at += 1;
+/// The members of the object whose `{` is at `open`, and where its `}` is.
+fn members(text: &str, open: usize) -> Result<(Vec<Member>, usize)> {
+    let mut members = Vec::new();
+    let mut at = skip_space(text, open + 1);
+    loop {
+        match text.as_bytes().get(at) {
+            Some(b'}') => return Ok((members, at)),
+            Some(b',') => at = skip_space(text, at + 1),
+            Some(b'"') => {
+                let (key, key_end) = value_at::<String>(text, at)?;
+                let colon = skip_space(text, key_end);
+                if text.as_bytes().get(colon) != Some(&b':') {
+                    bail!("a colon was expected");
                 }
-                bail!("unterminated object or array")
+                let value_start = skip_space(text, colon + 1);
+                let (_, value_end) = value_at::<serde::de::IgnoredAny>(text, value_start)?;
+                members.push(Member { key, start: at, value: value_start..value_end });
+                at = skip_space(text, value_end);
             }
-            Some(_) => {
-                let mut at = start;
-                while at < self.bytes.len()
-                    && !matches!(self.bytes[at], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                {
-                    at += 1;
-                }
-                Ok(at)
-            }
-            None => bail!("a value was expected"),
-        }
-    }
-
-    /// The members of the object whose `{` is at `open`, and where its `}` is.
-    fn members(&self, text: &str, open: usize) -> Result<(Vec<Member>, usize)> {
-        let mut members = Vec::new();
-        let mut at = self.skip_space(open + 1);
-        loop {
-            match self.bytes.get(at) {
-                Some(b'}') => return Ok((members, at)),
-                Some(b',') => at = self.skip_space(at + 1),
-                Some(b'"') => {
-                    let key_end = self.string_end(at)?;
-                    let key: String = serde_json::from_str(&text[at..key_end])?;
-                    let colon = self.skip_space(key_end);
-                    if self.bytes.get(colon) != Some(&b':') {
-                        bail!("a colon was expected");
-                    }
-                    let value_start = self.skip_space(colon + 1);
-                    let value_end = self.value_end(value_start)?;
-                    members.push(Member { key, start: at, value: value_start..value_end });
-                    at = self.skip_space(value_end);
-                }
-                _ => bail!("not a JSON object"),
-            }
+            _ => bail!("not a JSON object"),
         }
     }
 }
@@ -158,9 +105,8 @@ impl Scan<'_> {
 /// Sets (`Some`) or removes (`None`) the member at `path` (object keys from
 /// the top), keeping every other byte. The objects along the path must exist.
 fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -> Result<String> {
-    let scan = Scan { bytes: text.as_bytes() };
-    let mut open = scan.skip_space(0);
-    if scan.bytes.get(open) != Some(&b'{') {
+    let mut open = skip_space(text, 0);
+    if text.as_bytes().get(open) != Some(&b'{') {
         bail!("not a JSON object");
     }
     let (last, parents) = path.split_last().expect("a path names a member");
@@ -173,16 +119,16 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
         Ok(())
     };
     for key in parents {
-        let (members, _) = scan.members(text, open)?;
+        let (members, _) = members(text, open)?;
         once(&members, key)?;
         let member = members.iter().find(|m| m.key == *key);
         match member {
-            Some(m) if scan.bytes[m.value.start] == b'{' => open = m.value.start,
+            Some(m) if text.as_bytes()[m.value.start] == b'{' => open = m.value.start,
             _ => bail!("{key:?} is not an object"),
         }
     }
     let depth = path.len();
-    let (members, close) = scan.members(text, open)?;
+    let (members, close) = members(text, open)?;
     once(&members, last)?;
     let at = members.iter().position(|m| m.key == *last);
     let mut out = text.to_string();
