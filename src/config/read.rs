@@ -4,53 +4,50 @@
 
 use super::*;
 
-/// Every key: its name, what it takes, and whether a bad value stops saves.
+/// Every key: its name, whether a bad value stops saves, and how it is read
+/// into its field (`Err`: what it takes instead).
 struct Key {
     name: &'static str,
-    kind: Kind,
     closed: bool,
-}
-
-#[derive(Clone, Copy)]
-enum Kind {
-    Whole {
-        min: u64,
-        max: u64,
-    },
-    /// A key an earlier version read: accepted, does nothing, and says so.
-    Retired(&'static str),
-    Budget,
-    Text,
-    Texts,
-    Review,
-    Names,
-    Prices,
+    set: fn(&mut Config, &toml::Value) -> Result<(), String>,
 }
 
 const KEYS: &[Key] = &[
-    Key { name: "save_every_turns", kind: Kind::Whole { min: 0, max: 1000 }, closed: false },
-    Key { name: "idle_flush_seconds", kind: Kind::Whole { min: 1, max: 86_400 }, closed: false },
-    Key { name: "save_every_minutes", kind: Kind::Whole { min: 0, max: 1440 }, closed: false },
-    Key { name: "fork_timeout_seconds", kind: Kind::Whole { min: 1, max: 3600 }, closed: false },
-    Key { name: "model", kind: Kind::Text, closed: false },
-    Key { name: "effort", kind: Kind::Text, closed: false },
-    Key { name: "disabled_projects", kind: Kind::Texts, closed: false },
-    Key { name: "review", kind: Kind::Review, closed: true },
-    Key { name: "max_cost_per_save_usd", kind: Kind::Budget, closed: true },
-    Key { name: "max_cost_per_day_usd", kind: Kind::Budget, closed: true },
-    Key { name: "max_cost_per_month_usd", kind: Kind::Budget, closed: true },
-    Key { name: "cold_save_max_usd", kind: Kind::Budget, closed: true },
-    Key { name: "billing_day", kind: Kind::Whole { min: 1, max: 28 }, closed: true },
     Key {
-        name: "pause_at_quota_percent",
-        kind: Kind::Retired(
-            "saves no longer pause by the 5-hour quota, since forks draw on the Agent SDK credit, which max_cost_per_month_usd guards; remove the line",
-        ),
+        name: "save_every_turns",
         closed: false,
+        set: |c, v| whole(v, 0, 1000).map(|n| c.save_every_turns = Some(n)),
     },
-    Key { name: "names", kind: Kind::Names, closed: false },
-    Key { name: "prices", kind: Kind::Prices, closed: true },
+    Key {
+        name: "idle_flush_seconds",
+        closed: false,
+        set: |c, v| whole(v, 1, 86_400).map(|n| c.idle_flush_seconds = Some(n)),
+    },
+    Key { name: "save_every_minutes", closed: false, set: |c, v| whole(v, 0, 1440).map(|n| c.save_every_minutes = n) },
+    Key {
+        name: "fork_timeout_seconds",
+        closed: false,
+        set: |c, v| whole(v, 1, 3600).map(|n| c.fork_timeout_seconds = Some(n)),
+    },
+    Key { name: "model", closed: false, set: |c, v| text(v).map(|t| c.model = Some(t)) },
+    Key { name: "effort", closed: false, set: |c, v| text(v).map(|t| c.effort = Some(t)) },
+    Key { name: "disabled_projects", closed: false, set: |c, v| texts(v).map(|t| c.disabled_projects = t) },
+    Key { name: "review", closed: true, set: |c, v| review(v).map(|r| c.review = r) },
+    Key { name: "max_cost_per_save_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_save_usd = b) },
+    Key { name: "max_cost_per_day_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_day_usd = b) },
+    Key { name: "max_cost_per_month_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_month_usd = b) },
+    Key { name: "cold_save_max_usd", closed: true, set: |c, v| budget(v).map(|b| c.cold_save_max_usd = b) },
+    Key { name: "billing_day", closed: true, set: |c, v| whole(v, 1, 28).map(|n| c.billing_day = Some(n as u8)) },
+    Key { name: RETIRED.0, closed: false, set: |_, _| unreachable!("a retired key is never set") },
+    Key { name: "names", closed: false, set: names },
+    Key { name: "prices", closed: true, set: |c, v| prices(v).map(|p| c.prices = p) },
 ];
+
+/// A key an earlier version read: accepted, does nothing, and says so.
+const RETIRED: (&str, &str) = (
+    "pause_at_quota_percent",
+    "saves no longer pause by the 5-hour quota, since forks draw on the Agent SDK credit, which max_cost_per_month_usd guards; remove the line",
+);
 
 /// The keys a `[prices."…"]` entry takes, per million tokens.
 pub const PRICE_KEYS: [&str; 5] = ["input", "output", "cache_read", "cache_write_5m", "cache_write_1h"];
@@ -70,81 +67,50 @@ impl Config {
         };
         let mut config = Config::default();
         for (name, value) in &table {
-            match KEYS.iter().find(|k| k.name == name) {
-                Some(Key { kind: Kind::Retired(why), .. }) => {
-                    config
-                        .problems
-                        .push(Problem { text: format!("{file}: {name} is no longer read: {why}"), closed: false });
+            let problem = match KEYS.iter().find(|k| k.name == name) {
+                Some(_) if name == RETIRED.0 => {
+                    Problem { text: format!("{file}: {name} is no longer read: {}", RETIRED.1), closed: false }
                 }
-                Some(key) => {
-                    if let Err(why) = config.set(key, value) {
-                        let text = if key.closed {
-                            format!("{file}: {name} {why}; saves stop until it is fixed")
-                        } else {
-                            format!("{file}: {name} {why}; using its default")
-                        };
-                        config.problems.push(Problem { text, closed: key.closed });
+                Some(key) => match (key.set)(&mut config, value) {
+                    Ok(()) => continue,
+                    Err(why) if key.closed => {
+                        Problem { text: format!("{file}: {name} {why}; saves stop until it is fixed"), closed: true }
                     }
-                }
-                None => config.problems.push(unknown_key(file, name)),
-            }
+                    Err(why) => Problem { text: format!("{file}: {name} {why}; using its default"), closed: false },
+                },
+                None => unknown_key(file, name),
+            };
+            config.problems.push(problem);
         }
         config
     }
+}
 
-    fn set(&mut self, key: &Key, value: &toml::Value) -> Result<(), String> {
-        match key.kind {
-            Kind::Whole { min, max } => {
-                let n = whole(value, min, max)?;
-                match key.name {
-                    "save_every_turns" => self.save_every_turns = Some(n),
-                    "idle_flush_seconds" => self.idle_flush_seconds = Some(n),
-                    "save_every_minutes" => self.save_every_minutes = n,
-                    "fork_timeout_seconds" => self.fork_timeout_seconds = Some(n),
-                    "billing_day" => self.billing_day = Some(n as u8),
-                    _ => unreachable!("a whole-number key without a field: {}", key.name),
-                }
-            }
-            Kind::Retired(_) => unreachable!("a retired key is never set"),
-            Kind::Budget => {
-                let budget = budget(value)?;
-                match key.name {
-                    "max_cost_per_save_usd" => self.max_cost_per_save_usd = budget,
-                    "max_cost_per_day_usd" => self.max_cost_per_day_usd = budget,
-                    "max_cost_per_month_usd" => self.max_cost_per_month_usd = budget,
-                    "cold_save_max_usd" => self.cold_save_max_usd = budget,
-                    _ => unreachable!("a budget key without a field: {}", key.name),
-                }
-            }
-            Kind::Text => {
-                let text = value.as_str().ok_or_else(|| format!("must be text in quotes, not {}", shown(value)))?;
-                let text = Some(text.to_string());
-                if key.name == "model" { self.model = text } else { self.effort = text }
-            }
-            Kind::Texts => {
-                let list = value.as_array().ok_or("must be a list of names in quotes, such as [\"app\"]")?;
-                let names: Option<Vec<String>> = list.iter().map(|v| v.as_str().map(str::to_string)).collect();
-                self.disabled_projects = names.ok_or("must be a list of names in quotes, such as [\"app\"]")?;
-            }
-            Kind::Review => {
-                self.review = match value.as_str() {
-                    Some("rules") => Review::Rules,
-                    Some("off") => Review::Off,
-                    _ => return Err(format!("must be \"rules\" or \"off\", not {}", shown(value))),
-                }
-            }
-            Kind::Names => {
-                let table = value.as_table().ok_or("must be a table of \"identity\" = \"folder\"")?;
-                for (identity, folder) in table {
-                    let folder =
-                        folder.as_str().ok_or(format!("entry {identity:?} must be a folder name in quotes"))?;
-                    self.names.insert(identity.clone(), folder.to_string());
-                }
-            }
-            Kind::Prices => self.prices = prices(value)?,
-        }
-        Ok(())
+fn text(value: &toml::Value) -> Result<String, String> {
+    value.as_str().map(str::to_string).ok_or_else(|| format!("must be text in quotes, not {}", shown(value)))
+}
+
+fn texts(value: &toml::Value) -> Result<Vec<String>, String> {
+    let names = value.as_array().and_then(|list| list.iter().map(|v| v.as_str().map(str::to_string)).collect());
+    names.ok_or_else(|| "must be a list of names in quotes, such as [\"app\"]".to_string())
+}
+
+fn review(value: &toml::Value) -> Result<Review, String> {
+    match value.as_str() {
+        Some("rules") => Ok(Review::Rules),
+        Some("off") => Ok(Review::Off),
+        _ => Err(format!("must be \"rules\" or \"off\", not {}", shown(value))),
     }
+}
+
+/// Each entry is kept as it is read, up to a bad one.
+fn names(config: &mut Config, value: &toml::Value) -> Result<(), String> {
+    let table = value.as_table().ok_or("must be a table of \"identity\" = \"folder\"")?;
+    for (identity, folder) in table {
+        let folder = folder.as_str().ok_or(format!("entry {identity:?} must be a folder name in quotes"))?;
+        config.names.insert(identity.clone(), folder.to_string());
+    }
+    Ok(())
 }
 
 /// The file as a TOML table; a whole number past 64 bits, which would fail the
