@@ -55,8 +55,7 @@ impl super::Run for StatuslineArgs {
                 state.input.project.as_deref().map_or(0, |key| {
                     crate::store::review::load(&crate::store::folder::Folder::of_key(&roots, key)).len()
                 });
-            let not_synced =
-                crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| NotSynced { since: s.synced_at });
+            let not_synced = crate::sync::state(&roots).filter(|s| s.error.is_some()).map(|s| s.synced_at);
             let machine = machine_pause(&roots, &state);
             if let Some(line) = state_line(&state, waiting, machine, not_synced) {
                 if !out.is_empty() {
@@ -89,11 +88,12 @@ fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Op
 /// synced, a save running, then the last save with the month's spend
 /// (`memory-save: +2 -1 · $3.10 this month · 14:32`), else what
 /// SessionStart loaded. Every character of it is safe for a terminal.
+/// `not_synced`: the last pull or push failed, and when memories last synced.
 fn state_line(
     state: &SessionState,
     rules_waiting: usize,
     waiting_for: Option<String>,
-    not_synced: Option<NotSynced>,
+    not_synced: Option<Option<i64>>,
 ) -> Option<String> {
     let timed = |text: &str, at: i64| format!("memory-save: {text} · {}", clock(at));
     let last = state.outcome.status.as_ref();
@@ -108,7 +108,7 @@ fn state_line(
         "memory-save: 1 rule waits for review: memory-save review".to_string()
     } else if rules_waiting > 1 {
         format!("memory-save: rules wait for review ({rules_waiting}): memory-save review")
-    } else if let Some(NotSynced { since }) = not_synced {
+    } else if let Some(since) = not_synced {
         match since {
             Some(at) => format!("memory-save: not synced since {} (memory-save doctor)", clock(at)),
             None => "memory-save: not synced yet (memory-save doctor)".to_string(),
@@ -151,12 +151,6 @@ fn fit(line: &str, columns: Option<usize>) -> String {
 }
 
 const MAX_COLUMNS: usize = 80;
-
-/// The last pull or push failed: since when memories have not synced.
-#[derive(Debug, Clone, Copy)]
-struct NotSynced {
-    since: Option<i64>,
-}
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
     let run = crate::process::run_captured(Command::new(program).args(args), input, WRAPPED_LIMIT, WRAPPED_MAX);
@@ -217,10 +211,10 @@ mod tests {
         assert!(line(&saving, 0).starts_with("memory-save: saving…"));
         assert!(line(&saved, 0).starts_with("memory-save: +2 -1 · "));
         assert_eq!(state_line(&SessionState::default(), 0, None, None), None);
-        let not = Some(NotSynced { since: Some(at) });
+        let not = Some(Some(at));
         assert!(state_line(&saving, 0, None, not).unwrap().starts_with("memory-save: not synced since "));
         assert!(state_line(&error, 0, None, not).unwrap().starts_with("memory-save: error"), "an error first");
-        let never = Some(NotSynced { since: None });
+        let never = Some(None);
         assert_eq!(state_line(&saved, 0, None, never).unwrap(), "memory-save: not synced yet (memory-save doctor)");
         assert!(line(&worded_like_one, 2).contains("review"), "words are not a kind");
         let hostile = with_status(status(StatusKind::Error, "error: fork failed: \u{1b}]0;x\u{7}"));
