@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::claude::settings;
 
@@ -99,18 +99,15 @@ pub(super) fn unguarded(mut words: Vec<String>) -> Vec<String> {
 
 /// The hook block a user adds by hand where install cannot write.
 pub fn hand_block(program: &Program) -> String {
-    let mut block = Map::new();
-    block.insert("hooks".into(), Value::Object(our_hooks(program)));
-    settings::render(&block)
+    settings::render(&Map::from_iter([("hooks".into(), Value::Object(our_hooks(program)))]))
 }
 
 /// Our hook block with `program` in place of the leading `memory-save`.
 fn our_hooks(program: &Program) -> Map<String, Value> {
     let mut block: Value = serde_json::from_str(HOOKS_JSON).expect("hooks.json is valid JSON");
-    let Some(Value::Object(hooks)) = block.get_mut("hooks").map(Value::take) else {
+    let Some(Value::Object(mut hooks)) = block.get_mut("hooks").map(Value::take) else {
         panic!("hooks.json has no hooks object");
     };
-    let mut hooks = hooks;
     for groups in hooks.values_mut() {
         for group in groups.as_array_mut().into_iter().flatten() {
             for entry in group.get_mut("hooks").and_then(Value::as_array_mut).into_iter().flatten() {
@@ -136,17 +133,15 @@ pub fn install_into(settings: &mut Map<String, Value>, program: &Program, status
         .as_object_mut()
         .context("\"hooks\" is not a JSON object")?;
     change.removed_commands = replace_our_hooks(hooks, &ours)?;
-    change.statusline = match program {
+    match program {
         Program::Path(exe) => {
-            let (what, refresh_added) = install_statusline(settings, exe, statusline)?;
-            change.refresh_added = refresh_added;
-            what
+            (change.statusline, change.refresh_added) = install_statusline(settings, exe, statusline)?
         }
         Program::Shared if statusline => {
             bail!("a status line is personal: install it into your own settings (memory-save install --statusline)")
         }
-        Program::Shared => None,
-    };
+        Program::Shared => {}
+    }
     Ok(change)
 }
 
@@ -234,16 +229,8 @@ fn entry_is_ours(entry: &Value) -> bool {
 /// `statusline`; `None` for anybody else's command.
 pub(super) fn our_subcommand(command: &str) -> Option<Vec<String>> {
     let mut words = unguarded(shell_words(command)?);
-    let program = words.first()?;
-    let name = Path::new(program).file_name()?;
-    if name != BINARY_NAME {
-        return None;
-    }
-    if !matches!(words.get(1).map(String::as_str), Some("hook" | "statusline")) {
-        return None;
-    }
-    words.remove(0);
-    Some(words)
+    let ours = Path::new(words.first()?).file_name()? == BINARY_NAME;
+    (ours && matches!(words.get(1).map(String::as_str), Some("hook" | "statusline"))).then(|| words.split_off(1))
 }
 
 /// What our status line wraps, read back from its command: `Ok(None)` when it
@@ -279,11 +266,8 @@ fn install_statusline(
         if !wanted {
             return Ok((None, false));
         }
-        let mut ours = Map::new();
-        ours.insert("type".into(), "command".into());
-        ours.insert("command".into(), statusline_command(exe, None).into());
-        ours.insert(REFRESH_KEY.into(), REFRESH_SECONDS.into());
-        settings.insert("statusLine".into(), Value::Object(ours));
+        let ours = json!({"type": "command", "command": statusline_command(exe, None), REFRESH_KEY: REFRESH_SECONDS});
+        settings.insert("statusLine".into(), ours);
         return Ok((Some(("set", "the status line")), false));
     };
     let Some(text) = current.get("command").and_then(Value::as_str).map(str::to_owned) else {
@@ -335,7 +319,7 @@ fn uninstall_statusline(settings: &mut Map<String, Value>) -> Option<(&'static s
 }
 
 /// Quotes `word` for a POSIX shell only when needed, so plain paths stay readable.
-fn shell_quote(word: &str) -> String {
+pub fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
     if plain { word.to_owned() } else { single_quote(word) }
 }
@@ -348,10 +332,6 @@ fn single_quote(word: &str) -> String {
 
 // Splits a command line as a POSIX shell would (no expansion); `None` if unclosed.
 pub(super) use shlex::split as shell_words;
-
-pub fn quote_program(path: &str) -> String {
-    shell_quote(path)
-}
 
 #[cfg(test)]
 mod tests {

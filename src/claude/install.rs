@@ -303,7 +303,7 @@ pub fn our_command_word() -> Result<String> {
     let exe = exe.to_str().with_context(|| {
         format!("the path {} is not valid UTF-8; install memory-save under a plain path", exe.display())
     })?;
-    Ok(super::hooks::quote_program(exe))
+    Ok(super::hooks::shell_quote(exe))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::store::paths::Roots;
 pub fn register_driver(git_dir: &Path) -> Result<()> {
     let exe = std::env::current_exe().and_then(std::fs::canonicalize).context("cannot find the running binary")?;
     let exe = exe.to_str().context("the binary's path is not UTF-8; install memory-save under a plain path")?;
-    let driver = format!("{} merge-driver %O %A %B %P", crate::claude::hooks::quote_program(exe));
+    let driver = format!("{} merge-driver %O %A %B %P", crate::claude::hooks::shell_quote(exe));
     git::define_merge_driver(git_dir, &driver)
 }
 
