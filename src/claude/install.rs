@@ -73,11 +73,11 @@ pub fn install(req: &Request) -> Result<Installed> {
     refuse_unwritable(path, program)?;
     // A file the team commits is read by everyone: the usual 0644.
     let new_mode = if scope == Scope::Shared { 0o644 } else { NEW_FILE_MODE };
-    let target = write_target(path, before.is_some(), new_mode)?;
+    let (file, mode, created_dir) = write_target(path, before.is_some(), new_mode)?;
     let mut record = record.unwrap_or_else(|| InstallRecord {
         path: path.display().to_string(),
         original: before.clone(),
-        created_dir: target.created_dir.as_ref().map(|d| d.display().to_string()),
+        created_dir: created_dir.map(|d| d.display().to_string()),
         ..InstallRecord::default()
     });
     let mut backup_made = None;
@@ -96,7 +96,7 @@ pub fn install(req: &Request) -> Result<Installed> {
     }
     record.refresh_set |= change.refresh_added;
     record.written = text.clone();
-    write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?;
+    write_atomic_keeping_mode(&file, text.as_bytes(), mode)?;
     if scope == Scope::Local && record.excluded_in.is_none() {
         record.excluded_in = crate::git::exclude_local_settings(path);
     }
@@ -171,11 +171,11 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
         return Ok(Uninstalled::DryRun { what, diff: unified_diff(&before, after.as_deref().unwrap_or(""), None) });
     }
     refuse_unwritable(path, &Program::Shared)?;
-    let target = write_target(path, true, NEW_FILE_MODE)?;
+    let (file, mode, _) = write_target(path, true, NEW_FILE_MODE)?;
     match &after {
-        Some(text) => write_atomic_keeping_mode(&target.file, text.as_bytes(), target.mode)?,
+        Some(text) => write_atomic_keeping_mode(&file, text.as_bytes(), mode)?,
         None => {
-            fs_err::remove_file(&target.file)?;
+            fs_err::remove_file(&file)?;
             if let Some(dir) = record.as_ref().and_then(|r| r.created_dir.as_deref()) {
                 let _ = std::fs::remove_dir(dir); // only when empty
             }
@@ -200,25 +200,20 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
     Ok(Uninstalled::Done(how))
 }
 
-/// Where a settings file is written: through a symlink (dotfile managers
-/// link settings.json) to the file it names, keeping its mode.
-struct WriteTarget {
-    file: PathBuf,
-    mode: u32,
-    created_dir: Option<PathBuf>,
-}
-
-fn write_target(path: &Path, exists: bool, new_mode: u32) -> Result<WriteTarget> {
+/// Where a settings file is written, with what mode, and the folder made for
+/// it: through a symlink (dotfile managers link settings.json) to the file it
+/// names, keeping its mode.
+fn write_target(path: &Path, exists: bool, new_mode: u32) -> Result<(PathBuf, u32, Option<PathBuf>)> {
     use std::os::unix::fs::PermissionsExt;
     if exists {
         let file = fs_err::canonicalize(path)?;
         let mode = fs_err::metadata(&file)?.permissions().mode() & 0o7777;
-        return Ok(WriteTarget { file, mode, created_dir: None });
+        return Ok((file, mode, None));
     }
     let dir = path.parent().with_context(|| format!("{} has no parent folder", path.display()))?;
     let created_dir = (!dir.exists()).then(|| dir.to_path_buf());
     fs_err::create_dir_all(dir)?;
-    Ok(WriteTarget { file: path.to_path_buf(), mode: new_mode, created_dir })
+    Ok((path.to_path_buf(), new_mode, created_dir))
 }
 
 /// A settings file the user cannot write (mode 0444, a link into a read-only
@@ -240,7 +235,8 @@ fn refuse_unwritable(path: &Path, program: &Program) -> Result<()> {
 
 fn writable(path: &Path) -> std::result::Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
-    let meta = |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
+    let read_only =
+        |p: &Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777).ok().filter(|m| m & 0o222 == 0);
     let access = |p: &Path, what: &str| -> std::result::Result<(), String> {
         crate::sys::check_writable(p).map_err(|e| format!("{what} {}: {e}", p.display()))
     };
@@ -249,28 +245,20 @@ fn writable(path: &Path) -> std::result::Result<(), String> {
             .map_err(|e| format!("it is a link to {}, which cannot be read: {e}", path.display()))?,
         Ok(_) => path.to_path_buf(),
         Err(_) => {
-            let mut dir = path.parent();
-            while let Some(d) = dir.filter(|d| !d.exists()) {
-                dir = d.parent();
+            let dir = path.ancestors().skip(1).find(|d| d.exists()).unwrap_or(Path::new("/"));
+            if read_only(dir).is_some() {
+                return Err(format!("its folder {} is read-only", dir.display()));
             }
-            let dir = dir.unwrap_or(Path::new("/"));
-            return match meta(dir) {
-                Ok(mode) if mode & 0o222 == 0 => Err(format!("its folder {} is read-only", dir.display())),
-                _ => access(dir, "you cannot write in"),
-            };
+            return access(dir, "you cannot write in");
         }
     };
     let linked = if file != path { format!("it links to {}, which ", file.display()) } else { "it ".to_string() };
-    if let Ok(mode) = meta(&file)
-        && mode & 0o222 == 0
-    {
+    if let Some(mode) = read_only(&file) {
         return Err(format!("{linked}is read-only, mode {mode:o}"));
     }
     access(&file, "you cannot write")?;
     let dir = file.parent().unwrap_or(Path::new("/"));
-    if let Ok(mode) = meta(dir)
-        && mode & 0o222 == 0
-    {
+    if read_only(dir).is_some() {
         return Err(format!("{linked}is in the read-only folder {}", dir.display()));
     }
     access(dir, "you cannot write in")

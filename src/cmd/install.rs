@@ -69,12 +69,10 @@ impl super::Run for InstallArgs {
             disable_auto_memory: self.disable_auto_memory,
             dry_run: self.dry_run,
         };
-        match install::install(&request)? {
+        let written = match install::install(&request)? {
             Installed::UpToDate => {
                 super::println(&format!("memory-save: {shown} already up to date; nothing changed"))?;
-                registered_elsewhere(scope)?;
-                token_note()?;
-                auto_memory_note(scope)
+                false
             }
             Installed::DryRun { what, diff, refused } => {
                 super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
@@ -83,7 +81,7 @@ impl super::Run for InstallArgs {
                         "memory-save: note: a real install would be refused: {shown} cannot be changed ({why})"
                     ))?;
                 }
-                super::print(&diff)
+                return super::print(&diff);
             }
             Installed::Written { what, backup, auto_memory_off } => {
                 let backup_note =
@@ -93,12 +91,15 @@ impl super::Run for InstallArgs {
                     super::println(&format!("memory-save: Claude Code's auto memory turned off in {shown}"))?;
                 }
                 super::println("Restart Claude Code so it loads the hooks.")?;
-                registered_elsewhere(scope)?;
-                cost_note(&roots)?;
-                token_note()?;
-                auto_memory_note(scope)
+                true
             }
+        };
+        registered_elsewhere(scope)?;
+        if written {
+            cost_note(&roots)?;
         }
+        token_note()?;
+        auto_memory_note(scope)
     }
 }
 
