@@ -26,11 +26,7 @@ impl Style {
         });
         // An empty object says nothing: it gets Claude Code's two spaces.
         let empty = text.trim().trim_start_matches('{').trim_end_matches('}').trim().is_empty();
-        let indent = match indent {
-            Some(lead) => Some(lead),
-            None if empty || text.trim().contains('\n') => Some("  ".into()),
-            None => None,
-        };
+        let indent = indent.or_else(|| (empty || text.trim().contains('\n')).then(|| "  ".into()));
         Style { indent, newline }
     }
 
@@ -168,10 +164,8 @@ const BOM: &str = "\u{feff}";
 /// `text`) and are to be `after`: each changed top-level member, and each event
 /// under `hooks`, edited where it stands; an empty file gets Claude Code's layout.
 pub fn edit_to(text: &str, before: &Map<String, Value>, after: &Map<String, Value>) -> Result<String> {
-    let (bom, body) = match text.strip_prefix(BOM) {
-        Some(body) => (BOM, body),
-        None => ("", text),
-    };
+    let body = text.strip_prefix(BOM).unwrap_or(text);
+    let bom = &text[..text.len() - body.len()];
     if body.trim().is_empty() {
         return Ok(format!("{bom}{}", crate::claude::settings::render(after)));
     }

@@ -42,12 +42,9 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
 /// then the project's. `project_dir` is the session's project folder, never
 /// one it moved into (a cloned dependency's settings, docs/security.md).
 pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
-    let cwd = project_dir;
-    let config_dir = crate::env::claude_config_dir().ok();
-    let mut files: Vec<PathBuf> = config_dir.into_iter().map(|d| d.join("settings.json")).collect();
-    files.push(cwd.join(".claude").join("settings.json"));
-    files.push(cwd.join(".claude").join("settings.local.json"));
-    files
+    let user = crate::env::claude_config_dir().ok().map(|d| d.join("settings.json"));
+    let project = ["settings.json", "settings.local.json"].map(|f| project_dir.join(".claude").join(f));
+    user.into_iter().chain(project).collect()
 }
 
 /// `None` when the file does not exist yet.
@@ -110,11 +107,12 @@ impl Scope {
 
     /// The file of this scope for `cwd`: project files sit at its work tree's top.
     pub fn path(self, cwd: &Path) -> Result<PathBuf> {
-        Ok(match self {
-            Scope::User => crate::env::claude_config_dir()?.join("settings.json"),
-            Scope::Shared => crate::project::work_tree_top(cwd).join(".claude").join("settings.json"),
-            Scope::Local => crate::project::work_tree_top(cwd).join(".claude").join("settings.local.json"),
-        })
+        let file = match self {
+            Scope::User => return Ok(crate::env::claude_config_dir()?.join("settings.json")),
+            Scope::Shared => "settings.json",
+            Scope::Local => "settings.local.json",
+        };
+        Ok(crate::project::work_tree_top(cwd).join(".claude").join(file))
     }
 }
 
@@ -129,11 +127,10 @@ pub fn read_map(path: &Path) -> Option<Map<String, Value>> {
 /// decides it: `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, else the last settings file
 /// that sets `autoMemoryEnabled`, else on (as the 2.1.332 binary reads it).
 pub fn auto_memory(cwd: &Path) -> (bool, String) {
-    if let Some(value) = crate::env::disable_auto_memory() {
-        let off = matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
-        if off {
-            return (false, format!("CLAUDE_CODE_DISABLE_AUTO_MEMORY={value}"));
-        }
+    if let Some(value) = crate::env::disable_auto_memory()
+        && matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+    {
+        return (false, format!("CLAUDE_CODE_DISABLE_AUTO_MEMORY={value}"));
     }
     let mut decided = (true, "Claude Code's default".to_string());
     for scope in SCOPES {
