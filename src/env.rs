@@ -22,10 +22,7 @@ pub fn home() -> Result<PathBuf> {
 
 /// `MEMORY_SAVE_HOME`, else `~/.cli-tweaks` (the original mod's folder).
 pub fn base_dir() -> Result<PathBuf> {
-    match var("MEMORY_SAVE_HOME") {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => Ok(home()?.join(".cli-tweaks")),
-    }
+    var("MEMORY_SAVE_HOME").map_or_else(|| Ok(home()?.join(".cli-tweaks")), |dir| Ok(dir.into()))
 }
 
 /// `MEMORY_SAVE_CLAUDE`: the Claude Code executable, instead of `claude` on `PATH`.
@@ -43,7 +40,7 @@ pub fn disable_auto_memory() -> Option<String> {
 pub const OAUTH_TOKEN: &str = "CLAUDE_CODE_OAUTH_TOKEN";
 
 pub fn oauth_token_set() -> bool {
-    var(OAUTH_TOKEN).is_some_and(|v| !v.is_empty())
+    var(OAUTH_TOKEN).is_some()
 }
 
 /// `VISUAL`, else `EDITOR`: the command `memory-save edit` opens.
@@ -82,10 +79,7 @@ pub fn claude_project_dir() -> Option<String> {
 
 /// Claude Code's config folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_config_dir() -> Result<PathBuf> {
-    match var("CLAUDE_CONFIG_DIR") {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => Ok(home()?.join(".claude")),
-    }
+    var("CLAUDE_CONFIG_DIR").map_or_else(|| Ok(home()?.join(".claude")), |dir| Ok(dir.into()))
 }
 
 /// A variable as the fork inherits it (the billing route asks only whether it is set).
@@ -158,8 +152,7 @@ pub fn timestamp(unix: i64) -> String {
 
 /// The Unix time of the local midnight that began `unix`'s day.
 pub fn local_midnight(unix: i64) -> i64 {
-    let at = local(unix);
-    at.replace_time(time::Time::MIDNIGHT).unix_timestamp()
+    local(unix).replace_time(time::Time::MIDNIGHT).unix_timestamp()
 }
 
 /// The local date of `unix`: (year, month, day).

@@ -210,24 +210,23 @@ pub fn local(root: &Path, args: &[&str], input: &[u8], limit: Duration) -> Resul
 }
 
 const EXCLUDE_LINE: &str = "/.claude/settings.local.json";
+const EXCLUDE_NOTE: &str = "# added by memory-save install --project";
 
 /// Keeps a project-local settings file out of git, unless git ignores it
 /// already, by a line in `info/exclude` (never a committed file). Returns
 /// that file.
 pub fn exclude_local_settings(settings: &Path) -> Option<String> {
     let top = settings.parent()?.parent()?;
-    let limit = CONFIG_LIMIT;
-    let rel = ".claude/settings.local.json";
-    if run(top, &["check-ignore", "-q", rel], limit).is_ok() {
+    if run(top, &["check-ignore", "-q", &EXCLUDE_LINE[1..]], CONFIG_LIMIT).is_ok() {
         return None;
     }
-    let common = run(top, &["rev-parse", "--path-format=absolute", "--git-common-dir"], limit).ok()?;
+    let common = run(top, &["rev-parse", "--path-format=absolute", "--git-common-dir"], CONFIG_LIMIT).ok()?;
     let exclude = Path::new(common.trim()).join("info").join("exclude");
     let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&format!("# added by memory-save install --project\n{EXCLUDE_LINE}\n"));
+    text.push_str(&format!("{EXCLUDE_NOTE}\n{EXCLUDE_LINE}\n"));
     if let Some(dir) = exclude.parent() {
         let _ = fs_err::create_dir_all(dir);
     }
@@ -238,10 +237,8 @@ pub fn exclude_local_settings(settings: &Path) -> Option<String> {
 /// Takes out the line `exclude_local_settings` added, and its comment.
 pub fn unexclude_local_settings(exclude: &Path) {
     let Ok(text) = std::fs::read_to_string(exclude) else { return };
-    let kept: String = text
-        .split_inclusive('\n')
-        .filter(|l| l.trim_end() != EXCLUDE_LINE && l.trim_end() != "# added by memory-save install --project")
-        .collect();
+    let kept: String =
+        text.split_inclusive('\n').filter(|l| ![EXCLUDE_LINE, EXCLUDE_NOTE].contains(&l.trim_end())).collect();
     if kept != text {
         let _ = crate::store::fsutil::write_atomic_keeping_mode(exclude, kept.as_bytes(), 0o644);
     }
