@@ -66,8 +66,7 @@ pub fn transcript_facts(transcript: &Path) -> TranscriptFacts {
 
 /// The `uuid` of the transcript's last user or assistant message.
 pub fn last_message_uuid(transcript: &Path) -> Option<String> {
-    tail(transcript, 1024 * 1024)?.lines().rev().find_map(|line| {
-        let entry: Value = serde_json::from_str(line).ok()?;
+    last_entry(transcript, 1024 * 1024, |entry| {
         let kind = entry.get("type")?.as_str()?;
         if kind != "user" && kind != "assistant" {
             return None;
@@ -81,10 +80,12 @@ pub fn last_message_uuid(transcript: &Path) -> Option<String> {
 /// The time of the transcript's last entry that carries one: when the session
 /// last did anything, since every message and tool result is written as it comes.
 pub fn last_activity_at(transcript: &Path) -> Option<i64> {
-    tail(transcript, 64 * 1024)?.lines().rev().find_map(|line| {
-        let entry: Value = serde_json::from_str(line).ok()?;
-        unix_time(entry.get("timestamp")?.as_str()?)
-    })
+    last_entry(transcript, 64 * 1024, |entry| unix_time(entry.get("timestamp")?.as_str()?))
+}
+
+/// The first thing `found` finds in an entry of the last `bytes`, the newest first.
+fn last_entry<T>(transcript: &Path, bytes: u64, found: impl Fn(Value) -> Option<T>) -> Option<T> {
+    tail(transcript, bytes)?.lines().rev().find_map(|line| found(serde_json::from_str(line).ok()?))
 }
 
 /// The most of the conversation a fresh save reads: about 16k tokens, the newest.
@@ -142,20 +143,13 @@ pub fn render_conversation(jsonl: &str, since: Option<i64>, max_bytes: usize) ->
         }
     }
     let mut kept = 0;
-    let mut from = items.len();
-    while from > 0 && kept + items[from - 1].len() < max_bytes {
-        kept += items[from - 1].len() + 1;
-        from -= 1;
-    }
-    let mut out = String::with_capacity(kept + 40);
-    if from > 0 {
-        out.push_str("(earlier turns left out)\n");
-    }
-    for item in &items[from..] {
-        out.push_str(item);
-        out.push('\n');
-    }
-    out
+    let newest = items.iter().rev().take_while(|item| {
+        kept += item.len() + 1;
+        kept - 1 < max_bytes
+    });
+    let from = items.len() - newest.count();
+    let lead = if from > 0 { "(earlier turns left out)\n" } else { "" };
+    items[from..].iter().fold(lead.to_string(), |out, item| out + item + "\n")
 }
 
 /// One content block as (label, text, most characters kept).

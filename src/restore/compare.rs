@@ -50,11 +50,11 @@ pub fn skill_block(text: &str) -> Option<(&str, &str)> {
 /// Whether the body has placeholders the engine fills in: `$ARGUMENTS`,
 /// `$1`…, `${…}`, or a `` !`command` ``.
 pub fn has_placeholders(body: &str) -> bool {
-    !literal_pieces(body).1
+    literal_pieces(body).len() > 1
 }
 
-/// The body cut at its placeholders, and whether it had none.
-fn literal_pieces(body: &str) -> (Vec<&str>, bool) {
+/// The body cut at its placeholders: one piece when it has none.
+fn literal_pieces(body: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut start = 0;
     let bytes = body.as_bytes();
@@ -78,40 +78,27 @@ fn literal_pieces(body: &str) -> (Vec<&str>, bool) {
             None => i += 1,
         }
     }
-    let none = pieces.is_empty();
     pieces.push(&body[start..]);
-    (pieces, none)
+    pieces
 }
 
 /// Whether `engine` (the text the engine handed) is `body` with its
 /// placeholders filled: each literal piece in order, the first at the start
 /// and the last at the end (ends trimmed, as the engine does).
 pub fn same_text(body: &str, engine: &str) -> bool {
-    let (pieces, none) = literal_pieces(body.trim());
     let engine = engine.trim();
-    if none {
+    let pieces = literal_pieces(body.trim());
+    let [first, middle @ .., last] = pieces.as_slice() else {
         return engine == body.trim();
+    };
+    // An empty argument leaves the space beside it at an end the engine
+    // trimmed.
+    let Some(mut rest) = engine.strip_prefix(first.trim_end()) else { return false };
+    for piece in middle {
+        let Some(at) = rest.find(piece) else { return false };
+        rest = &rest[at + piece.len()..];
     }
-    let mut rest = engine;
-    let last = pieces.len() - 1;
-    for (n, piece) in pieces.iter().enumerate() {
-        // An empty argument leaves the space beside it at an end the engine
-        // trimmed.
-        if n == 0 {
-            match rest.strip_prefix(piece.trim_end()) {
-                Some(after) => rest = after,
-                None => return false,
-            }
-        } else if n == last {
-            return rest.ends_with(piece.trim_start());
-        } else {
-            match rest.find(piece) {
-                Some(at) => rest = &rest[at + piece.len()..],
-                None => return false,
-            }
-        }
-    }
-    true
+    rest.ends_with(last.trim_start())
 }
 
 /// What a call hands: a skill (the Skill tool, or typed) or a command.

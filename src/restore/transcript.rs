@@ -103,19 +103,16 @@ fn find_file(kind: Kind, name: &str, project_dir: &Path) -> Option<PathBuf> {
         Some((plugin, short)) => (Some(plugin), short),
         None => (None, name),
     };
-    let mut roots: Vec<PathBuf> = Vec::new();
-    match plugin {
-        Some(plugin) => roots.extend(plugin_dirs(&config, plugin)),
-        None => roots.extend([project_dir.join(".claude"), config]),
-    }
-    let mut candidates = Vec::new();
-    for root in &roots {
-        if kind == Kind::Command {
-            candidates.push(root.join("commands").join(format!("{short}.md")));
-        }
-        candidates.push(root.join("skills").join(short).join("SKILL.md"));
-    }
-    candidates.into_iter().find(|p| std::fs::symlink_metadata(p).is_ok())
+    let roots = match plugin {
+        Some(plugin) => plugin_dirs(&config, plugin),
+        None => vec![project_dir.join(".claude"), config],
+    };
+    let command = |root: &PathBuf| (kind == Kind::Command).then(|| root.join("commands").join(format!("{short}.md")));
+    let skill = |root: &PathBuf| root.join("skills").join(short).join("SKILL.md");
+    roots
+        .iter()
+        .flat_map(|root| command(root).into_iter().chain([skill(root)]))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
 }
 
 /// The install folders of `plugin` in Claude Code's `installed_plugins.json`
