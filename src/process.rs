@@ -52,15 +52,8 @@ impl Bounded {
     pub fn wait(mut self, started: Instant, limit: Duration) -> std::io::Result<Ended> {
         let pid = self.child.id() as sys::Pid;
         loop {
-            let exited = match sys::exited_unreaped(pid) {
-                Ok(exited) => exited,
-                Err(e) => {
-                    // Nothing to wait on: whatever the group holds ends.
-                    self.end_group();
-                    return Err(e);
-                }
-            };
-            if exited {
+            // Nothing to wait on: whatever the group holds ends.
+            if sys::exited_unreaped(pid).inspect_err(|_| self.end_group())? {
                 sys::signal_group(pid, true);
                 return self.child.wait().map(Ended::Exited);
             }
@@ -111,14 +104,8 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
         std::thread::spawn(move || {
             let mut kept = Vec::new();
             if let Some(mut pipe) = pipe {
-                let mut chunk = [0u8; 8192];
-                while let Ok(n) = pipe.read(&mut chunk) {
-                    if n == 0 {
-                        break;
-                    }
-                    let room = max.saturating_sub(kept.len());
-                    kept.extend_from_slice(&chunk[..n.min(room)]);
-                }
+                let _ = (&mut pipe).take(max as u64).read_to_end(&mut kept);
+                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
             }
             let _ = send.send(kept);
         });

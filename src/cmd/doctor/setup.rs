@@ -12,11 +12,6 @@ use crate::claude::hooks::BINARY_NAME;
 use crate::claude::settings::Scope;
 use crate::cmd::install::uninstall_command;
 
-/// Every hook command a full install registers, with its event.
-fn expected_hooks() -> Vec<(String, String)> {
-    crate::claude::events::HookEvent::command_lines().into_iter().map(|(event, c)| (event.to_string(), c)).collect()
-}
-
 pub(super) fn check_login(report: &mut Report) {
     let settings = Scope::User.path(Path::new("."));
     if let Some(note) = settings.ok().and_then(|s| crate::claude::settings::token_only_login(&s)) {
@@ -119,16 +114,18 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
         _ => {}
     }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    // Every hook command a full install registers, with its event.
+    let expected = crate::claude::events::HookEvent::command_lines();
     for r in &with_hooks {
         // Registered under another event, a command runs at the wrong time:
         // it counts as missing where it belongs.
-        let missing: Vec<String> = expected_hooks()
-            .into_iter()
-            .filter(|want| !r.words.contains(want))
+        let missing: Vec<String> = expected
+            .iter()
+            .filter(|(event, words)| !r.words.iter().any(|(e, w)| e == event && w == words))
             .map(|(event, words)| format!("{words} (under {event})"))
             .collect();
         if missing.is_empty() {
-            report.ok(&format!("all {} hook commands registered in {} ({})", expected_hooks().len(), r.path, r.scope));
+            report.ok(&format!("all {} hook commands registered in {} ({})", expected.len(), r.path, r.scope));
         } else {
             report.problem(
                 &format!("{} lacks: {}", r.path, missing.join(", ")),
