@@ -74,16 +74,12 @@ pub fn commit_change(folder_dir: &Path, message: &str, session: Option<&str>, co
         return Ok(());
     };
     let name = folder_dir.file_name().and_then(|n| n.to_str()).context("a memory folder has a name")?;
-    let mut text = message.to_string();
     let trailers: Vec<String> =
         [session.map(|s| format!("Session: {s}")), cost.map(|c| format!("Cost: {}", crate::memory::cost::usd(c)))]
             .into_iter()
             .flatten()
             .collect();
-    if !trailers.is_empty() {
-        text.push_str("\n\n");
-        text.push_str(&trailers.join("\n"));
-    }
+    let text = if trailers.is_empty() { message.to_string() } else { format!("{message}\n\n{}", trailers.join("\n")) };
     commit(root, &[name], &text)
 }
 
@@ -120,12 +116,9 @@ pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
     let now = crate::env::now_unix();
     state.attempted_at = Some(now);
     let result = exchange::pull_and_push(roots, root, caller);
-    match &result {
-        Ok(_) => {
-            state.synced_at = Some(now);
-            state.error = None;
-        }
-        Err(e) => state.error = Some(format!("{e:#}")),
+    state.error = result.as_ref().err().map(|e| format!("{e:#}"));
+    if result.is_ok() {
+        state.synced_at = Some(now);
     }
     write_state(roots, &state)?;
     result
