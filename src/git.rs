@@ -182,14 +182,11 @@ pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
     if std::fs::symlink_metadata(common_dir.join("shallow")).is_ok() {
         return None;
     }
-    let (listed, timed_out) = local(work_dir, &["rev-list", "--max-parents=0", "HEAD"], b"", CONFIG_LIMIT).ok()?;
-    if timed_out {
+    let (listed, false) = local(work_dir, &["rev-list", "--max-parents=0", "HEAD"], b"", CONFIG_LIMIT).ok()? else {
         return None;
-    }
-    match listed.split_whitespace().collect::<Vec<_>>().as_slice() {
-        [one] => Some((*one).to_string()),
-        _ => None,
-    }
+    };
+    let [one] = listed.split_whitespace().collect::<Vec<_>>()[..] else { return None };
+    Some(one.to_string())
 }
 
 /// Runs a local git command with `input` on stdin, bounded: its output, and

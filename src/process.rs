@@ -111,8 +111,8 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
         });
         receive
     };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
     if let Some(mut stdin) = child.stdin.take() {
         // Written beside the wait, so a child that never reads its input
         // cannot hold this caller past the bound.

@@ -79,14 +79,10 @@ fn session_start(transcript: &Path) -> Option<i64> {
 /// The file, bounded: a link, a FIFO or a device is refused; a file over
 /// `MAX_FILE_BYTES` is not read (`None` text: its path goes instead).
 fn read_file(path: &Path) -> Option<(Option<String>, std::time::SystemTime)> {
-    let folder = path.parent()?;
-    if std::fs::symlink_metadata(folder).ok()?.file_type().is_symlink() {
+    if std::fs::symlink_metadata(path.parent()?).ok()?.is_symlink() {
         return None;
     }
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.file_type().is_file() {
-        return None;
-    }
+    let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
     let modified = meta.modified().ok()?;
     if meta.len() > MAX_FILE_BYTES {
         return Some((None, modified));
@@ -119,10 +115,11 @@ fn find_file(kind: Kind, name: &str, project_dir: &Path) -> Option<PathBuf> {
 /// (its shapes of 2.1.328 and 2.1.332: a list of installs, or one).
 fn plugin_dirs(config: &Path, plugin: &str) -> Vec<PathBuf> {
     let path = config.join("plugins").join("installed_plugins.json");
-    let Some(value) = crate::store::record::read_bounded::<Value>(&path, 4 * 1024 * 1024) else { return Vec::new() };
-    let Some(plugins) = value.get("plugins").and_then(Value::as_object) else { return Vec::new() };
+    let value = crate::store::record::read_bounded::<Value>(&path, 4 * 1024 * 1024);
+    let plugins = value.as_ref().and_then(|v| v.get("plugins")?.as_object());
     plugins
-        .iter()
+        .into_iter()
+        .flatten()
         .filter(|(id, _)| id.split('@').next() == Some(plugin))
         .flat_map(|(_, installs)| match installs {
             Value::Array(list) => list.clone(),
