@@ -44,10 +44,6 @@ impl Bounded {
         Ok(Bounded { child, _watcher: watcher })
     }
 
-    pub fn child(&mut self) -> &mut Child {
-        &mut self.child
-    }
-
     /// Waits up to `limit` from `started`; the leader's group ends with it.
     pub fn wait(mut self, started: Instant, limit: Duration) -> std::io::Result<Ended> {
         let pid = self.child.id() as sys::Pid;
@@ -96,7 +92,7 @@ pub fn run_captured(command: &mut Command, input: &[u8], limit: Duration, max: u
     command.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
     let started = Instant::now();
     let mut bounded = Bounded::spawn(command, None)?;
-    let child = bounded.child();
+    let child = &mut bounded.child;
     // Both pipes drained at once: a child that fills one while we wait on
     // the other would hang until the bound.
     let drain = |pipe: Option<Box<dyn Read + Send>>| {

@@ -16,10 +16,6 @@ pub enum HookEvent {
     SessionEnd,
 }
 
-/// The tools a guard can stop (`memory::guard::Tool::of_tool_name`).
-#[cfg(test)]
-const GUARDED_TOOLS: &str = "Bash|Edit|Write|MultiEdit|NotebookEdit";
-
 impl HookEvent {
     /// Every event, in hooks.json's order.
     pub const ALL: [HookEvent; 8] = [
@@ -66,7 +62,8 @@ impl HookEvent {
     pub fn matcher(self) -> Option<&'static str> {
         match self {
             HookEvent::SessionStart => Some("startup|resume|clear|compact"),
-            HookEvent::PreToolUse => Some(GUARDED_TOOLS),
+            // The tools a guard can stop (`memory::guard::Tool::of_tool_name`).
+            HookEvent::PreToolUse => Some("Bash|Edit|Write|MultiEdit|NotebookEdit"),
             HookEvent::PostToolUse => Some("*"),
             HookEvent::Skill => Some("Skill"),
             _ => None,
