@@ -190,9 +190,7 @@ fn replace_our_hooks(hooks: &mut Map<String, Value>, ours: &Map<String, Value>) 
         hooks.shift_remove(&event);
     }
     for (event, our_groups) in ours {
-        if !hooks.contains_key(event) {
-            hooks.insert(event.clone(), our_groups.clone());
-        }
+        hooks.entry(event.clone()).or_insert_with(|| our_groups.clone());
     }
     Ok(removed)
 }

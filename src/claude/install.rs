@@ -130,9 +130,8 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
     let shown = path.display();
     let record = installs::find(roots, path);
     let backup = backup_path(path);
-    let untouched = record.as_ref().filter(|r| r.written == before);
     // Nobody changed the file since our install: give back what was there.
-    let restored: Option<Option<String>> = untouched.map(|r| r.original.clone());
+    let restored = record.as_ref().filter(|r| r.written == before).map(|r| r.original.clone());
     let (after, change) = match &restored {
         Some(text) => (text.clone(), None),
         None => {
@@ -155,14 +154,10 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
                 return Ok(Uninstalled::Nothing);
             }
             let created = record.as_ref().is_some_and(|r| r.original.is_none());
-            let text = if created && after.is_empty() {
-                None
-            } else {
-                Some(
-                    jsonedit::edit_to(&before, &settings, &after)
-                        .with_context(|| format!("cannot edit {shown}; nothing was changed"))?,
-                )
-            };
+            let text = (!created || !after.is_empty())
+                .then(|| jsonedit::edit_to(&before, &settings, &after))
+                .transpose()
+                .with_context(|| format!("cannot edit {shown}; nothing was changed"))?;
             (text, Some(change))
         }
     };

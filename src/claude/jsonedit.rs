@@ -117,8 +117,7 @@ fn set_member(text: &str, path: &[&str], value: Option<&Value>, style: &Style) -
     for key in parents {
         let (members, _) = members(text, open)?;
         once(&members, key)?;
-        let member = members.iter().find(|m| m.key == *key);
-        match member {
+        match members.iter().find(|m| m.key == *key) {
             Some(m) if text.as_bytes()[m.value.start] == b'{' => open = m.value.start,
             _ => bail!("{key:?} is not an object"),
         }

@@ -169,9 +169,7 @@ pub fn token_only_login(settings: &Path) -> Option<String> {
 /// Claude Code's own formatting: two-space indent and a final newline, so a
 /// file we wrote comes back byte for byte after a parse/serialize round trip.
 pub fn render(settings: &Map<String, Value>) -> String {
-    let mut text = serde_json::to_string_pretty(settings).expect("a JSON map always serializes");
-    text.push('\n');
-    text
+    serde_json::to_string_pretty(settings).expect("a JSON map always serializes") + "\n"
 }
 
 #[cfg(test)]

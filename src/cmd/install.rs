@@ -104,10 +104,8 @@ impl super::Run for InstallArgs {
 }
 
 fn token_note() -> Result<()> {
-    match crate::claude::settings::token_only_login(&Scope::User.path(&cwd()?)?) {
-        Some(note) => super::println(&format!("warning: {note}")),
-        None => Ok(()),
-    }
+    let note = crate::claude::settings::token_only_login(&Scope::User.path(&cwd()?)?);
+    note.map_or(Ok(()), |note| super::println(&format!("warning: {note}")))
 }
 
 /// What saves cost and who pays, said once at install (docs/cost.md).
