@@ -65,8 +65,7 @@ impl super::Run for StatuslineArgs {
             }
         }
         if !out.is_empty() {
-            let mut stdout = std::io::stdout().lock();
-            writeln!(stdout, "{out}")?;
+            writeln!(std::io::stdout().lock(), "{out}")?;
         }
         Ok(())
     }
@@ -154,12 +153,8 @@ const MAX_COLUMNS: usize = 80;
 
 fn run_wrapped(program: &OsString, args: &[OsString], input: &[u8]) -> String {
     let run = crate::process::run_captured(Command::new(program).args(args), input, WRAPPED_LIMIT, WRAPPED_MAX);
-    match run {
-        Ok(run) if matches!(run.ended, crate::process::Ended::Exited(_)) => {
-            String::from_utf8_lossy(&run.stdout).into_owned()
-        }
-        _ => String::new(),
-    }
+    let run = run.ok().filter(|run| matches!(run.ended, crate::process::Ended::Exited(_)));
+    run.map(|run| String::from_utf8_lossy(&run.stdout).into_owned()).unwrap_or_default()
 }
 
 #[cfg(test)]
