@@ -100,36 +100,38 @@ pub struct Active {
     #[serde(rename = "match")]
     pub pattern: String,
     pub decision: Decision,
-    /// Every match begins with one of these; `None`: with anything. Worked
-    /// out when the guard binds, since parsing a pattern costs about what
-    /// compiling it does: a call holding none of them is not checked.
+    /// Text every match holds; `None`: none known. Worked out when the guard
+    /// binds, since parsing a pattern costs about what compiling it does: a
+    /// call without it is not checked. One string, as every hook reads the
+    /// session's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefixes: Option<Vec<String>>,
+    pub needle: Option<String>,
 }
-
-/// Most literals a guard keeps for the check: they are read at every call.
-const MAX_PREFIXES: usize = 16;
 
 impl Active {
     pub fn new(id: String, rule: String, spec: Spec, decision: Decision) -> Active {
-        let prefixes = prefixes(&spec.source());
-        Active { id, rule, tool: spec.tool, pattern: spec.pattern, decision, prefixes }
+        let needle = needle(&spec.source());
+        Active { id, rule, tool: spec.tool, pattern: spec.pattern, decision, needle }
     }
 
-    /// Whether the guard may match `subject`: false only when its every
-    /// match must begin with a literal `subject` lacks.
+    /// Whether the guard may match `subject`: false only when `subject`
+    /// lacks the text its every match holds.
     fn may_match(&self, subject: &str) -> bool {
-        self.prefixes.as_ref().is_none_or(|all| all.iter().any(|lit| subject.contains(lit.as_str())))
+        self.needle.as_ref().is_none_or(|needle| subject.contains(needle.as_str()))
     }
 }
 
-/// The literals every match of `source` begins with (regex-syntax's prefix
-/// extraction, the regex crate's own prefilter), when few and plain text.
-fn prefixes(source: &str) -> Option<Vec<String>> {
+/// The common start of the literals every match of `source` begins with
+/// (regex-syntax's prefix extraction, the regex crate's own prefilter), when
+/// it is plain text.
+fn needle(source: &str) -> Option<String> {
     let hir = regex_syntax::ParserBuilder::new().unicode(false).utf8(false).build().parse(source).ok()?;
     let found = regex_syntax::hir::literal::Extractor::new().extract(&hir);
-    let literals = found.literals().filter(|all| all.len() <= MAX_PREFIXES)?;
-    literals.iter().map(|lit| String::from_utf8(lit.as_bytes().to_vec()).ok()).collect()
+    let literals = found.literals()?;
+    let first = literals.first()?.as_bytes();
+    let common = literals.iter().map(|lit| first.iter().zip(lit.as_bytes()).take_while(|(a, b)| a == b).count());
+    let common = common.min().unwrap_or(0);
+    String::from_utf8(first[..common].to_vec()).ok().filter(|needle| !needle.is_empty())
 }
 
 /// A guard as the reply gives it: `{"tool": "Bash", "match": "…"}`.
@@ -475,7 +477,7 @@ mod tests {
                 pattern: slow.clone(),
                 decision: Decision::Ask,
                 // As a session an installed version bound: every guard compiled.
-                prefixes: None,
+                needle: None,
             })
             .collect();
         let subject = "x".to_string() + &"a".repeat(MAX_SUBJECT - 1);
@@ -496,29 +498,25 @@ mod tests {
     }
 
     #[test]
-    fn a_guard_keeps_the_literals_its_every_match_begins_with() {
+    fn a_guard_keeps_the_text_its_every_match_holds() {
         for (tool, pattern, kept) in [
-            (
-                Tool::Bash,
-                r"tool7\s+--force",
-                Some(vec!["tool7\t", "tool7\n", "tool7\u{b}", "tool7\u{c}", "tool7\r", "tool7 "]),
-            ),
-            (Tool::Bash, "git push", Some(vec!["git push"])),
+            (Tool::Bash, r"tool7\s+--force", Some("tool7")),
+            (Tool::Bash, "git push", Some("git push")),
+            (Tool::Bash, r"(git|rm) -rf", None),
             (Tool::Bash, r".*--force", None),
-            (Tool::Edit, "migrations/**", Some(vec!["migrations/"])),
+            (Tool::Edit, "migrations/**", Some("migrations/")),
             (Tool::Bash, "(?i)git push", None),
         ] {
             let guard = Active::new("00000001".into(), "- r".into(), spec(tool, pattern), Decision::Ask);
-            let kept: Option<Vec<String>> = kept.map(|all| all.into_iter().map(String::from).collect());
-            assert_eq!(guard.prefixes, kept, "{pattern}");
+            assert_eq!(guard.needle.as_deref(), kept, "{pattern}");
         }
     }
 
     proptest::proptest! {
-        /// The literals never leave out a guard that matches: the same
+        /// The needle never leaves out a guard that matches: the same
         /// answer as a machine of the guard compiled whatever the call.
         #[test]
-        fn a_guard_left_out_by_its_literals_never_matches(
+        fn a_guard_left_out_by_its_needle_never_matches(
             pieces in proptest::collection::vec(proptest::sample::select(vec![
                 "git", "push", " ", "--force", "rm", "-rf", "tool7", "^", "$", ".*", r"\s+", r"\w*", "[a-c]",
                 "(?i)", "(git|rm)", "a?", "b+", "x{2}", r"\.", "/", "(?:py|js)test", "[^/]*",
