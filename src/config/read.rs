@@ -38,7 +38,6 @@ const KEYS: &[Key] = &[
     Key { name: "max_cost_per_month_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_month_usd = b) },
     Key { name: "cold_save_max_usd", closed: true, set: |c, v| budget(v).map(|b| c.cold_save_max_usd = b) },
     Key { name: "billing_day", closed: true, set: |c, v| whole(v, 1, 28).map(|n| c.billing_day = Some(n as u8)) },
-    Key { name: RETIRED.0, closed: false, set: |_, _| unreachable!("a retired key is never set") },
     Key { name: "names", closed: false, set: names },
     Key { name: "prices", closed: true, set: |c, v| prices(v).map(|p| c.prices = p) },
 ];
@@ -68,7 +67,7 @@ impl Config {
         let mut config = Config::default();
         for (name, value) in &table {
             let problem = match KEYS.iter().find(|k| k.name == name) {
-                Some(_) if name == RETIRED.0 => {
+                None if name == RETIRED.0 => {
                     Problem { text: format!("{file}: {name} is no longer read: {}", RETIRED.1), closed: false }
                 }
                 Some(key) => match (key.set)(&mut config, value) {
