@@ -52,8 +52,7 @@ fn denying_guard(env: &Env, dir: &Path, script: usize) {
 /// same root commit) that `adopt` has given that memory.
 #[track_caller]
 fn adopting_copy(env: &Env, script: usize) -> PathBuf {
-    let first = env.git_init("app");
-    env.git(&first, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    let first = repo(env, "app");
     env.script_reply(script, &adds("- The original's line."));
     env.saved_turn_in("first-app", &first, 1);
     let copy = env.root().join("copy/app-renamed");
@@ -67,10 +66,16 @@ fn adopting_copy(env: &Env, script: usize) -> PathBuf {
     copy
 }
 
+/// A repository with a first commit.
+fn repo(env: &Env, path: &str) -> PathBuf {
+    let dir = env.git_init(path);
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    dir
+}
+
 /// A repository with one saved turn.
 fn saved_repo(env: &Env, path: &str, script: usize) -> PathBuf {
-    let dir = env.git_init(path);
-    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "x"]);
+    let dir = repo(env, path);
     session_start(env, "s1", &dir);
     env.script_reply(script, &adds("- Another repository's line."));
     env.saved_turn_in(&format!("saved-{script}"), &dir, 1);
@@ -94,8 +99,7 @@ fn a_repository_named_adopted_never_undoes_another_repositorys_adoption() {
 #[test]
 fn an_adoption_never_overwrites_the_record_of_a_folder_named_adopted() {
     let env = Env::new();
-    let user = env.git_init("work/adopted");
-    env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let user = repo(&env, "work/adopted");
     denying_guard(&env, &user, 1);
     adopting_copy(&env, 2);
     assert!(denied(&env, "after", &user), "the guard promoted in `adopted` no longer refuses after an adopt elsewhere");
@@ -142,8 +146,7 @@ fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
 #[test]
 fn a_repository_named_app_never_takes_the_state_of_one_named_app_own() {
     let env = Env::new();
-    let user = env.git_init("work/app.own");
-    env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let user = repo(&env, "work/app.own");
     denying_guard(&env, &user, 1);
     saved_repo(&env, "clones/app", 2);
     assert!(denied(&env, "after", &user));
@@ -156,8 +159,7 @@ fn a_repository_named_app_never_takes_the_state_of_one_named_app_own() {
 #[test]
 fn a_kept_app_own_folder_never_loses_its_record_to_a_new_app() {
     let env = Env::new();
-    let user = env.git_init("work/app.own");
-    env.git(&user, &["commit", "-q", "--allow-empty", "-m", "start"]);
+    let user = repo(&env, "work/app.own");
     let canon = user.canonicalize().unwrap();
     let dir = env.memory_dir("app.own");
     std::fs::create_dir_all(&dir).unwrap();

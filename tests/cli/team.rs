@@ -297,10 +297,10 @@ fn a_team_memory_and_a_personal_one_of_one_name_list_only_their_own_saves() {
     assert_eq!(personal["last_save"], "+1", "{listed}");
 }
 
-/// A team memory keeps its held review in the record of its name
-/// (`projects/<name>.json`), and a team never records `memory/<name>/`: a
-/// stranger's plain repository of the same folder name takes `<name>` too,
-/// and must never list, approve or take the team's held rules.
+/// A team memory never records `memory/<name>/`, so a stranger's plain
+/// repository of the same folder name takes `<name>` too: it never lists,
+/// approves or takes the team's held rules, which are the team working
+/// tree's own.
 #[test]
 fn a_plain_repository_named_like_a_team_never_sees_its_held_rules() {
     let env = Env::new();
