@@ -273,6 +273,19 @@ mod tests {
         }
     }
 
+    /// A bad `[names]` entry is named and left out; every other entry, on
+    /// either side of it, still names its folder.
+    #[test]
+    fn a_bad_names_entry_leaves_out_that_entry_alone() {
+        let config = parse("[names]\n\"a\" = \"first\"\n\"b\" = 3\n\"c\" = \"third\"\n");
+        assert_eq!(config.problems.len(), 1, "{:?}", config.problems);
+        let problem = &config.problems[0];
+        assert!(problem.text.contains("names entry \"b\" must be a folder name in quotes"), "{}", problem.text);
+        assert!(!problem.closed && problem.text.ends_with("using its default"), "{problem:?}");
+        let names: Vec<_> = config.names.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(names, [("a", "first"), ("c", "third")]);
+    }
+
     /// Every key that guards money or review fails closed.
     #[test]
     fn a_bad_budget_price_billing_day_or_review_stops_saves() {

@@ -102,14 +102,22 @@ fn review(value: &toml::Value) -> Result<Review, String> {
     }
 }
 
-/// Each entry is kept as it is read, up to a bad one.
+/// A bad entry is left out and named; the others still name their folders,
+/// since dropping them all would move those repositories' memories.
 fn names(config: &mut Config, value: &toml::Value) -> Result<(), String> {
     let table = value.as_table().ok_or("must be a table of \"identity\" = \"folder\"")?;
+    let mut bad = Vec::new();
     for (identity, folder) in table {
-        let folder = folder.as_str().ok_or(format!("entry {identity:?} must be a folder name in quotes"))?;
-        config.names.insert(identity.clone(), folder.to_string());
+        match folder.as_str() {
+            Some(folder) => _ = config.names.insert(identity.clone(), folder.to_string()),
+            None => bad.push(format!("{identity:?}")),
+        }
     }
-    Ok(())
+    match bad.as_slice() {
+        [] => Ok(()),
+        [one] => Err(format!("entry {one} must be a folder name in quotes")),
+        many => Err(format!("entries {} must be folder names in quotes", many.join(", "))),
+    }
 }
 
 /// The file as a TOML table; a whole number past 64 bits, which would fail the
