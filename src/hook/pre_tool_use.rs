@@ -31,16 +31,14 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let mut subjects = vec![written];
     if let (Tool::Edit, Some(path)) = (tool, path) {
         let path = std::path::Path::new(&ctx.input.cwd).join(path).to_string_lossy().into_owned();
-        let real_root = std::fs::canonicalize(root).map_or_else(|_| root.clone(), |r| r.to_string_lossy().into_owned());
-        let until = std::time::Instant::now() + RESOLVE_TIME;
-        let text = crate::memory::guard::lexical(&path);
-        // A path with no `.`, `..` or doubled slash reads one way: followed once.
-        let spellings = if text == path { vec![path] } else { vec![text, path] };
-        for spelling in spellings {
-            match real_path(&spelling, until) {
-                Ok(real) => subjects.extend(crate::memory::guard::subject(tool, None, Some(&real), &real_root)),
-                Err(why) => return ask(why),
-            }
+        // On its own thread: a mount that hangs blocks a lookup in the
+        // kernel, past any check of the clock between lookups.
+        let (root, (send, answer)) = (root.clone(), std::sync::mpsc::channel());
+        std::thread::spawn(move || send.send(followed(&path, &root)));
+        match answer.recv_timeout(RESOLVE_TIME) {
+            Ok(Ok(found)) => subjects.extend(found),
+            Ok(Err(why)) => return ask(why),
+            Err(_) => return ask(past("takes too long to follow")),
         }
     }
     let mut matched = Vec::new();
@@ -77,6 +75,26 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
 /// deadline, whose silent exit would let the call run.
 const RESOLVE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
+/// The subjects an edit of `path` has once its links are followed, each
+/// spelling of it (with `..` worked out as text, and as written) in turn.
+fn followed(path: &str, root: &str) -> Result<Vec<String>, String> {
+    let until = std::time::Instant::now() + RESOLVE_TIME;
+    let real_root = std::fs::canonicalize(root).map_or_else(|_| root.to_string(), |r| r.to_string_lossy().into_owned());
+    let text = crate::memory::guard::lexical(path);
+    // A path with no `.`, `..` or doubled slash reads one way: followed once.
+    let spellings = if text == path { vec![text] } else { vec![text, path.to_string()] };
+    let mut subjects = Vec::new();
+    for spelling in spellings {
+        let real = real_path(&spelling, until)?;
+        subjects.extend(crate::memory::guard::subject(Tool::Edit, None, Some(&real), &real_root));
+    }
+    Ok(subjects)
+}
+
+fn past(what: &str) -> String {
+    format!("the path {what}, past what can be checked against the guards")
+}
+
 /// The file the path leads to, its links resolved as far as it exists: a
 /// Write may name a file, or folders, not made yet, or a link to one. The
 /// work is bounded; a path past the bounds is `Err`, to be asked about.
@@ -85,7 +103,6 @@ fn real_path(path: &str, until: std::time::Instant) -> Result<String, String> {
     /// The kernel's own bound on the links of one lookup.
     const LINKS: usize = 40;
     const NEW_FOLDERS: usize = 64;
-    let past = |what: &str| format!("the path {what}, past what can be checked against the guards");
     if path.len() > PATH_MAX {
         return Err(past("is over 4 KiB"));
     }
@@ -96,6 +113,11 @@ fn real_path(path: &str, until: std::time::Instant) -> Result<String, String> {
             return Err(past("goes through over 40 links"));
         }
         path = folder.join(target);
+    }
+    // A debug build's stand-in for a mount that hangs (tests/cli/guards.rs).
+    #[cfg(debug_assertions)]
+    if let Some(ms) = crate::env::fault("MEMORY_SAVE_FAULT_SLOW_PATH_MS").and_then(|ms| ms.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
     let mut found = None;
     for part in path.ancestors().take(NEW_FOLDERS) {

@@ -637,6 +637,17 @@ fn a_costly_link_chain_is_answered_before_the_deadline() {
     assert_asked_in_time(&env, &file);
 }
 
+/// A path on a mount that hangs (a network share gone away): following it
+/// blocks in the kernel, so the hook answers from a bounded wait, asking,
+/// before its deadline's silent exit would let the call run.
+#[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
+fn a_path_that_hangs_when_followed_is_asked_about_in_time() {
+    let env = gen_guarded().with_var("MEMORY_SAVE_FAULT_SLOW_PATH_MS", "20000");
+    let file = env.proj.join("gen/api.rs").display().to_string();
+    assert_asked_in_time(&env, &file);
+}
+
 /// A Write or NotebookEdit the model names relative to the session's
 /// folder, a new file in a new folder, guarded by nothing: no question.
 #[test]
