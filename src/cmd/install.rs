@@ -1,6 +1,8 @@
 //! `memory-save install` and `uninstall`: the arguments, and what is said
 //! to the user. The transaction itself is `claude::install`.
 
+use std::path::Path;
+
 use anyhow::Result;
 
 use crate::claude::hooks::Program;
@@ -57,7 +59,8 @@ impl super::Run for InstallArgs {
         };
         let program =
             if scope == Scope::Shared { Program::Shared } else { Program::Path(install::our_command_word()?) };
-        let path = scope.path(&cwd()?)?;
+        let cwd = cwd()?;
+        let path = scope.path(&cwd)?;
         let roots = crate::config::roots()?;
         let shown = path.display();
         let request = install::Request {
@@ -94,18 +97,15 @@ impl super::Run for InstallArgs {
                 true
             }
         };
-        registered_elsewhere(scope)?;
+        registered_elsewhere(&cwd, scope, &shown.to_string())?;
         if written {
             cost_note(&roots)?;
         }
-        token_note()?;
-        auto_memory_note(scope)
+        if let Some(note) = crate::claude::settings::token_only_login(&Scope::User.path(&cwd)?) {
+            super::println(&format!("warning: {note}"))?;
+        }
+        auto_memory_note(&cwd, scope)
     }
-}
-
-fn token_note() -> Result<()> {
-    let note = crate::claude::settings::token_only_login(&Scope::User.path(&cwd()?)?);
-    note.map_or(Ok(()), |note| super::println(&format!("warning: {note}")))
 }
 
 /// What saves cost and who pays, said once at install (docs/cost.md).
@@ -145,11 +145,11 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
 
 /// Warns when a session here would run memory-save twice: the plugin, or
 /// another settings file (user beside project, or back), registers it too.
-fn registered_elsewhere(scope: Scope) -> Result<()> {
+/// `file` is the one installed into: run from the home folder, the
+/// project's settings file is the user's.
+fn registered_elsewhere(cwd: &Path, scope: Scope, file: &str) -> Result<()> {
     let ours = scope.label();
-    // Run from the home folder, the project's settings file is the user's.
-    let file = scope.path(&cwd()?)?.display().to_string();
-    for r in crate::claude::registrations::registrations(&cwd()?) {
+    for r in crate::claude::registrations::registrations(cwd) {
         if let Some(plugin) = &r.plugin {
             super::println(&format!(
                 "warning: the plugin {plugin} is enabled in {}: with these hooks too, every hook runs twice and every save is paid twice. \
@@ -175,8 +175,8 @@ pub(super) fn uninstall_command(scope: &str) -> &'static str {
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.
-fn auto_memory_note(scope: Scope) -> Result<()> {
-    let (on, why) = crate::claude::settings::auto_memory(&cwd()?);
+fn auto_memory_note(cwd: &Path, scope: Scope) -> Result<()> {
+    let (on, why) = crate::claude::settings::auto_memory(cwd);
     if on {
         super::println(&format!(
             "note: Claude Code's own auto memory is on ({why}): with memory-save too, every turn pays for two memory forks. \
@@ -198,12 +198,12 @@ impl super::Run for UninstallArgs {
         for scope in scopes {
             let path = scope.path(&cwd)?;
             let shown = path.display();
+            looked.push(shown.to_string());
             match install::uninstall(&roots, &path, self.dry_run)? {
-                Uninstalled::Nothing => {}
+                Uninstalled::Nothing => continue,
                 Uninstalled::DryRun { what, diff } => {
                     super::println(&format!("memory-save: dry run, nothing written: {what} in {shown}"))?;
                     super::print(&diff)?;
-                    changed = true;
                 }
                 Uninstalled::Done(how) => {
                     super::println(&format!("memory-save: {how}"))?;
@@ -213,10 +213,9 @@ impl super::Run for UninstallArgs {
                             backup.display()
                         ))?;
                     }
-                    changed = true;
                 }
             }
-            looked.push(shown.to_string());
+            changed = true;
         }
         if !changed {
             super::println(&format!(
