@@ -8,7 +8,7 @@ use crate::memory::reply::{Op, Reply};
 use crate::store::folder::Folder;
 use crate::store::history::Origin;
 use crate::store::paths::Roots;
-use crate::store::review::{load, store};
+use crate::store::review::{Pending, load, store};
 
 /// `add to CRITICAL RULES: - Never …` and the like, for a person.
 fn describe(op: &Op) -> String {
@@ -39,33 +39,34 @@ impl super::Run for ReviewArgs {
     fn run(&self) -> Result<()> {
         let super::Here { roots, config, project, folder, .. } = super::here()?;
         let gate = config.review_rules();
-        // A team memory's new CRITICAL RULES (by a pull) wait here too.
-        let team_held = match &project.team_dir {
+        // A team memory's new CRITICAL RULES (by a pull) wait here too. A
+        // personal memory's foreign rules (a sync pull, a hand edit) are held
+        // with the gate on, approved here, and the approval travels with sync.
+        let (team_held, foreign) = match &project.team_dir {
             Some(dir) if gate => {
                 let memory = folder.read_memory()?.unwrap_or_default();
-                crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory)
+                (crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory), Vec::new())
             }
-            _ => Vec::new(),
+            Some(_) => (Vec::new(), Vec::new()),
+            None => {
+                let memory = folder.read_memory()?.unwrap_or_default();
+                (Vec::new(), crate::store::approvals::foreign(&roots, &folder, &memory))
+            }
         };
         let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id);
-        // A personal memory's foreign rules (a sync pull, a hand edit): held
-        // with the gate on, approved here, and the approval travels with sync.
-        let foreign = match &project.team_dir {
-            None => crate::store::approvals::foreign(&roots, &folder, &folder.read_memory()?.unwrap_or_default()),
-            Some(_) => Vec::new(),
-        };
         let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id);
+        let approve_team =
+            |rule: &str| crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule);
         let nothing_waits = format!("no CRITICAL RULES changes wait for review in project {}", folder.project);
         if let Some(id) = &self.approve {
             if let Some(rule) = foreign_rule(id) {
-                crate::store::approvals::approve(&folder, std::slice::from_ref(rule))?;
-                commit_approvals(&folder);
+                approve_foreign(&folder, std::slice::from_ref(rule))?;
                 return super::println(&format!(
                     "memory-save: approved {id}: {rule} loads from now on here; another machine you sync approves it with its own review"
                 ));
             }
             if let Some(rule) = team_rule(id) {
-                crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
+                approve_team(rule)?;
                 return super::println(&format!("memory-save: approved {id}: the team rule {rule} loads from now on"));
             }
             return approve(&roots, &project, &folder, id);
@@ -83,21 +84,17 @@ impl super::Run for ReviewArgs {
                 ));
             }
             let _lock = folder.lock()?;
-            let mut pending = load(&folder);
-            let Some(at) = pending.iter().position(|p| &p.id == id) else { bail!(not_found(&folder, id)) };
-            let gone = pending.remove(at);
+            let (gone, pending) = take_pending(&folder, id)?;
             store(&folder, &pending)?;
             return super::println(&format!("memory-save: rejected {id}: {}", describe(&gone.op)));
         }
         if self.approve_all {
             for rule in &team_held {
-                crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
-                let id = crate::team::rule_id(rule);
-                super::println(&format!("memory-save: approved {id}: the team rule {rule}"))?;
+                approve_team(rule)?;
+                super::println(&format!("memory-save: approved {}: the team rule {rule}", crate::team::rule_id(rule)))?;
             }
             if !foreign.is_empty() {
-                crate::store::approvals::approve(&folder, &foreign)?;
-                commit_approvals(&folder);
+                approve_foreign(&folder, &foreign)?;
                 for rule in &foreign {
                     super::println(&format!("memory-save: approved {}: {rule}", foreign_id(rule)))?;
                 }
@@ -111,8 +108,8 @@ impl super::Run for ReviewArgs {
             }
             return Ok(());
         }
+        let state = if gate { "waits:" } else { "loads;" };
         for rule in &foreign {
-            let state = if gate { "waits:" } else { "loads;" };
             let id = foreign_id(rule);
             super::println(&format!(
                 "{id}  ({state} it did not come from this machine's saves)  CRITICAL RULES: {rule}"
@@ -134,8 +131,7 @@ impl super::Run for ReviewArgs {
             super::println(&nothing_waits)?;
         }
         for p in &pending {
-            let when = crate::env::timestamp(p.at);
-            super::println(&format!("{}  {when}  {}", p.id, describe(&p.op)))?;
+            super::println(&format!("{}  {}  {}", p.id, crate::env::timestamp(p.at), describe(&p.op)))?;
         }
         Ok(())
     }
@@ -156,25 +152,30 @@ fn take_out(folder: &Folder, rule: &str, why: &str) -> Result<()> {
     crate::save::commit(folder, &current, &outcome, why, &origin)
 }
 
-/// With sync on, an approval is a commit of the memory folder, so it
-/// travels to your other machines with the next sync.
-fn commit_approvals(folder: &Folder) {
+/// Approves foreign rules; with sync on, the approval is a commit of the
+/// memory folder, so it travels to your other machines with the next sync.
+fn approve_foreign(folder: &Folder, rules: &[String]) -> Result<()> {
+    crate::store::approvals::approve(folder, rules)?;
     if let Err(e) = crate::sync::commit_change(&folder.dir, "review: approved rules", None, None) {
         crate::store::log::error(&format!("cannot commit the approvals for sync: {e:#}"));
     }
+    Ok(())
 }
 
-fn not_found(folder: &Folder, id: &str) -> String {
-    format!("no pending change {id:?} in project {}; `memory-save review` lists them", folder.project)
+/// The held change `id`, taken out of the list, and the changes left.
+fn take_pending(folder: &Folder, id: &str) -> Result<(Pending, Vec<Pending>)> {
+    let mut pending = load(folder);
+    let Some(at) = pending.iter().position(|p| p.id == id) else {
+        bail!("no pending change {id:?} in project {}; `memory-save review` lists them", folder.project)
+    };
+    Ok((pending.remove(at), pending))
 }
 
 /// Applies one held op as a save applies its reply, to the file as it is
 /// now, and records it in the history.
 fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id: &str) -> Result<()> {
     let _lock = folder.lock()?;
-    let mut pending = load(folder);
-    let Some(at) = pending.iter().position(|p| p.id == id) else { bail!(not_found(folder, id)) };
-    let held = pending[at].clone();
+    let (held, pending) = take_pending(folder, id)?;
     let current = crate::save::current_under_lock(folder)?;
     let reply = Reply { ops: vec![held.op.clone()], ..Reply::default() };
     let outcome = apply::apply_with(&current, &reply, &folder.project, &folder.topic_files(), Options::default());
@@ -182,7 +183,7 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
         bail!("{id} cannot be written: {}; it stays pending (reject it with --reject {id})", refused.why);
     }
     let message = format!("review: approved {id}: {}", describe(&held.op).replace('\n', " "));
-    let origin = Origin { by: Some("memory-save review --approve".into()), ..held.origin.clone() };
+    let origin = Origin { by: Some("memory-save review --approve".into()), ..held.origin };
     crate::save::commit(folder, &current, &outcome, &message, &origin)?;
     // In a team memory the rule you approved is yours: never held again as
     // a teammate's.
@@ -191,7 +192,6 @@ fn approve(roots: &Roots, project: &crate::project::Project, folder: &Folder, id
             crate::team::approve(roots, &project.identity, &folder.project, dir, rule.trim())?;
         }
     }
-    pending.remove(at);
     store(folder, &pending)?;
     let line = if outcome.skipped.is_empty() {
         format!("memory-save: approved {id} and wrote it to {}", folder.memory_path().display())
