@@ -107,20 +107,15 @@ fn state_line(
         "memory-save: 1 rule waits for review: memory-save review".to_string()
     } else if rules_waiting > 1 {
         format!("memory-save: rules wait for review ({rules_waiting}): memory-save review")
-    } else if let Some(since) = not_synced {
-        match since {
-            Some(at) => format!("memory-save: not synced since {} (memory-save doctor)", clock(at)),
-            None => "memory-save: not synced yet (memory-save doctor)".to_string(),
-        }
+    } else if let Some(Some(at)) = not_synced {
+        format!("memory-save: not synced since {} (memory-save doctor)", clock(at))
+    } else if let Some(None) = not_synced {
+        "memory-save: not synced yet (memory-save doctor)".to_string()
     } else if let Some(since) = saving {
         timed("saving…", since)
     } else if let Some(status) = last {
-        match state.outcome.month_usd {
-            Some(month) => {
-                timed(&format!("{} · {} this month", status.text, crate::memory::cost::usd(month)), status.at)
-            }
-            None => timed(&status.text, status.at),
-        }
+        let month = state.outcome.month_usd.map(|m| format!(" · {} this month", crate::memory::cost::usd(m)));
+        timed(&format!("{}{}", status.text, month.unwrap_or_default()), status.at)
     } else {
         let loaded = state.input.baseline.as_ref().filter(|b| b.lines > 0)?;
         timed(&format!("loaded {}", crate::memory::report::plural(loaded.lines as u64, "line")), loaded.at)
