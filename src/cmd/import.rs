@@ -106,22 +106,15 @@ fn read_source(source: &Path) -> Result<Source> {
         let name = source.file_name().unwrap_or_default().to_string_lossy().into_owned();
         return Ok((Some((name, read(source)?)), Vec::new()));
     }
-    let mut memory = None;
     let mut topics = Vec::new();
     let mut entries: Vec<_> = fs_err::read_dir(source)?.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if !is_file || !name.to_ascii_lowercase().ends_with(".md") {
-            continue;
-        }
-        let text = read(&entry.path())?;
-        if name == "MEMORY.md" {
-            memory = Some((name, text));
-        } else {
-            topics.push((name, text));
+        if entry.file_type().is_ok_and(|t| t.is_file()) && name.to_ascii_lowercase().ends_with(".md") {
+            topics.push((name, read(&entry.path())?));
         }
     }
+    let memory = topics.iter().position(|(name, _)| name == "MEMORY.md").map(|at| topics.remove(at));
     Ok((memory, topics))
 }
