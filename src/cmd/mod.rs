@@ -63,12 +63,10 @@ fn round_dollars(value: &mut serde_json::Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                match v {
-                    Value::Number(n) if key.ends_with("usd") && n.is_f64() => {
-                        let rounded = crate::memory::cost::round_usd(n.as_f64().unwrap_or_default());
-                        *n = serde_json::Number::from_f64(rounded).unwrap_or(n.clone());
-                    }
-                    _ => round_dollars(v),
+                let dollars = v.as_f64().filter(|_| v.is_f64() && key.ends_with("usd"));
+                match dollars.and_then(|usd| serde_json::Number::from_f64(crate::memory::cost::round_usd(usd))) {
+                    Some(rounded) => *v = rounded.into(),
+                    None => round_dollars(v),
                 }
             }
         }
