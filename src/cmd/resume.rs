@@ -68,7 +68,6 @@ impl super::Run for ResumeArgs {
             }
             return super::println(&format!("no paused session in project {}; nothing to resume", project.name));
         }
-        let text = format!("memory-save: resumed {}", resumed.join(", "));
-        super::println(&text)
+        super::println(&format!("memory-save: resumed {}", resumed.join(", ")))
     }
 }
