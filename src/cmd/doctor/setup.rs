@@ -85,24 +85,18 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     let with_hooks: Vec<_> = found.iter().filter(|r| r.commands > 0).collect();
     let plugin = found.iter().find_map(|r| r.plugin.clone().map(|p| (p, r.scope)));
     match (with_hooks.as_slice(), &plugin) {
-        ([], None) => {
-            report.problem(
-                "memory-save's hooks are registered nowhere (user, project or project-local settings, or the plugin)",
-                "run memory-save install (or ./install.sh)",
-            );
-            return Ok(());
-        }
-        ([], Some((plugin, _))) => {
-            // The plugin's hooks run `memory-save` from PATH.
-            match which::which("memory-save") {
-                Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
-                Err(_) => report.problem(
-                    &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
-                    "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
-                ),
-            }
-            return Ok(());
-        }
+        ([], None) => report.problem(
+            "memory-save's hooks are registered nowhere (user, project or project-local settings, or the plugin)",
+            "run memory-save install (or ./install.sh)",
+        ),
+        // The plugin's hooks run `memory-save` from PATH.
+        ([], Some((plugin, _))) => match which::which("memory-save") {
+            Ok(path) => report.ok(&format!("hooks registered by the plugin {plugin}, running {}", path.display())),
+            Err(_) => report.problem(
+                &format!("the plugin {plugin} runs memory-save from PATH, and it is not there"),
+                "put cargo's bin folder (~/.cargo/bin) on the PATH Claude Code starts with",
+            ),
+        },
         ([one, ..], Some((plugin, scope))) => report.problem(
             &format!("registered twice: the plugin {plugin} (enabled in {scope}) and hooks in {}", one.path),
             &format!("keep one: {} removes the settings hooks, or disable the plugin", uninstall_command(one.scope)),
@@ -112,6 +106,10 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
             &format!("keep one: {} removes the hooks in {}", uninstall_command(second.scope), second.path),
         ),
         _ => {}
+    }
+    // No settings file holds our hooks: the checks below look at those only.
+    if with_hooks.is_empty() {
+        return Ok(());
     }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     // Every hook command a full install registers, with its event.
