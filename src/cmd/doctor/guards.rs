@@ -3,6 +3,7 @@
 //! never matches.
 
 use super::Report;
+use crate::store::guards::{self, Standing};
 
 /// A guard the user let through more often than this may be wrong.
 const OVERRIDES_WRONG: u64 = 3;
@@ -12,14 +13,13 @@ const STALE_DAYS: i64 = 30;
 /// The project's guards that do nothing, or that the user keeps overriding.
 pub(super) fn check_guards(report: &mut Report) {
     let Ok(crate::cmd::Here { roots, config, folder, .. }) = crate::cmd::here() else { return };
-    if let Err(unreadable) = crate::store::guards::load(&folder) {
-        report.problem(&unreadable.0, crate::store::guards::UNREADABLE_FIX);
+    if let Err(unreadable) = guards::load(&folder) {
+        report.problem(&unreadable.0, guards::UNREADABLE_FIX);
         return;
     }
     let review = config.review_rules();
-    let standings =
-        crate::store::guards::standings(&folder, || crate::store::guards::rules_loaded_now(&folder, review), review);
-    let seen = crate::store::guards::seen(&roots, &folder.key());
+    let standings = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review);
+    let seen = guards::seen(&roots, &folder.key());
     let now = crate::env::now_unix();
     for (guard, standing) in standings {
         let named = format!(
@@ -32,10 +32,8 @@ pub(super) fn check_guards(report: &mut Report) {
         let seen = seen.get(&guard.id).cloned().unwrap_or_default();
         let quiet_since = seen.last_fired.unwrap_or(guard.since).max(guard.since);
         match standing {
-            crate::store::guards::Standing::Refused(why) => {
-                report.warn(&format!("{named} is refused ({why}) and binds nothing"), &remove);
-            }
-            crate::store::guards::Standing::WaitsForReview => report.warn(
+            Standing::Refused(why) => report.warn(&format!("{named} is refused ({why}) and binds nothing"), &remove),
+            Standing::WaitsForReview => report.warn(
                 &format!("{named} came from elsewhere and waits for review"),
                 &format!("if it is yours: memory-save guards --approve {}", guard.id),
             ),
