@@ -18,14 +18,15 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 
-# On Linux the binary is linked statically (glibc's crt-static), so it
-# starts without the dynamic loader's work on every hook; the flag reaches
+# On Linux the binary is linked statically (glibc's crt-static) at a fixed
+# address, so it starts without the dynamic loader's work, or a static
+# PIE's relocations, on every hook (docs/install.md); the flags reach
 # only our target through an explicit --target, so proc-macro crates still
 # build. macOS links its system library dynamically by rule.
 host=$(rustc -vV | sed -n 's/^host: //p')
 case "$host" in
     *-linux-gnu*)
-        RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+        RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static -C relocation-model=static" \
             cargo install --locked --path . --target "$host"
         ;;
     *)

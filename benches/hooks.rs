@@ -138,7 +138,7 @@ fn build_noop(dir: &Path, static_build: bool) -> PathBuf {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let mut rustc = Command::new(rustc);
     if static_build && cfg!(target_os = "linux") {
-        rustc.args(["-C", "target-feature=+crt-static"]);
+        rustc.args(["-C", "target-feature=+crt-static", "-C", "relocation-model=static"]);
     }
     let status = rustc
         .args(["-C", "opt-level=3", "-C", "strip=symbols", "-C", "panic=abort", "-o"])
