@@ -113,6 +113,14 @@ fn status_and_doctor_say_where_the_hooks_are_and_find_doubles() {
     env.cmd(&["uninstall"]).run().ok();
     let line = hooks_line(&env);
     assert!(line.contains("plugin memory-save@memory-save") && !line.contains("more than once"), "{line}");
+    // The plugin alone: Claude Code's own auto memory is named still, with a
+    // fix that registers no hooks beside the plugin's.
+    let out = env.cmd(&["doctor"]).status(3).run();
+    assert!(out.stdout.contains("auto memory is on"), "{out:#?}");
+    assert!(
+        out.stdout.contains("\"autoMemoryEnabled\": false") && !out.stdout.contains("install --disable"),
+        "{out:#?}"
+    );
 }
 
 /// A command of ours registered under another event runs at the wrong

@@ -107,8 +107,10 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
         ),
         _ => {}
     }
-    // No settings file holds our hooks: the checks below look at those only.
     if with_hooks.is_empty() {
+        if plugin.is_some() {
+            check_auto_memory(report, &cwd, None);
+        }
         return Ok(());
     }
     let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
@@ -146,17 +148,24 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
             );
         }
     }
-    let (on, why) = crate::claude::settings::auto_memory(&cwd);
-    if on {
-        // In the file that holds the hooks: an install anywhere else would
-        // register them a second time.
-        let flag = with_hooks.first().map_or("", |r| install_flag(r.scope));
-        report.warn(
-            &format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"),
-            &format!("memory-save install{flag} --disable-auto-memory turns it off (uninstall puts it back)"),
-        );
-    } else {
-        report.ok(&format!("Claude Code's own auto memory is off ({why})"));
-    }
+    check_auto_memory(report, &cwd, with_hooks.first().map(|r| install_flag(r.scope)));
     Ok(())
+}
+
+/// Claude Code's own auto memory beside ours. `install_flag`: the settings
+/// file that holds our hooks, the one an install may change; `None` for the
+/// plugin, whose user must not register the hooks a second time.
+fn check_auto_memory(report: &mut Report, cwd: &std::path::Path, install_flag: Option<&str>) {
+    let (on, why) = crate::claude::settings::auto_memory(cwd);
+    if !on {
+        return report.ok(&format!("Claude Code's own auto memory is off ({why})"));
+    }
+    let fix = match (install_flag, Scope::User.path(cwd)) {
+        (Some(flag), _) => {
+            format!("memory-save install{flag} --disable-auto-memory turns it off (uninstall puts it back)")
+        }
+        (None, Ok(path)) => format!("set \"autoMemoryEnabled\": false in {}", path.display()),
+        (None, Err(_)) => "set \"autoMemoryEnabled\": false in Claude Code's user settings".to_string(),
+    };
+    report.warn(&format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"), &fix);
 }
