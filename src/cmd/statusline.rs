@@ -71,13 +71,14 @@ impl super::Run for StatuslineArgs {
     }
 }
 
-/// What stops this session's saves beyond itself: a setting that fails
-/// closed, a budget, a used-up allowance, the plan's refusal of its model.
+/// What stops this session's saves beyond itself, in the order a save
+/// checks them: a setting that fails closed, a used-up allowance, a budget,
+/// the plan's refusal of its model.
 fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
     let stops = crate::save::money::ledger::stops(roots, &crate::config::of(roots));
     let setting = stops.config.map(|_| "paused: memory-save.toml has a problem (memory-save doctor)".to_string());
     let model = state.outcome.status.as_ref().filter(|s| s.kind == StatusKind::PausedModel).map(|s| s.text.clone());
-    stops.allowance.map(|h| h.status()).or(setting).or(stops.budget.map(|s| s.status())).or(model)
+    setting.or(stops.allowance.map(|h| h.status())).or(stops.budget.map(|s| s.status())).or(model)
 }
 
 /// The one state the status line shows, chosen by kind and order, never by

@@ -303,6 +303,14 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     assert!(doctor.stdout.contains("You've hit your 5-hour limit") && doctor.code == Some(3), "{doctor:#?}");
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(status.contains("no save runs on this machine: paused: allowance used up"), "{status}");
+    // A setting that fails closed as well: the save stops on it first, and
+    // the status line and status name it first, as the save does.
+    env.config("max_cost_per_save_usd = -1\n");
+    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID_OTHER).run().ok().stdout;
+    assert!(line.starts_with("memory-save: paused: memory-save.toml has a problem"), "{line}");
+    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(status.contains("no save runs on this machine: ") && status.contains("max_cost_per_save_usd"), "{status}");
+    env.config("");
     // resume lifts it early.
     let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok().stdout;
     assert!(resumed.contains("this machine's forks"), "{resumed}");
