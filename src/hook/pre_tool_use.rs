@@ -29,27 +29,25 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     // links, in the project or to it (macOS's /tmp is one), followed as
     // the kernel does and after `..` is worked out as text, as a tool may.
     let mut subjects = vec![written];
+    // Why a subject could not be checked: asked about, unless a guard that
+    // could be checked answers already (a refusal stays a refusal).
+    let mut unchecked = None;
     if let (Tool::Edit, Some(path)) = (tool, path) {
         let path = std::path::Path::new(&ctx.input.cwd).join(path).to_string_lossy().into_owned();
-        // On its own thread: a mount that hangs blocks a lookup in the
-        // kernel, past any check of the clock between lookups.
-        let (root, (send, answer)) = (root.clone(), std::sync::mpsc::channel());
-        std::thread::spawn(move || send.send(followed(&path, &root)));
-        match answer.recv_timeout(RESOLVE_TIME) {
-            Ok(Ok(found)) => subjects.extend(found),
-            Ok(Err(why)) => return ask(why),
-            Err(_) => return ask(past("takes too long to follow")),
+        match follow_within(path, root.clone()) {
+            Ok(found) => subjects.extend(found),
+            Err(why) => unchecked = Some(why),
         }
     }
     let mut matched = Vec::new();
     for subject in subjects {
         match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
             Ok(found) => matched.extend(found),
-            Err(why) => return ask(why),
+            Err(why) => unchecked = unchecked.or(Some(why)),
         }
     }
     matched.sort_by_key(|g| g.decision != Decision::Deny);
-    let Some(guard) = matched.first() else { return Ok(None) };
+    let Some(guard) = matched.first() else { return unchecked.map_or(Ok(None), ask) };
     // The answer goes out before the counting, which waits on locks a sync
     // or another save may hold past the hook's deadline.
     let rule = guard.rule.trim().trim_start_matches("- ");
@@ -74,6 +72,19 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
 /// How long following a call's path may take: well inside the hook's
 /// deadline, whose silent exit would let the call run.
 const RESOLVE_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// `followed` on a thread of its own, waited for `RESOLVE_TIME`: a mount
+/// that hangs blocks a lookup in the kernel, past any check of the clock
+/// between lookups. The thread's stack is set here, never by the
+/// environment's `RUST_MIN_STACK`, and one that cannot be made is `Err`.
+fn follow_within(path: String, root: String) -> Result<Vec<String>, String> {
+    let (send, answer) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || send.send(followed(&path, &root)))
+        .map_err(|e| format!("the path cannot be followed ({e}), so it cannot be checked against the guards"))?;
+    answer.recv_timeout(RESOLVE_TIME).unwrap_or_else(|_| Err(past("takes too long to follow")))
+}
 
 /// The subjects an edit of `path` has once its links are followed, each
 /// spelling of it (with `..` worked out as text, and as written) in turn.

@@ -816,3 +816,45 @@ fn asked_in(env: &Env, session: &str, dir: &std::path::Path, command: &str) -> b
         .stdout
         .contains("\"ask\"")
 }
+
+/// The path is followed on a thread of its own, whose default stack size
+/// the environment sets (`RUST_MIN_STACK`, which a project's settings
+/// `env` can hand every hook): a thread that cannot be made is asked
+/// about, never a silent exit that lets the guarded Write run.
+#[test]
+fn a_thread_that_cannot_be_made_still_asks_before_a_guarded_write() {
+    let env = gen_guarded().with_var("RUST_MIN_STACK", "999999999999999");
+    let file = env.proj.join("gen/api.rs").display().to_string();
+    assert_asked_in_time(&env, &file);
+}
+
+/// A guard the user promoted to refuse (`guards --deny`) that matches the
+/// path as written refuses it, also when following the path fails or takes
+/// too long: what cannot be checked is asked about only when nothing that
+/// could be checked answers already.
+#[test]
+#[cfg(debug_assertions)] // needs the debug build's fault hooks (`MEMORY_SAVE_FAULT_*`)
+fn a_refusing_guard_still_refuses_a_path_that_is_slow_to_follow() {
+    let env = gen_guarded();
+    let id = guards(&env)[0]["id"].as_str().unwrap().to_string();
+    env.cmd(&["guards", "--deny", &id]).in_dir(&env.proj).run().ok();
+    let file = env.proj.join("gen/api.rs");
+    let plain = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
+    assert_eq!(decision(&plain).0, "deny", "{plain:#?}");
+    let env = env.with_var("MEMORY_SAVE_FAULT_SLOW_PATH_MS", "20000");
+    let slow = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
+    assert_eq!(decision(&slow).0, "deny", "the written path matches the refusing guard: {slow:#?}");
+}
+
+/// The same in any build: a Write under the refused folder through 70
+/// folders not made yet (the Write tool makes them) is past the 64 the
+/// hook follows, and the path as written matches `gen/**`.
+#[test]
+fn a_refusing_guard_still_refuses_a_path_past_the_follower_bounds() {
+    let env = gen_guarded();
+    let id = guards(&env)[0]["id"].as_str().unwrap().to_string();
+    env.cmd(&["guards", "--deny", &id]).in_dir(&env.proj).run().ok();
+    let file = format!("{}{}/x.rs", env.proj.join("gen").display(), "/d".repeat(70));
+    let out = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
+    assert_eq!(decision(&out).0, "deny", "{out:#?}");
+}
