@@ -85,8 +85,9 @@ pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Map<String, Val
     Ok(settings)
 }
 
-/// The settings files memory-save can be registered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The settings files memory-save can be registered in, in the order
+/// Claude Code reads them: a later one outranks an earlier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
     /// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
     User,
@@ -123,20 +124,21 @@ pub fn read_map(path: &Path) -> Option<Map<String, Value>> {
     parse_settings(path, read_settings(path).ok()?.as_deref()).ok()
 }
 
-/// Whether Claude Code's auto memory is on for a session in `cwd`, and what
-/// decides it: `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, else the last settings file
-/// that sets `autoMemoryEnabled`, else on (as the 2.1.332 binary reads it).
-pub fn auto_memory(cwd: &Path) -> (bool, String) {
+/// Whether Claude Code's auto memory is on for a session in `cwd`, what
+/// decides it in words, and the settings file that does (`None`: the
+/// default, or `CLAUDE_CODE_DISABLE_AUTO_MEMORY`): the last that sets
+/// `autoMemoryEnabled`, as the 2.1.332 binary reads it.
+pub fn auto_memory(cwd: &Path) -> (bool, String, Option<Scope>) {
     if let Some(value) = crate::env::disable_auto_memory()
         && matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
     {
-        return (false, format!("CLAUDE_CODE_DISABLE_AUTO_MEMORY={value}"));
+        return (false, format!("CLAUDE_CODE_DISABLE_AUTO_MEMORY={value}"), None);
     }
-    let mut decided = (true, "Claude Code's default".to_string());
+    let mut decided = (true, "Claude Code's default".to_string(), None);
     for scope in SCOPES {
         let Ok(path) = scope.path(cwd) else { continue };
         if let Some(Value::Bool(on)) = read_map(&path).and_then(|mut s| s.remove("autoMemoryEnabled")) {
-            decided = (on, format!("autoMemoryEnabled: {on} in {}", path.display()));
+            decided = (on, format!("autoMemoryEnabled: {on} in {}", path.display()), Some(scope));
         }
     }
     decided

@@ -176,7 +176,7 @@ pub(super) fn uninstall_command(scope: &str) -> &'static str {
 
 /// Says so when Claude Code's own auto memory is on beside ours.
 fn auto_memory_note(cwd: &Path, scope: Scope) -> Result<()> {
-    let (on, why) = crate::claude::settings::auto_memory(cwd);
+    let (on, why, _) = crate::claude::settings::auto_memory(cwd);
     if on {
         super::println(&format!(
             "note: Claude Code's own auto memory is on ({why}): with memory-save too, every turn pays for two memory forks. \

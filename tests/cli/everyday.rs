@@ -464,3 +464,41 @@ fn doctor_speaks_json_for_scripts() {
     assert!(findings.iter().any(|f| f["level"] == "problem" && f["fix"].as_str().unwrap().contains("install")));
     assert!(findings.iter().any(|f| f["level"] == "ok"), "{report}");
 }
+
+/// A project's committed `.claude/settings.json` that turns Claude Code's
+/// auto memory on outranks the user's settings: doctor's fix for a
+/// plugin-only install names the file that decides, so following it to the
+/// letter turns auto memory off.
+#[test]
+fn doctor_auto_memory_fix_for_the_plugin_names_the_file_that_decides() {
+    let env = Env::new();
+    let user = env.home.join(".claude/settings.json");
+    fs::create_dir_all(user.parent().unwrap()).unwrap();
+    fs::write(&user, json!({"enabledPlugins": {"memory-save@memory-save": true}}).to_string()).unwrap();
+    fs::create_dir_all(env.proj.join(".claude")).unwrap();
+    fs::write(env.proj.join(".claude/settings.json"), json!({"autoMemoryEnabled": true}).to_string()).unwrap();
+    let out = env.cmd(&["doctor"]).in_dir(&env.proj).status(3).run();
+    assert!(out.stdout.contains("auto memory is on"), "{out:#?}");
+    // Follow the advice to the letter: the team's committed file stays as it is.
+    const FIX: &str = "set \"autoMemoryEnabled\": false in ";
+    let named = out.stdout.lines().find_map(|l| l.split_once(FIX)).map(|(_, path)| path.trim().to_string());
+    let named = std::path::PathBuf::from(named.unwrap_or_else(|| panic!("no fix by hand: {out:#?}")));
+    assert_eq!(named, env.proj.join(".claude/settings.local.json"), "{out:#?}");
+    fs::write(&named, json!({"autoMemoryEnabled": false}).to_string()).unwrap();
+    let again = env.cmd(&["doctor"]).in_dir(&env.proj).status(3).run();
+    assert!(
+        again.stdout.contains("auto memory is off"),
+        "the fix was followed and auto memory is still on: {again:#?}"
+    );
+
+    // Hooks in the user settings: an install there could not outrank the
+    // team's file either, so the fix is the same hand edit.
+    let env = Env::new();
+    env.cmd(&["install"]).run().ok();
+    fs::create_dir_all(env.proj.join(".claude")).unwrap();
+    fs::write(env.proj.join(".claude/settings.json"), json!({"autoMemoryEnabled": true}).to_string()).unwrap();
+    let out = env.cmd(&["doctor"]).in_dir(&env.proj).run();
+    let local = env.proj.join(".claude/settings.local.json");
+    assert!(out.stdout.contains(&format!("{FIX}{}", local.display())), "{out:#?}");
+    assert!(!out.stdout.contains("--disable-auto-memory"), "{out:#?}");
+}

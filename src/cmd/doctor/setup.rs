@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::Report;
 use crate::claude::hooks::BINARY_NAME;
-use crate::claude::settings::Scope;
+use crate::claude::settings::{SCOPES, Scope};
 use crate::cmd::install::uninstall_command;
 
 pub(super) fn check_login(report: &mut Report) {
@@ -148,24 +148,33 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
             );
         }
     }
-    check_auto_memory(report, &cwd, with_hooks.first().map(|r| install_flag(r.scope)));
+    let hooks = with_hooks.first().and_then(|r| SCOPES.into_iter().find(|s| s.label() == r.scope));
+    check_auto_memory(report, &cwd, hooks);
     Ok(())
 }
 
-/// Claude Code's own auto memory beside ours. `install_flag`: the settings
-/// file that holds our hooks, the one an install may change; `None` for the
-/// plugin, whose user must not register the hooks a second time.
-fn check_auto_memory(report: &mut Report, cwd: &std::path::Path, install_flag: Option<&str>) {
-    let (on, why) = crate::claude::settings::auto_memory(cwd);
+/// Claude Code's own auto memory beside ours. `hooks`: the settings file
+/// that holds our hooks, the one an install may change; `None` for the
+/// plugin, whose user must not register the hooks a second time. The fix
+/// names a file the one that decides does not outrank: a team's committed
+/// file is outranked on this machine by its project-local one.
+fn check_auto_memory(report: &mut Report, cwd: &Path, hooks: Option<Scope>) {
+    let (on, why, decided) = crate::claude::settings::auto_memory(cwd);
     if !on {
         return report.ok(&format!("Claude Code's own auto memory is off ({why})"));
     }
-    let fix = match (install_flag, Scope::User.path(cwd)) {
-        (Some(flag), _) => {
-            format!("memory-save install{flag} --disable-auto-memory turns it off (uninstall puts it back)")
-        }
-        (None, Ok(path)) => format!("set \"autoMemoryEnabled\": false in {}", path.display()),
-        (None, Err(_)) => "set \"autoMemoryEnabled\": false in Claude Code's user settings".to_string(),
+    let needed = match decided {
+        Some(Scope::Shared) => Scope::Local,
+        Some(scope) => scope,
+        None => Scope::User,
+    };
+    let fix = match (hooks, needed.path(cwd)) {
+        (Some(hooks), _) if hooks >= needed => format!(
+            "memory-save install{} --disable-auto-memory turns it off (uninstall puts it back)",
+            install_flag(hooks.label())
+        ),
+        (_, Ok(path)) => format!("set \"autoMemoryEnabled\": false in {}", path.display()),
+        (_, Err(_)) => format!("set \"autoMemoryEnabled\": false in Claude Code's {}", needed.label()),
     };
     report.warn(&format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"), &fix);
 }
