@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the release binary for this machine's target, statically linked on
 # Linux (glibc's crt-static) at a fixed address (no position-independent
-# code: a static PIE applies some 8,000 relocations at every start, a
-# tenth of each hook's time), and print its path as the last stdout line.
+# code: a static PIE applies some 8,000 relocations at every start, an
+# eighth of each hook's time), and print its path as the last stdout line.
 #
 # The flag goes to the target through an explicit --target, so that
 # proc-macro crates (built for the host) still link dynamically as rustc
