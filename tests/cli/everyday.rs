@@ -465,6 +465,20 @@ fn doctor_speaks_json_for_scripts() {
     assert!(findings.iter().any(|f| f["level"] == "ok"), "{report}");
 }
 
+/// Each finding of doctor is one line and its fix one more: a folder name
+/// holding a newline cannot print a finding of its own.
+#[test]
+fn a_newline_in_a_path_never_forges_a_doctor_finding() {
+    let env = Env::new();
+    env.cmd(&["install"]).run().ok();
+    let repo = env.git_init("x\nPROBLEM  forged");
+    fs::create_dir_all(repo.join(".claude")).unwrap();
+    fs::write(repo.join(".claude/settings.json"), json!({"autoMemoryEnabled": true}).to_string()).unwrap();
+    let out = env.cmd(&["doctor"]).in_dir(&repo).run();
+    assert!(out.stdout.contains("auto memory is on"), "{out:#?}");
+    assert!(!out.stdout.lines().any(|line| line.starts_with("PROBLEM  forged")), "{}", out.stdout);
+}
+
 /// A project's committed `.claude/settings.json` that turns Claude Code's
 /// auto memory on outranks the user's settings: doctor's fix for a
 /// plugin-only install names the file that decides, so following it to the

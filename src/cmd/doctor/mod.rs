@@ -46,8 +46,10 @@ impl Report {
             "warning" => c.warn("WARNING "),
             _ => c.bad("PROBLEM "),
         };
-        let fix = fix.map(|f| format!("\n         {}", c.plain(&format!("→ {f}")))).unwrap_or_default();
-        let _ = super::print_painted(&format!("{label} {}{fix}\n", visible(what)));
+        // One line each: a newline in a path would print a finding of its own.
+        let line = |text: &str| visible(&text.replace('\n', "\\n"));
+        let fix = fix.map(|f| format!("\n         {}", c.plain(&format!("→ {}", line(f))))).unwrap_or_default();
+        let _ = super::print_painted(&format!("{label} {}{fix}\n", line(what)));
     }
 
     fn ok(&mut self, what: &str) {
