@@ -106,6 +106,15 @@ impl Scope {
         }
     }
 
+    /// The flag that installs into this scope's file.
+    pub fn install_flag(self) -> &'static str {
+        match self {
+            Scope::User => "",
+            Scope::Shared => " --shared",
+            Scope::Local => " --project",
+        }
+    }
+
     /// The file of this scope for `cwd`: project files sit at its work tree's top.
     pub fn path(self, cwd: &Path) -> Result<PathBuf> {
         let file = match self {
@@ -142,6 +151,27 @@ pub fn auto_memory(cwd: &Path) -> (bool, String, Option<Scope>) {
         }
     }
     decided
+}
+
+/// What turns auto memory off, decided by the file of `decided` (`None`:
+/// Claude Code's default), for a user whose hooks are in the file of
+/// `hooks` (`None`: the plugin, which an install would register a second
+/// time). It names a file the deciding one does not outrank; a team's
+/// committed file is outranked on this machine by its project-local one.
+pub fn auto_memory_fix(cwd: &Path, hooks: Option<Scope>, decided: Option<Scope>) -> String {
+    let needed = match decided {
+        Some(Scope::Shared) => Scope::Local,
+        Some(scope) => scope,
+        None => Scope::User,
+    };
+    match (hooks, needed.path(cwd)) {
+        (Some(hooks), _) if hooks >= needed => format!(
+            "memory-save install{} --disable-auto-memory turns it off (uninstall puts it back)",
+            hooks.install_flag()
+        ),
+        (_, Ok(path)) => format!("set \"autoMemoryEnabled\": false in {}", path.display()),
+        (_, Err(_)) => format!("set \"autoMemoryEnabled\": false in Claude Code's {}", needed.label()),
+    }
 }
 
 /// A login this process has only in `CLAUDE_CODE_OAUTH_TOKEN`, which no

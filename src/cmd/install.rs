@@ -176,12 +176,12 @@ pub(super) fn uninstall_command(scope: &str) -> &'static str {
 
 /// Says so when Claude Code's own auto memory is on beside ours.
 fn auto_memory_note(cwd: &Path, scope: Scope) -> Result<()> {
-    let (on, why, _) = crate::claude::settings::auto_memory(cwd);
+    let (on, why, decided) = crate::claude::settings::auto_memory(cwd);
     if on {
+        let fix = crate::claude::settings::auto_memory_fix(cwd, Some(scope), decided);
         super::println(&format!(
             "note: Claude Code's own auto memory is on ({why}): with memory-save too, every turn pays for two memory forks. \
-             To leave memory to memory-save: memory-save install --disable-auto-memory{}",
-            if scope == Scope::User { "" } else { " (with the same --project or --shared)" }
+             To leave memory to memory-save: {fix}"
         ))?;
     }
     Ok(())

@@ -515,4 +515,8 @@ fn doctor_auto_memory_fix_for_the_plugin_names_the_file_that_decides() {
     let local = env.proj.join(".claude/settings.local.json");
     assert!(out.stdout.contains(&format!("{FIX}{}", local.display())), "{out:#?}");
     assert!(!out.stdout.contains("--disable-auto-memory"), "{out:#?}");
+    // install's own note gives the same fix.
+    let out = env.cmd(&["install"]).in_dir(&env.proj).run().ok();
+    assert!(out.stdout.contains(&format!("{FIX}{}", local.display())), "{out:#?}");
+    assert!(!out.stdout.contains("--disable-auto-memory"), "{out:#?}");
 }

@@ -64,14 +64,11 @@ fn version_of(claude: &Path) -> Option<String> {
 /// `claude --version` answers in about a second, or not at all.
 const VERSION_LIMIT: Duration = Duration::from_secs(10);
 
-/// The flag that installs into the settings file of `scope`, so advice to
-/// install names the file that already holds the hooks, never a second one.
+/// The flag that installs into the settings file of `scope` (its label), so
+/// advice to install names the file that already holds the hooks, never a
+/// second one.
 fn install_flag(scope: &str) -> &'static str {
-    match scope {
-        s if s == Scope::Local.label() => " --project",
-        s if s == Scope::Shared.label() => " --shared",
-        _ => "",
-    }
+    SCOPES.into_iter().find(|s| s.label() == scope).map_or("", Scope::install_flag)
 }
 
 pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
@@ -153,28 +150,13 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-/// Claude Code's own auto memory beside ours. `hooks`: the settings file
-/// that holds our hooks, the one an install may change; `None` for the
-/// plugin, whose user must not register the hooks a second time. The fix
-/// names a file the one that decides does not outrank: a team's committed
-/// file is outranked on this machine by its project-local one.
+/// Claude Code's own auto memory beside ours; `hooks`: the settings file
+/// that holds our hooks (`None`: the plugin).
 fn check_auto_memory(report: &mut Report, cwd: &Path, hooks: Option<Scope>) {
     let (on, why, decided) = crate::claude::settings::auto_memory(cwd);
     if !on {
         return report.ok(&format!("Claude Code's own auto memory is off ({why})"));
     }
-    let needed = match decided {
-        Some(Scope::Shared) => Scope::Local,
-        Some(scope) => scope,
-        None => Scope::User,
-    };
-    let fix = match (hooks, needed.path(cwd)) {
-        (Some(hooks), _) if hooks >= needed => format!(
-            "memory-save install{} --disable-auto-memory turns it off (uninstall puts it back)",
-            install_flag(hooks.label())
-        ),
-        (_, Ok(path)) => format!("set \"autoMemoryEnabled\": false in {}", path.display()),
-        (_, Err(_)) => format!("set \"autoMemoryEnabled\": false in Claude Code's {}", needed.label()),
-    };
+    let fix = crate::claude::settings::auto_memory_fix(cwd, hooks, decided);
     report.warn(&format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"), &fix);
 }
