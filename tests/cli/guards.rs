@@ -732,8 +732,7 @@ fn assert_asked_in_time(env: &Env, file: &str) {
 #[test]
 fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
     let env = Env::new();
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     let other = env.git_init("elsewhere/proj");
     env.hook("session-start").fixture("SessionStart-startup.json").session("personal").cwd(&other).run().ok();
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
@@ -756,8 +755,7 @@ fn a_team_memory_and_a_personal_one_of_one_name_never_share_guards() {
 #[test]
 fn a_team_worktrees_guards_bind_only_in_its_own_sessions() {
     let env = Env::new();
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     env.git(&env.proj, &["add", "-A"]);
     env.git(&env.proj, &["commit", "-q", "-m", "team memory"]);
     let tree = env.root().join("tree");
@@ -782,8 +780,7 @@ fn a_team_worktrees_guards_bind_only_in_its_own_sessions() {
 #[test]
 fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
     let env = Env::new();
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -12,10 +12,6 @@ const NO_ITEST: &str = "- Never run the integration tests locally: they hit the 
 
 fn session_start(env: &Env, session: &str, dir: &Path) -> String {
     env.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir).run().ok().stdout
-}
-
-fn load_part1(env: &Env, dir: &Path, session: &str) -> Value {
-    serde_json::from_str(&session_start(env, session, dir)).unwrap_or(Value::Null)
 }
 
 /// Whether `pytest tests/integration` in a session of `dir` is refused (not
@@ -112,9 +108,8 @@ fn an_adoption_never_overwrites_the_record_of_a_folder_named_adopted() {
 fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
     let env = Env::new();
     env.config("review = \"rules\"\n");
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    load_part1(&env, &env.proj, "first");
+    env.team_init();
+    env.load_part1(&env.proj, "first");
     let team = env.proj.join(".claude/memory/MEMORY.md");
     let text = std::fs::read_to_string(&team).unwrap().replacen(
         "## CRITICAL RULES\n",
@@ -122,10 +117,10 @@ fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
         1,
     );
     std::fs::write(&team, text).unwrap();
-    load_part1(&env, &env.proj, "pulled");
+    env.load_part1(&env.proj, "pulled");
     env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
     let loaded = |session: &str| {
-        let block = load_part1(&env, &env.proj, session);
+        let block = env.load_part1(&env.proj, session);
         block["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
     };
     assert!(loaded("approved").contains("A teammate's rule, approved here."));

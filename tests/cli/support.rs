@@ -150,6 +150,19 @@ impl Env {
         self
     }
 
+    /// `proj` as a team's repository: a first commit, then `team init`.
+    pub fn team_init(&self) {
+        self.git(&self.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
+        self.cmd(&["team", "init"]).in_dir(&self.proj).run().ok();
+    }
+
+    /// What SessionStart's part 1 gives a session of `dir`, as JSON (`Null`
+    /// when it prints nothing).
+    pub fn load_part1(&self, dir: &Path, session: &str) -> Value {
+        let out = self.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir);
+        serde_json::from_str(&out.arg("--part").arg("1").run().ok().stdout).unwrap_or(Value::Null)
+    }
+
     /// `<tmp>/<name>`, a fresh git repository.
     pub fn git_init(&self, name: &str) -> PathBuf {
         let dir = self.root().join(name);

@@ -22,19 +22,6 @@ fn git_out(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn load(env: &Env, dir: &Path, session: &str) -> Value {
-    let out = env
-        .hook("session-start")
-        .fixture("SessionStart-startup.json")
-        .session(session)
-        .cwd(dir)
-        .arg("--part")
-        .arg("1")
-        .run()
-        .ok();
-    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
-}
-
 #[test]
 fn team_init_keeps_the_memory_in_the_repository_and_saves_never_commit() {
     let env = Env::new();
@@ -50,7 +37,7 @@ fn team_init_keeps_the_memory_in_the_repository_and_saves_never_commit() {
     );
     assert!(fs::read_to_string(env.proj.join(".git/config")).unwrap().contains("[merge \"memory-save\"]"));
 
-    let block = load(&env, &env.proj, "team-load-1");
+    let block = env.load_part1(&env.proj, "team-load-1");
     let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.starts_with("[PROJECT MEMORY: proj · team memory in .claude/memory/MEMORY.md]"), "{context}");
 
@@ -79,8 +66,8 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
     let other = env.root().join("clone");
     git_out(env.root(), &["clone", "-q", origin.to_str().unwrap(), other.to_str().unwrap()]);
     // A clone's first session registers the driver in its own config.
-    load(&env, &env.proj, "one-first");
-    load(&env, &other, "two-first");
+    env.load_part1(&env.proj, "one-first");
+    env.load_part1(&other, "two-first");
     assert!(fs::read_to_string(other.join(".git/config")).unwrap().contains("[merge \"memory-save\"]"));
 
     env.script_reply(1, &reply(json!([add(ARCH, "- From clone one.")]), json!([])));
@@ -101,10 +88,10 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
     assert!(!merged.contains("<<<<<<<") && !merged.contains(">>>>>>>"), "{merged}");
 
     // The rule came from a teammate: the next session quotes it.
-    let block = load(&env, &env.proj, "one-after-pull");
+    let block = env.load_part1(&env.proj, "one-after-pull");
     let message = block["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("new CRITICAL RULES") && message.contains("Never deploy on Fridays"), "{block}");
-    let again = load(&env, &env.proj, "one-again");
+    let again = env.load_part1(&env.proj, "one-again");
     assert!(again["systemMessage"].is_null(), "said once: {again}");
 }
 
@@ -112,9 +99,8 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
 fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     let env = Env::new();
     env.config("review = \"rules\"\n");
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    load(&env, &env.proj, "first-load");
+    env.team_init();
+    env.load_part1(&env.proj, "first-load");
     // A pull brings a rule this machine never saw.
     let team = env.proj.join(".claude/memory/MEMORY.md");
     let text = fs::read_to_string(&team).unwrap().replacen(
@@ -123,7 +109,7 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
         1,
     );
     fs::write(&team, text).unwrap();
-    let block = load(&env, &env.proj, "after-pull");
+    let block = env.load_part1(&env.proj, "after-pull");
     let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(!context.contains("Push straight to main"), "held, not loaded: {context}");
     let message = block["systemMessage"].as_str().unwrap_or_default();
@@ -146,7 +132,7 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     let id = listed.split_whitespace().next().unwrap().to_string();
     env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
-    let block = load(&env, &env.proj, "after-approve");
+    let block = env.load_part1(&env.proj, "after-approve");
     assert!(block["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Run the tests first."));
     assert!(block["systemMessage"].is_null(), "{block}");
 }
@@ -154,8 +140,7 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
 #[test]
 fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
     let env = Env::new();
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     git_out(&env.proj, &["add", "-A"]);
     git_out(&env.proj, &["commit", "-q", "-m", "team memory"]);
     let tree = env.root().join("tree");
@@ -169,7 +154,7 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
 
     // A line that came by a pull and holds a secret: the load says so, also
     // after a load that found the file clean (and remembered that).
-    let clean = load(&env, &env.proj, "before-secret");
+    let clean = env.load_part1(&env.proj, "before-secret");
     assert!(clean["systemMessage"].is_null(), "{clean}");
     let key = crate::support::github_token();
     let team = env.proj.join(".claude/memory/MEMORY.md");
@@ -179,7 +164,7 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
         1,
     );
     fs::write(&team, text).unwrap();
-    let block = load(&env, &env.proj, "after-secret");
+    let block = env.load_part1(&env.proj, "after-secret");
     let message = block["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("MEMORY.md line") && message.contains("GitHub token"), "{block}");
     assert!(!message.contains(&key), "the secret is not echoed: {message}");
@@ -195,8 +180,7 @@ fn review_is_keyed_by_the_repository_not_by_the_path() {
     let env = Env::new();
     env.config("review = \"rules\"\n");
     git_out(&env.proj, &["remote", "add", "origin", "git@github.com:me/app.git"]);
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     let team = env.proj.join(".claude/memory/MEMORY.md");
     let with_rule = |rule: &str| {
         fs::read_to_string(&team).unwrap().replacen(
@@ -206,7 +190,7 @@ fn review_is_keyed_by_the_repository_not_by_the_path() {
         )
     };
     fs::write(&team, with_rule("- Approved rule.")).unwrap();
-    load(&env, &env.proj, "first");
+    env.load_part1(&env.proj, "first");
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     let id = listed.split_whitespace().next().unwrap().to_string();
     env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
@@ -218,7 +202,7 @@ fn review_is_keyed_by_the_repository_not_by_the_path() {
     git_out(&env.proj, &["commit", "-q", "-m", "team memory"]);
     let tree = env.root().join("tree");
     git_out(&env.proj, &["worktree", "add", "-q", tree.to_str().unwrap()]);
-    let block = load(&env, &tree, "in-the-worktree");
+    let block = env.load_part1(&tree, "in-the-worktree");
     let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- Approved rule."), "approved on this machine: {context}");
     assert!(!context.contains("Never approved here"), "held at the first load of a new path: {context}");
@@ -232,16 +216,15 @@ fn review_is_keyed_by_the_repository_not_by_the_path() {
 fn your_approved_rule_loads_and_a_held_rule_never_reaches_the_fork() {
     let env = Env::new();
     env.config("review = \"rules\"\n");
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    load(&env, &env.proj, "first");
+    env.team_init();
+    env.load_part1(&env.proj, "first");
     env.script_reply(1, &reply(json!([add("CRITICAL RULES", "- Our own rule.")]), json!([])));
     env.saved_turn(SID, 1);
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     let id = listed.split_whitespace().next().unwrap().to_string();
     assert!(!id.starts_with("team-") && listed.contains("Our own rule"), "{listed}");
     env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
-    let block = load(&env, &env.proj, "after-approve");
+    let block = env.load_part1(&env.proj, "after-approve");
     let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- Our own rule."), "held again as a team rule: {block}");
     // A teammate's rule by a pull: held, and the fork is not shown it.
@@ -259,8 +242,7 @@ fn your_approved_rule_loads_and_a_held_rule_never_reaches_the_fork() {
 #[test]
 fn a_history_shipped_in_the_repository_is_never_read() {
     let env = Env::new();
-    git_out(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     env.script_reply(1, &reply(json!([add(ARCH, "- Our fact.")]), json!([])));
     env.saved_turn(SID, 1);
     let shipped = env.proj.join(".claude/memory/.history");
@@ -280,8 +262,7 @@ fn a_history_shipped_in_the_repository_is_never_read() {
 #[test]
 fn a_team_memory_and_a_personal_one_of_one_name_list_only_their_own_saves() {
     let env = Env::new();
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
+    env.team_init();
     let other = env.git_init("elsewhere/proj");
     env.script_reply(1, &adds("- The team memory's fact."));
     env.saved_turn(SID, 1);
@@ -305,9 +286,8 @@ fn a_team_memory_and_a_personal_one_of_one_name_list_only_their_own_saves() {
 fn a_plain_repository_named_like_a_team_never_sees_its_held_rules() {
     let env = Env::new();
     env.config("review = \"rules\"\n");
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    load(&env, &env.proj, "first");
+    env.team_init();
+    env.load_part1(&env.proj, "first");
     env.script_reply(1, &reply(json!([add("CRITICAL RULES", "- The team's held rule.")]), json!([])));
     env.saved_turn(SID, 1);
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
@@ -341,9 +321,8 @@ fn a_plain_repository_named_like_a_team_never_sees_its_held_rules() {
 #[test]
 fn a_team_working_trees_state_under_an_earlier_name_is_kept() {
     let env = Env::new();
-    env.git(&env.proj, &["commit", "-q", "--allow-empty", "-m", "start"]);
-    env.cmd(&["team", "init"]).in_dir(&env.proj).run().ok();
-    load(&env, &env.proj, "first");
+    env.team_init();
+    env.load_part1(&env.proj, "first");
     let projects = env.mem.join("state/memory-save/projects");
     let record = fs::read_dir(&projects)
         .unwrap()
@@ -357,7 +336,7 @@ fn a_team_working_trees_state_under_an_earlier_name_is_kept() {
     let earlier = projects.join(name.replacen("proj.team-", "proj-0123abcd.team-", 1));
     fs::write(&earlier, state.to_string()).unwrap();
     fs::remove_file(&record).unwrap();
-    load(&env, &env.proj, "upgraded");
+    env.load_part1(&env.proj, "upgraded");
     let now: Value = serde_json::from_str(&fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(now["quoted"], json!(["- A rule quoted before the upgrade."]), "{now}");
     assert!(!earlier.exists());
