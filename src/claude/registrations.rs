@@ -6,12 +6,12 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::hooks::{BINARY_NAME, entries, our_subcommand, shell_words, unguarded};
-use super::settings;
+use super::settings::{self, Scope};
 
 /// One settings file's hook commands of ours, and the plugin if it enables it.
 #[derive(Debug, serde::Serialize)]
 pub struct Registration {
-    pub scope: &'static str,
+    pub scope: Scope,
     pub path: String,
     /// How many of our hook commands it holds.
     pub commands: usize,
@@ -67,7 +67,7 @@ pub fn registrations(cwd: &Path) -> Vec<Registration> {
             continue;
         }
         found.push(Registration {
-            scope: scope.label(),
+            scope,
             path: path.display().to_string(),
             commands: programs.len(),
             programs,

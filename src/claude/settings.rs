@@ -106,6 +106,11 @@ impl Scope {
         }
     }
 
+    /// The command that takes our hooks out of this scope's file.
+    pub fn uninstall_command(self) -> &'static str {
+        if self == Scope::User { "memory-save uninstall" } else { "memory-save uninstall --project" }
+    }
+
     /// The flag that installs into this scope's file.
     pub fn install_flag(self) -> &'static str {
         match self {
@@ -123,6 +128,19 @@ impl Scope {
             Scope::Local => "settings.local.json",
         };
         Ok(crate::project::work_tree_top(cwd).join(".claude").join(file))
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// As `status --json` names it: its label.
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
     }
 }
 

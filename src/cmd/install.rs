@@ -148,18 +148,17 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
 /// `file` is the one installed into: run from the home folder, the
 /// project's settings file is the user's.
 fn registered_elsewhere(cwd: &Path, scope: Scope, file: &str) -> Result<()> {
-    let ours = scope.label();
     for r in crate::claude::registrations::registrations(cwd) {
         if let Some(plugin) = &r.plugin {
             super::println(&format!(
                 "warning: the plugin {plugin} is enabled in {}: with these hooks too, every hook runs twice and every save is paid twice. \
                  Keep one: claude plugin disable {plugin}, or {}",
                 r.path,
-                uninstall_command(ours)
+                scope.uninstall_command()
             ))?;
         }
-        if r.commands > 0 && r.scope != ours && r.path != file {
-            let remove = uninstall_command(r.scope);
+        if r.commands > 0 && r.scope != scope && r.path != file {
+            let remove = r.scope.uninstall_command();
             super::println(&format!(
                 "warning: {} ({}) registers memory-save's hooks too: a session here runs both, every save twice. Keep one: {remove}",
                 r.scope, r.path
@@ -167,11 +166,6 @@ fn registered_elsewhere(cwd: &Path, scope: Scope, file: &str) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// What takes out the hooks in the settings file of `scope` (its label).
-pub(super) fn uninstall_command(scope: &str) -> &'static str {
-    if scope == Scope::User.label() { "memory-save uninstall" } else { "memory-save uninstall --project" }
 }
 
 /// Says so when Claude Code's own auto memory is on beside ours.

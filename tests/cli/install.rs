@@ -606,6 +606,11 @@ fn install_says_when_a_session_would_run_memory_save_twice() {
         "{}",
         out.stdout
     );
+    // status names each file by its scope, as the warnings do.
+    let status: serde_json::Value =
+        serde_json::from_str(&home.run_in(&project, &["status", "--json"]).ok().stdout).unwrap();
+    let scopes: Vec<&str> = status["hooks"].as_array().unwrap().iter().map(|h| h["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, ["user settings", "project-local settings"]);
     // The other way round.
     let out = home.run_in(&project, &["install"]).ok();
     assert!(

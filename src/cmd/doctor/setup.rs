@@ -9,8 +9,7 @@ use anyhow::Result;
 
 use super::Report;
 use crate::claude::hooks::BINARY_NAME;
-use crate::claude::settings::{SCOPES, Scope};
-use crate::cmd::install::uninstall_command;
+use crate::claude::settings::Scope;
 
 pub(super) fn check_login(report: &mut Report) {
     let settings = Scope::User.path(Path::new("."));
@@ -64,13 +63,6 @@ fn version_of(claude: &Path) -> Option<String> {
 /// `claude --version` answers in about a second, or not at all.
 const VERSION_LIMIT: Duration = Duration::from_secs(10);
 
-/// The flag that installs into the settings file of `scope` (its label), so
-/// advice to install names the file that already holds the hooks, never a
-/// second one.
-fn install_flag(scope: &str) -> &'static str {
-    SCOPES.into_iter().find(|s| s.label() == scope).map_or("", Scope::install_flag)
-}
-
 pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
     let cwd = std::env::current_dir()?;
     let found = crate::claude::registrations::registrations(&cwd);
@@ -96,11 +88,11 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
         },
         ([one, ..], Some((plugin, scope))) => report.problem(
             &format!("registered twice: the plugin {plugin} (enabled in {scope}) and hooks in {}", one.path),
-            &format!("keep one: {} removes the settings hooks, or disable the plugin", uninstall_command(one.scope)),
+            &format!("keep one: {} removes the settings hooks, or disable the plugin", one.scope.uninstall_command()),
         ),
         ([first, second, ..], None) => report.problem(
             &format!("hooks registered twice: in {} and in {}; every hook runs twice", first.path, second.path),
-            &format!("keep one: {} removes the hooks in {}", uninstall_command(second.scope), second.path),
+            &format!("keep one: {} removes the hooks in {}", second.scope.uninstall_command(), second.path),
         ),
         _ => {}
     }
@@ -126,7 +118,7 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
         } else {
             report.problem(
                 &format!("{} lacks: {}", r.path, missing.join(", ")),
-                &format!("run memory-save install{} (it replaces what is there)", install_flag(r.scope)),
+                &format!("run memory-save install{} (it replaces what is there)", r.scope.install_flag()),
             );
         }
         // A shared install runs memory-save by name, from PATH.
@@ -141,12 +133,11 @@ pub(super) fn check_hooks(report: &mut Report) -> Result<()> {
                     r.path,
                     this.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
                 ),
-                &format!("run memory-save install{} from the binary you want the hooks to use", install_flag(r.scope)),
+                &format!("run memory-save install{} from the binary you want the hooks to use", r.scope.install_flag()),
             );
         }
     }
-    let hooks = with_hooks.first().and_then(|r| SCOPES.into_iter().find(|s| s.label() == r.scope));
-    check_auto_memory(report, &cwd, hooks);
+    check_auto_memory(report, &cwd, with_hooks.first().map(|r| r.scope));
     Ok(())
 }
 
