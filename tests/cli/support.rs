@@ -157,10 +157,15 @@ impl Env {
     }
 
     /// What SessionStart's part 1 gives a session of `dir`, as JSON (`Null`
-    /// when it prints nothing).
+    /// when it prints nothing; anything else that is not JSON fails).
+    #[track_caller]
     pub fn load_part1(&self, dir: &Path, session: &str) -> Value {
         let out = self.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir);
-        serde_json::from_str(&out.arg("--part").arg("1").run().ok().stdout).unwrap_or(Value::Null)
+        let stdout = out.arg("--part").arg("1").run().ok().stdout;
+        if stdout.trim().is_empty() {
+            return Value::Null;
+        }
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("part 1 printed what is not JSON ({e}): {stdout:?}"))
     }
 
     /// `<tmp>/<name>`, a fresh git repository.

@@ -92,6 +92,7 @@ fn two_clones_save_pull_and_merge_with_nothing_lost() {
     let message = block["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("new CRITICAL RULES") && message.contains("Never deploy on Fridays"), "{block}");
     let again = env.load_part1(&env.proj, "one-again");
+    assert!(again["hookSpecificOutput"]["additionalContext"].is_string(), "it loaded: {again}");
     assert!(again["systemMessage"].is_null(), "said once: {again}");
 }
 
@@ -155,6 +156,7 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
     // A line that came by a pull and holds a secret: the load says so, also
     // after a load that found the file clean (and remembered that).
     let clean = env.load_part1(&env.proj, "before-secret");
+    assert!(clean["hookSpecificOutput"]["additionalContext"].is_string(), "it loaded: {clean}");
     assert!(clean["systemMessage"].is_null(), "{clean}");
     let key = crate::support::github_token();
     let team = env.proj.join(".claude/memory/MEMORY.md");
