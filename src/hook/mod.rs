@@ -19,6 +19,7 @@ use anyhow::{Context, Result};
 use crate::config::SaveLimits;
 use crate::save::machine::Facts;
 use crate::store::paths::Roots;
+use crate::store::session::BoundGuards;
 use crate::store::state::{SessionId, SessionStore};
 use wire::{HookInput, HookOutput};
 use words::HookEvent;
@@ -185,7 +186,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
                 // Another memory's guards bind nothing here.
                 let key = project.folder(&ctx.roots).key();
                 if s.project.as_deref() != Some(key.as_str()) {
-                    s.guards.clear();
+                    s.guards = BoundGuards::default();
                 }
                 s.off = project.off_reason(&config);
                 s.guard_root = project.roots.first().map(|top| top.display().to_string()).unwrap_or_default();
@@ -198,7 +199,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
             Err(_) => {
                 s.off = None;
                 s.project = None;
-                s.guards.clear();
+                s.guards = BoundGuards::default();
             }
         }
     }

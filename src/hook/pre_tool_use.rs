@@ -15,7 +15,13 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let Some(tool) = ctx.input.tool_name.as_deref().and_then(Tool::of_tool_name) else { return Ok(None) };
     let sessions = ctx.sessions();
     let state = sessions.peek(&ctx.session);
-    if !state.input.guards.iter().any(|g| g.tool == tool) {
+    // What cannot be checked is asked about, never let through.
+    let ask = |why: String| Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}"))));
+    let guards = match state.input.guards.read() {
+        Ok(guards) => guards,
+        Err(why) => return ask(why),
+    };
+    if !guards.iter().any(|g| g.tool == tool) {
         return Ok(None);
     }
     let input = ctx.input.tool_input.as_ref();
@@ -23,8 +29,6 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let path = input.and_then(|i| i.file_path.as_deref().or(i.notebook_path.as_deref()));
     let root = &state.input.guard_root;
     let Some(written) = crate::memory::guard::subject(tool, command, path, root) else { return Ok(None) };
-    // What cannot be checked is asked about, never let through.
-    let ask = |why: String| Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}"))));
     // A path is checked as written and as the file it leads to through
     // links, in the project or to it (macOS's /tmp is one), followed as
     // the kernel does and after `..` is worked out as text, as a tool may.
@@ -41,7 +45,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     }
     let mut matched = Vec::new();
     for subject in subjects {
-        match crate::memory::guard::matching(&state.input.guards, tool, &subject) {
+        match crate::memory::guard::matching(&guards, tool, &subject) {
             Ok(found) => matched.extend(found),
             Err(why) => unchecked = unchecked.or(Some(why)),
         }

@@ -8,6 +8,7 @@ use super::Ctx;
 use super::wire::{HookOutput, HookSpecificOutput};
 use crate::memory::{block, gate};
 use crate::save::repair::REPAIR_REPORT;
+use crate::store::session::BoundGuards;
 
 /// A load waits this long for a save's write, then loads nothing: well
 /// inside the hook's deadline.
@@ -196,7 +197,9 @@ fn record_guards(ctx: &Ctx, bound: Option<Bound>) {
     let now = sessions.peek(&ctx.session).input;
     let unchanged = match &bound {
         Some((project, root, guards)) => {
-            now.project.as_deref() == Some(project.as_str()) && now.guard_root == *root && now.guards == *guards
+            now.project.as_deref() == Some(project.as_str())
+                && now.guard_root == *root
+                && now.guards == BoundGuards::of(guards)
         }
         None => now.guards.is_empty(),
     };
@@ -207,9 +210,9 @@ fn record_guards(ctx: &Ctx, bound: Option<Bound>) {
         Some((project, root, guards)) => {
             s.input.project = Some(project);
             s.input.guard_root = root;
-            s.input.guards = guards;
+            s.input.guards = BoundGuards::of(&guards);
         }
-        None => s.input.guards.clear(),
+        None => s.input.guards = BoundGuards::default(),
     });
     if let Err(e) = recorded {
         crate::store::log::error(&format!("cannot record the session's guards: {e:#}"));

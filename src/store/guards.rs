@@ -273,7 +273,7 @@ pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
 /// Gives every open session of the folder's project the guards that bind
 /// now, so a change binds from the next tool call.
 pub fn publish(folder: &Folder, review: bool) {
-    let active = active(folder, || rules_loaded_now(folder, review), review);
+    let active = super::session::BoundGuards::of(&active(folder, || rules_loaded_now(folder, review), review));
     let sessions = super::state::SessionStore::new(folder.state_root().join("sessions"));
     for (id, state) in sessions.all() {
         if state.input.project.as_deref() != Some(folder.key().as_str()) || state.input.guards == active {

@@ -253,6 +253,28 @@ fn without_the_review_gate_a_foreign_guard_only_asks_and_cannot_crowd_out_the_us
     assert_eq!((answer.as_str(), why.contains("too long to check")), ("ask", true), "{why}");
 }
 
+/// Only PreToolUse reads a session's guards: a turn's other hooks keep
+/// them as they were, and guards it cannot read ask, never let through.
+#[test]
+fn a_turn_keeps_the_sessions_guards_and_unreadable_ones_ask() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", r"pytest\s+tests/integration")]), json!([])));
+    env.saved_turn(SID, 1);
+    let bound = env.state(SID).guards().clone();
+    assert_eq!(bound.as_array().map(Vec::len), Some(1), "{bound}");
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(SID).run().ok();
+    env.hook("post-tool-use").fixture("PostToolUse-main.json").session(SID).run().ok();
+    assert!(env.state(SID).tool_ran(), "the turn rewrote the state");
+    env.hook("stop").fixture("Stop.json").session(SID).run().ok();
+    assert_eq!(env.state(SID).guards(), &bound);
+    assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+    let state = env.state(SID).with_guards(json!({"not": "a list of guards"}));
+    std::fs::write(env.sessions_dir().join(format!("{SID}.json")), state.0.to_string()).unwrap();
+    let (answer, reason) = decision(&pre_tool(&env, SID, "Bash", json!({"command": "ls"})));
+    assert_eq!(answer, "ask");
+    assert!(reason.starts_with("memory-save: the session's guards cannot be read ("), "{reason}");
+}
+
 #[test]
 fn pre_tool_use_is_silent_without_guards_and_on_any_input() {
     let env = Env::new();

@@ -105,6 +105,17 @@ impl Session {
     pub fn route(&self) -> &Value {
         &self.0["input"]["route"]
     }
+
+    /// The guards the session binds, as its file keeps them.
+    pub fn guards(&self) -> &Value {
+        &self.0["input"]["guards"]
+    }
+
+    /// The same state binding `guards` instead.
+    pub fn with_guards(mut self, guards: Value) -> Session {
+        self.0["input"]["guards"] = guards;
+        self
+    }
 }
 
 impl std::fmt::Display for Session {

@@ -62,8 +62,8 @@ pub struct SessionInput {
     pub baseline: Option<Baseline>,
     /// The guards that bind in this session (`store::guards`); left out of
     /// the file when none, which the hot hooks read and write at every turn.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub guards: Vec<crate::memory::guard::Active>,
+    #[serde(skip_serializing_if = "BoundGuards::is_empty")]
+    pub guards: BoundGuards,
     /// The project's top, which an edit guard's glob is relative to.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub guard_root: String,
@@ -71,6 +71,48 @@ pub struct SessionInput {
     /// PostToolUse means the user let it run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked: Option<(String, String)>,
+}
+
+/// The guards a session binds, kept as their JSON text: PreToolUse alone
+/// reads them, so the other hot hooks pass them through without building
+/// them (a fifth of PostToolUse's instructions with 20 guards).
+#[derive(Debug, Clone, Default)]
+pub struct BoundGuards(Option<Box<serde_json::value::RawValue>>);
+
+impl BoundGuards {
+    pub fn of(guards: &[crate::memory::guard::Active]) -> BoundGuards {
+        let text = (!guards.is_empty()).then(|| serde_json::value::to_raw_value(guards).ok()).flatten();
+        BoundGuards(text)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The guards; `Err` when the text is not a list of them, which the
+    /// caller asks about rather than lets through.
+    pub fn read(&self) -> Result<Vec<crate::memory::guard::Active>, String> {
+        let Some(text) = &self.0 else { return Ok(Vec::new()) };
+        serde_json::from_str(text.get()).map_err(|e| format!("the session's guards cannot be read ({e})"))
+    }
+}
+
+impl PartialEq for BoundGuards {
+    fn eq(&self, other: &BoundGuards) -> bool {
+        self.0.as_ref().map(|t| t.get()) == other.0.as_ref().map(|t| t.get())
+    }
+}
+
+impl Serialize for BoundGuards {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for BoundGuards {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<BoundGuards, D::Error> {
+        Ok(BoundGuards(Option::deserialize(deserializer)?))
+    }
 }
 
 impl SessionInput {
