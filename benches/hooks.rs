@@ -1,7 +1,7 @@
 //! `cargo bench --bench hooks`: each hook's wall time, run as Claude Code
 //! runs it (a new process, the payload on stdin), beside a no-op Rust binary
-//! that reads the same stdin. Prints a table; asserts nothing, because
-//! timing belongs in a benchmark, not a test.
+//! that reads the same stdin. Prints a table; asserts no time, because
+//! timing belongs in a benchmark, not a test, only that a row's setup holds.
 //!
 //! `MEMORY_SAVE_BENCH_RUNS` sets the runs per row (default 300). With
 //! `MEMORY_SAVE_BENCH_STATIC=1` it measures the static build that
@@ -47,6 +47,13 @@ impl Bench {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         cmd
+    }
+
+    /// What the hook prints, untimed: to check that a row's setup holds.
+    fn answer(&self, args: &[&str], stdin: &Path) -> String {
+        let out = self.command(&self.exe, args, stdin).stdout(Stdio::piped()).output().expect("run");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
     }
 
     fn time(&self, program: &Path, args: &[&str], stdin: &Path) -> Duration {
@@ -235,7 +242,8 @@ fn guards(bench: &Bench, memory_dir: &Path, memory: &str) {
     let guards: Vec<String> = (0..20)
         .map(|n| {
             format!(
-                r#"{{"id": "g{n:02}", "rule": "- Never run the tool number {n} by hand.", "tool": "Bash", "match": "tool{n}\\s+--force", "decision": "ask"}}"#
+                r#"{{"id": "{:08x}", "rule": "- Never run the tool number {n} by hand.", "tool": "Bash", "match": "tool{n}\\s+--force", "decision": "ask"}}"#,
+                0xa0 + n
             )
         })
         .collect();
@@ -249,10 +257,15 @@ fn guards(bench: &Bench, memory_dir: &Path, memory: &str) {
     start_json["session_id"] = pre_payload["session_id"].clone();
     std::fs::write(&start, start_json.to_string()).unwrap();
     bench.time(&bench.exe, &["hook", "session-start", "--part", "1"], &start);
-    bench.row("PreToolUse (20 guards, none match)", pre, "PreToolUse-bash.json", None);
-    let matching = bench.payload("PreToolUse-bash.json");
-    let text = std::fs::read_to_string(&matching).unwrap().replace("touch guarded-ran", "tool7 --force");
+    let plain = bench.payload("PreToolUse-bash.json");
+    let matching = bench.dir.path().join("PreToolUse-matching.json");
+    let text = std::fs::read_to_string(&plain).unwrap().replace("touch guarded-ran", "tool7 --force");
     std::fs::write(&matching, text).unwrap();
+    // The rows time what they name only if the session bound the guards.
+    assert_eq!(bench.answer(pre, &plain), "", "a guard matched the plain call");
+    let asked = bench.answer(pre, &matching);
+    assert!(asked.contains(r#""permissionDecision":"ask""#), "the guards did not bind: {asked:?}");
+    bench.row_of("PreToolUse (20 guards, none match)", pre, &plain, None);
     bench.row_of("PreToolUse (20 guards, one matches)", pre, &matching, None);
     std::fs::write(memory_dir.join("MEMORY.md"), memory).unwrap();
     std::fs::remove_file(memory_dir.join("guards.json")).unwrap();
