@@ -1,6 +1,6 @@
-//! The install transaction: our entries edited where they stand (`jsonedit`),
-//! keeping every other byte and the file's mode, and undone exactly from the
-//! record of what was written (`store::installs`) and the backup.
+//! The install transaction: our entries added or taken out where they stand
+//! (`jsonedit`) in the file as it is now, keeping every other byte and the
+//! file's mode; `store::installs` records only what install itself set.
 
 use std::path::{Path, PathBuf};
 
@@ -76,7 +76,7 @@ pub fn install(req: &Request) -> Result<Installed> {
     let (file, mode, created_dir) = write_target(path, before.is_some(), new_mode)?;
     let mut record = record.unwrap_or_else(|| InstallRecord {
         path: path.display().to_string(),
-        original: before.clone(),
+        created: before.is_none(),
         created_dir: created_dir.map(|d| d.display().to_string()),
         ..InstallRecord::default()
     });
@@ -95,7 +95,6 @@ pub fn install(req: &Request) -> Result<Installed> {
         (record.auto_memory_set, record.auto_memory_before) = (set, before);
     }
     record.refresh_set |= change.refresh_added;
-    record.written = text.clone();
     write_atomic_keeping_mode(&file, text.as_bytes(), mode)?;
     if scope == Scope::Local && record.excluded_in.is_none() {
         record.excluded_in = crate::git::exclude_local_settings(path);
@@ -121,54 +120,56 @@ pub enum Uninstalled {
     Done(String),
 }
 
-/// Takes our entries out of one settings file: back to its bytes before
-/// install when nobody changed it since, else out where they stand.
+/// Takes our entries out of one settings file as it is now, keeping every
+/// other byte; a file install created goes only when nothing else is left in it.
 pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalled> {
     let Some(before) = read_settings(path)? else {
         return Ok(Uninstalled::Nothing);
     };
     let shown = path.display();
     let record = installs::find(roots, path);
-    let backup = backup_path(path);
-    // Nobody changed the file since our install: give back what was there.
-    let restored = record.as_ref().filter(|r| r.written == before).map(|r| r.original.clone());
-    let (after, change) = match &restored {
-        Some(text) => (text.clone(), None),
-        None => {
-            let settings = parse_settings(path, Some(&before)).map_err(to_fix)?;
-            let mut after = settings.clone();
-            let change = uninstall_from(&mut after).with_context(|| format!("cannot uninstall from {shown}"))?;
-            if let Some(r) = record.as_ref().filter(|r| r.auto_memory_set)
-                && after.get(AUTO_MEMORY) == Some(&Value::Bool(false))
-            {
-                match &r.auto_memory_before {
-                    Some(value) => after.insert(AUTO_MEMORY.into(), value.clone()),
-                    None => after.shift_remove(AUTO_MEMORY),
-                };
-            }
-            if record.as_ref().is_some_and(|r| r.refresh_set) {
-                crate::claude::hooks::remove_refresh(&mut after);
-            }
-            if after == settings {
-                // Leave a file without our entries alone, even its layout.
-                return Ok(Uninstalled::Nothing);
-            }
-            let created = record.as_ref().is_some_and(|r| r.original.is_none());
-            let text = (!created || !after.is_empty())
-                .then(|| jsonedit::edit_to(&before, &settings, &after))
-                .transpose()
-                .with_context(|| format!("cannot edit {shown}; nothing was changed"))?;
-            (text, Some(change))
-        }
-    };
-    let what = change.as_ref().map_or("removed memory-save's entries".to_string(), |c| c.describe(dry_run));
+    let settings = parse_settings(path, Some(&before)).map_err(to_fix)?;
+    let mut after = settings.clone();
+    let change = uninstall_from(&mut after).with_context(|| format!("cannot uninstall from {shown}"))?;
+    if let Some(r) = record.as_ref().filter(|r| r.auto_memory_set)
+        && after.get(AUTO_MEMORY) == Some(&Value::Bool(false))
+    {
+        match &r.auto_memory_before {
+            Some(value) => after.insert(AUTO_MEMORY.into(), value.clone()),
+            None => after.shift_remove(AUTO_MEMORY),
+        };
+    }
+    if record.as_ref().is_some_and(|r| r.refresh_set) {
+        crate::claude::hooks::remove_refresh(&mut after);
+    }
+    if after == settings {
+        // Leave a file without our entries alone, even its layout.
+        return Ok(Uninstalled::Nothing);
+    }
+    let created = record.as_ref().is_some_and(|r| r.created);
+    let after = (!created || !after.is_empty())
+        .then(|| jsonedit::edit_to(&before, &settings, &after))
+        .transpose()
+        .with_context(|| format!("cannot edit {shown}; nothing was changed"))?;
+    let what = change.describe(dry_run);
     if dry_run {
         return Ok(Uninstalled::DryRun { what, diff: unified_diff(&before, after.as_deref().unwrap_or(""), None) });
     }
     refuse_unwritable(path, &Program::Shared)?;
     let (file, mode, _) = write_target(path, true, NEW_FILE_MODE)?;
-    match &after {
-        Some(text) => write_atomic_keeping_mode(&file, text.as_bytes(), mode)?,
+    let how = match &after {
+        Some(text) => {
+            write_atomic_keeping_mode(&file, text.as_bytes(), mode)?;
+            // The backup goes once the file reads as it did before install.
+            let backup = backup_path(path);
+            let kept = crate::store::fsutil::read_regular(&backup, 16 * 1024 * 1024).ok().flatten();
+            if kept.as_deref() == Some(text.as_bytes()) {
+                let _ = std::fs::remove_file(&backup);
+                format!("{shown} is back as it was before install")
+            } else {
+                format!("{what} in {shown}")
+            }
+        }
         None => {
             fs_err::remove_file(&file)?;
             if let Some(dir) = record.as_ref().and_then(|r| r.created_dir.as_deref()) {
@@ -177,19 +178,8 @@ pub fn uninstall(roots: &Roots, path: &Path, dry_run: bool) -> Result<Uninstalle
             if let Some(exclude) = record.as_ref().and_then(|r| r.excluded_in.as_deref()) {
                 crate::git::unexclude_local_settings(Path::new(exclude));
             }
+            format!("{shown} removed: install had created it, and nothing else was in it")
         }
-    }
-    let how = match (&restored, &after) {
-        (Some(_), Some(text)) => {
-            // The backup goes only when it is this cycle's own copy.
-            let ours = crate::store::fsutil::read_regular(&backup, 16 * 1024 * 1024).ok().flatten();
-            if ours.as_deref() == Some(text.as_bytes()) {
-                let _ = std::fs::remove_file(&backup);
-            }
-            format!("{shown} is back as it was before install")
-        }
-        (_, None) => format!("{shown} removed: install had created it"),
-        (None, Some(_)) => format!("{what} in {shown}"),
     };
     installs::put(roots, path, None)?;
     Ok(Uninstalled::Done(how))

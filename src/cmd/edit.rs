@@ -22,7 +22,7 @@ pub struct EditArgs {}
 
 impl super::Run for EditArgs {
     fn run(&self) -> Result<()> {
-        let super::Here { roots, project, folder, .. } = super::here()?;
+        let super::Here { roots, project, folder, .. } = super::here_to_write()?;
         let base = {
             let _lock = folder.lock()?;
             crate::save::current_under_lock(&folder)?

@@ -27,7 +27,7 @@ pub struct ImportArgs {
 
 impl super::Run for ImportArgs {
     fn run(&self) -> Result<()> {
-        let super::Here { cwd, config, project, folder, .. } = super::here()?;
+        let super::Here { cwd, config, project, folder, .. } = super::here_to_write()?;
         let source = match &self.source {
             Some(path) => path.clone(),
             None => auto_memory_dir(&cwd)?,

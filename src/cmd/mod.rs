@@ -114,6 +114,16 @@ pub fn here() -> Result<Here> {
     Ok(Here { folder: project.folder(&roots), roots, cwd, config, project })
 }
 
+/// `here` for a command that writes the memory (import, edit): what the
+/// user writes in a repository is that repository's memory, so its
+/// identity and first commit are recorded first, as a save's are.
+pub fn here_to_write() -> Result<Here> {
+    let (roots, cwd) = (crate::config::roots()?, cwd()?);
+    let config = crate::config::of(&roots);
+    let project = crate::project::settled(&cwd, &roots, &config)?;
+    Ok(Here { folder: project.folder(&roots), roots, cwd, config, project })
+}
+
 /// The command line: one subcommand a run (hooks are read before it, by
 /// `hook::words`, to stay fast).
 #[derive(Debug, Parser)]

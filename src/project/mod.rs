@@ -142,6 +142,15 @@ pub fn locate(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Resu
     })
 }
 
+/// The project of `cwd` with its folder confirmed by the root commit and
+/// recorded (`settle`): the decision a save and every command that writes a
+/// memory (import, edit) make alike. May run git, so never a hook's.
+pub fn settled(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Result<Project> {
+    let mut project = locate(cwd, roots, config)?;
+    settle(roots, &mut project)?;
+    Ok(project)
+}
+
 pub(crate) fn nfc(name: &str) -> String {
     name.nfc().collect()
 }

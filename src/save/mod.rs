@@ -89,10 +89,7 @@ pub struct SaveResult {
 
 pub fn run_save(roots: &Roots, job: &SaveJob) -> SaveResult {
     let config = crate::config::of(roots);
-    let located = crate::project::locate(Path::new(&job.project_dir), roots, &config).and_then(|mut p| {
-        crate::project::settle(roots, &mut p)?;
-        Ok(p)
-    });
+    let located = crate::project::settled(Path::new(&job.project_dir), roots, &config);
     // A session that began in a provisional folder is the project's once
     // settled: its guards, reports and status rows from this save on;
     // unless the session has moved to another folder meanwhile.

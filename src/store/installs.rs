@@ -1,5 +1,6 @@
-//! What each install wrote, one record per settings file, so uninstall can
-//! give the file back exactly as it was (docs/design.md §6).
+//! What install itself set in each settings file beyond our entries (a file
+//! or folder it created, `autoMemoryEnabled`, a status line's refresh), so
+//! uninstall takes out exactly that (docs/design.md §6).
 
 use std::path::Path;
 
@@ -18,12 +19,9 @@ const MAX_INSTALLS_BYTES: u64 = 16 * 1024 * 1024;
 pub struct InstallRecord {
     /// The settings file, as install named it.
     pub path: String,
-    /// As our last install or uninstall left it: if it still reads so, nobody changed it.
-    pub written: String,
-    /// The file's text before the first install (`None`: no file): what an
-    /// uninstall of an untouched file gives back. Never the backup, which
-    /// may be older.
-    pub original: Option<String>,
+    /// The first install created the file: uninstall removes it when
+    /// nothing but our entries is in it.
+    pub created: bool,
     /// The folder the first install created for it (`.claude/`).
     pub created_dir: Option<String>,
     /// `--disable-auto-memory` set `autoMemoryEnabled`.

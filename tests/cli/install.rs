@@ -682,3 +682,51 @@ fn a_login_only_in_the_oauth_token_variable_is_named_by_install_and_doctor() {
     let out = home.env.cmd(&["install"]).in_dir(home.path()).var(token, "t").run().ok();
     assert!(!out.stdout.contains("OAUTH"), "{}", out.stdout);
 }
+
+/// Adds `"env": {"MY_VAR": "1"}` by hand, as a user edits the file, keeping
+/// the rest of its text.
+fn add_my_var(home: &Home) {
+    let mut settings = parse(&home.read_settings());
+    settings["env"] = json!({"MY_VAR": "1"});
+    home.write_settings(&pretty(&settings));
+}
+
+#[test]
+fn a_setting_added_between_two_installs_outlives_uninstall_of_a_file_install_created() {
+    let home = Home::new();
+    home.ok(&["install"]);
+    add_my_var(&home);
+    home.ok(&["install", "--statusline"]);
+    let out = home.ok(&["uninstall"]);
+    assert!(!out.contains("removed: install had created it"), "{out}");
+    assert_eq!(home.read_settings(), pretty(&json!({"env": {"MY_VAR": "1"}})));
+}
+
+#[test]
+fn an_edit_between_two_installs_with_other_flags_is_kept_byte_for_byte() {
+    let home = Home::new();
+    let original = pretty(&user_settings());
+    home.write_settings(&original);
+    home.ok(&["install", "--statusline"]);
+    let edited = home.read_settings().replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1);
+    std::fs::write(home.settings(), &edited).unwrap();
+    home.ok(&["install", "--disable-auto-memory"]);
+    home.ok(&["uninstall"]);
+    assert_eq!(home.read_settings(), original.replacen("\"model\": \"opus\"", "\"model\": \"sonnet\"", 1));
+}
+
+#[test]
+fn a_wrapped_status_line_and_a_later_edit_both_survive_uninstall_as_the_user_left_them() {
+    let home = Home::new();
+    home.ok(&["install"]);
+    let mut settings = parse(&home.read_settings());
+    settings["statusLine"] = json!({"type": "command", "command": "~/bin/line.sh"});
+    home.write_settings(&pretty(&settings));
+    home.ok(&["install", "--statusline"]);
+    add_my_var(&home);
+    home.ok(&["uninstall"]);
+    assert_eq!(
+        parse(&home.read_settings()),
+        json!({"statusLine": {"type": "command", "command": "~/bin/line.sh"}, "env": {"MY_VAR": "1"}})
+    );
+}

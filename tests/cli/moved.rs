@@ -575,3 +575,32 @@ fn a_moved_team_repository_loads_its_own_memory_and_its_guards_bind() {
     let out = bash_in(&env, "after-move", &new, "./deploy.sh");
     assert!(out.stdout.contains("\"ask\""), "{}", env.state("after-move"));
 }
+
+/// What a user imports into a repository with an origin and a commit is
+/// that repository's memory at once: the first session loads it, a save
+/// writes beside it, and the next session loads both from one folder.
+#[test]
+fn an_import_into_a_repository_with_an_origin_loads_at_once_and_stays_its_memory() {
+    let env = Env::new();
+    let dir = env.git_init("shop");
+    env.git(&dir, &["remote", "add", "origin", "git@github.com:me/shop.git"]);
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    let file = env.root().join("notes.md");
+    std::fs::write(&file, template_with("shop", &["- Imported: the shop ships from main."])).unwrap();
+    env.cmd(&["import", file.to_str().unwrap()]).in_dir(&dir).run().ok();
+    let out = status(&env, &dir);
+    assert!(!out.contains("provisional"), "{out}");
+
+    let out = session_start(&env, &dir);
+    assert!(out.contains("- Imported: the shop ships from main.") && !out.contains("provisional"), "{out}");
+
+    env.script_default(&adds("- Saved after the import."));
+    env.saved_turn_in("after-import", &dir, 1);
+    let out = session_start(&env, &dir);
+    assert!(
+        out.contains("- Imported: the shop ships from main.") && out.contains("- Saved after the import."),
+        "{out}"
+    );
+    let folders: Vec<String> = env.memory_tree().into_iter().filter(|f| !f.contains('/')).collect();
+    assert_eq!(folders, ["shop"], "one folder");
+}
