@@ -114,7 +114,9 @@ fn state_line(
         "memory-save: not synced yet (memory-save doctor)".to_string()
     } else if let Some(since) = saving {
         timed("saving…", since)
-    } else if let Some(status) = last {
+    } else if let Some(status) = last.filter(|s| s.kind != StatusKind::Paused) {
+        // A save the machine's stops paused is shown by them, while they
+        // hold (`waiting_for`), never from the last save's words.
         let month = state.outcome.month_usd.map(|m| format!(" · {} this month", crate::memory::cost::usd(m)));
         timed(&format!("{}{}", status.text, month.unwrap_or_default()), status.at)
     } else {

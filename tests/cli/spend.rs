@@ -258,6 +258,38 @@ fn the_monthly_budget_stops_at_the_save_that_would_pass_it() {
     assert_eq!(env.call_count(), 3);
 }
 
+/// A stop is judged against the settings as they are now: with the key
+/// removed, then the whole file, no start, status line, `status` or
+/// `doctor` says saves are stopped, and saves run.
+#[test]
+fn a_budget_stop_ends_with_the_setting_that_made_it() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 100_000);
+    env.config("max_cost_per_month_usd = 0.000001\n");
+    env.saved_turn(SID, 1);
+    assert_eq!(env.call_count(), 0, "the month's budget stops the first save");
+    assert!(env.status(SID).starts_with("paused: max_cost_per_month_usd reached"), "{}", env.status(SID));
+    for config in [Some("review = \"off\"\n"), None] {
+        match config {
+            Some(text) => env.config(text),
+            None => fs::remove_file(env.mem.join("memory-save.toml")).unwrap(),
+        }
+        assert!(start(&env, SID_OTHER).stdout.is_empty(), "{config:?}");
+        let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
+        assert!(!line.contains("max_cost_per_month_usd"), "{config:?}: {line}");
+        let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+        assert!(!status.contains("stopped") && !status.contains("reached"), "{config:?}: {status}");
+        let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+        assert!(!doctor.contains("max_cost_per_month_usd"), "{config:?}: {doctor}");
+    }
+    env.config("");
+    let before = env.call_count();
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), before + 1, "saves run again");
+    assert!(env.call(before + 1).args.iter().any(|a| a == "--fork-session"), "{:?}", env.call(before + 1).args);
+    assert!(!env.status(SID).starts_with("paused"), "{}", env.status(SID));
+}
+
 #[test]
 fn the_month_is_counted_per_route_and_an_api_key_has_no_default_budget() {
     let env = Env::new();

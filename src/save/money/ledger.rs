@@ -77,25 +77,25 @@ pub struct Stopped {
 }
 
 impl Stopped {
-    /// It still stops saves: its period has not turned nor the budget risen.
+    /// It still stops saves: its period has not turned, and the budget in
+    /// force now, from the settings as they are, is still at most the one
+    /// that stopped it (a key removed, a file deleted, a budget raised or
+    /// turned off each end it).
     pub fn holds(&self, config: &Config, now: i64) -> bool {
-        let limit = match self.budget.as_str() {
-            "max_cost_per_month_usd" => config.max_cost_per_month_usd,
-            _ => config.max_cost_per_day_usd,
+        let subscription = self.route.split(':').next() == Some("subscription");
+        let in_force = match self.budget.as_str() {
+            "max_cost_per_month_usd" => {
+                config.max_cost_per_month_usd.or(subscription.then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD))
+            }
+            _ => config.max_cost_per_day_usd.or(None),
         };
-        let risen = match limit {
-            crate::config::Budget::Off => true,
-            crate::config::Budget::Usd(usd) => usd > self.limit,
-            // Unset: the default, which is what stopped it, or none.
-            crate::config::Budget::Unset => self.budget != "max_cost_per_month_usd",
-        };
-        now < self.until && !risen
+        now < self.until && in_force.is_some_and(|limit| limit <= self.limit)
     }
 
     /// The one line every session's start shows while saves are stopped.
     pub fn line(&self) -> String {
         format!(
-            "memory-save: saves are stopped: {} of {} ({}) spent; they go on {} or when you raise it in memory-save.toml",
+            "memory-save: saves are stopped: {} of {} ({}) spent; they go on {} or when you raise or remove it in memory-save.toml",
             usd(self.spent),
             usd(self.limit),
             self.budget,
