@@ -14,6 +14,8 @@ use anyhow::{Context, Result, bail};
 pub const LIMIT: Duration = Duration::from_secs(30);
 /// Reading one setting is quick, or git is stuck.
 const CONFIG_LIMIT: Duration = Duration::from_secs(5);
+/// What a command or the worker gives git to find a root commit.
+pub const ROOT_COMMIT_LIMIT: Duration = CONFIG_LIMIT;
 /// Memory files are at most 50,000 characters; far more is not git answering us.
 const OUTPUT_MAX: usize = 64 * 1024 * 1024;
 
@@ -178,11 +180,12 @@ fn failed(args: &[&str], stderr: &[u8]) -> anyhow::Error {
 /// The repository's one root commit, which names it wherever it is moved
 /// or copied. `None` for a shallow clone (its oldest commit is not its
 /// root), no commit yet, or several roots.
-pub fn root_commit(work_dir: &Path, common_dir: &Path) -> Option<String> {
+/// `limit`: how long git may take (a hook's is short).
+pub fn root_commit(work_dir: &Path, common_dir: &Path, limit: Duration) -> Option<String> {
     if std::fs::symlink_metadata(common_dir.join("shallow")).is_ok() {
         return None;
     }
-    let (listed, false) = local(work_dir, &["rev-list", "--max-parents=0", "HEAD"], b"", CONFIG_LIMIT).ok()? else {
+    let (listed, false) = local(work_dir, &["rev-list", "--max-parents=0", "HEAD"], b"", limit).ok()? else {
         return None;
     };
     let [one] = listed.split_whitespace().collect::<Vec<_>>()[..] else { return None };

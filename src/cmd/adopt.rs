@@ -50,7 +50,7 @@ impl super::Run for AdoptArgs {
             }
         }
         if record.root.is_none() {
-            record.root = project.root_commit();
+            record.root = project.root_commit(crate::git::ROOT_COMMIT_LIMIT);
         }
         let folder = Folder::with_identity(&roots, &self.folder, &project.identity);
         let message = format!("adopt: {} took over this memory, recorded for {}", project.identity, record.seen_at());

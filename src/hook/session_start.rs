@@ -13,6 +13,9 @@ use crate::store::session::BoundGuards;
 /// A load waits this long for a save's write, then loads nothing: well
 /// inside the hook's deadline.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// A moved repository's first commit is looked up this long: milliseconds
+/// in most repositories, and the start stays well inside its deadline.
+const ROOT_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 pub fn run(ctx: &Ctx, part: usize) -> Result<Option<HookOutput>> {
     // A `--fork-session` run is our own save (or a user's fork, whose parent
@@ -41,9 +44,14 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     }
     let folder_path = crate::env::claude_project_dir().unwrap_or_else(|| ctx.input.cwd.clone());
     let config = crate::config::of(&ctx.roots);
-    let located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots, &config)?;
+    let mut located = crate::project::locate(std::path::Path::new(&folder_path), &ctx.roots, &config)?;
     if located.off_reason(&config).is_some() {
         return Ok((None, None));
+    }
+    // A moved repository's folder is confirmed by its root commit now, when
+    // git finds it in time; otherwise it stays provisional (below).
+    if let Err(e) = crate::project::confirm_within(&ctx.roots, &mut located, ROOT_COMMIT_WAIT) {
+        crate::store::log::error(&format!("cannot confirm {} by its root commit: {e:#}", located.name));
     }
     let folder = located.folder(&ctx.roots);
     let label = located.label();
@@ -68,8 +76,8 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
         told.extend(setting.or(stops.budget.map(|s| s.line())));
     }
     // A folder recorded for a repository that is gone, or for this origin at
-    // another path, may be this one's, or a stranger's: until a save has
-    // compared root commits, one line says so and nothing of it loads.
+    // another path, may be this one's, or a stranger's: until its root commit
+    // confirmed it (above, or a save), one line says so and nothing of it loads.
     let provisional = located.provisional.is_some() && folder.memory_path().exists();
     if !folder.memory_path().exists() || provisional {
         // The model is told only that nothing loaded; how to take it over is

@@ -142,7 +142,33 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     if project.provisional.is_none() && record.as_ref().is_some_and(|r| !lacks(r)) {
         return Ok(());
     }
-    let root = project.root_commit();
+    let root = project.root_commit(crate::git::ROOT_COMMIT_LIMIT);
+    settle_with(roots, project, record, root)
+}
+
+/// A session start's confirmation of a provisional folder, with git given
+/// `limit`: only a root commit read in time that is the folder's own
+/// confirms it (and records this path, as `settle` does); anything else
+/// leaves it provisional for the worker's `settle`, so a slow repository
+/// loads as before and a stranger's folder never loads.
+pub fn confirm_within(roots: &Roots, project: &mut Project, limit: std::time::Duration) -> Result<()> {
+    if project.provisional.is_none() || project.team_dir.is_some() {
+        return Ok(());
+    }
+    let record = owner::read(roots, &project.name);
+    let Some(recorded) = record.as_ref().and_then(|r| r.root.clone()) else { return Ok(()) };
+    match project.root_commit(limit) {
+        Some(root) if root == recorded => settle_with(roots, project, record, Some(root)),
+        _ => Ok(()),
+    }
+}
+
+fn settle_with(
+    roots: &Roots,
+    project: &mut Project,
+    record: Option<owner::Record>,
+    root: Option<String>,
+) -> Result<()> {
     if let Some(why) = project.provisional.take() {
         let recorded = record.as_ref().and_then(|r| r.root.as_ref());
         if root.is_none() || recorded != root.as_ref() {
@@ -212,7 +238,7 @@ pub fn adoptable(roots: &Roots, project: &Project) -> Vec<(String, owner::Record
     if project.team_dir.is_some() {
         return Vec::new();
     }
-    let root = project.root_commit();
+    let root = project.root_commit(crate::git::ROOT_COMMIT_LIMIT);
     owner::all(roots)
         .into_iter()
         .filter(|(name, record)| *name != project.name && !record.holds_any(&project.identities))

@@ -6,7 +6,7 @@ mod choice;
 pub mod identity;
 
 use choice::{Choice, choose_folder};
-pub use choice::{adoptable, settle};
+pub use choice::{adoptable, confirm_within, settle};
 
 use std::path::{Path, PathBuf};
 
@@ -62,10 +62,10 @@ impl Project {
         }
     }
 
-    /// The repository's root commit, asked of git (never by a hook).
-    pub fn root_commit(&self) -> Option<String> {
+    /// The repository's root commit, asked of git within `limit`.
+    pub fn root_commit(&self, limit: std::time::Duration) -> Option<String> {
         match (&self.git_dir, self.roots.first()) {
-            (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir),
+            (Some(git_dir), Some(top)) => crate::git::root_commit(top, git_dir, limit),
             _ => None,
         }
     }

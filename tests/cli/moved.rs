@@ -26,6 +26,13 @@ fn session_start(env: &Env, dir: &Path) -> String {
     env.hook("session-start").fixture("SessionStart-startup.json").session("later").cwd(dir).run().ok().stdout
 }
 
+/// A start whose git cannot answer (none on its PATH), as in a repository
+/// whose first commit cannot be read in time.
+fn session_start_without_git(env: &Env, dir: &Path) -> String {
+    let start = env.hook("session-start").fixture("SessionStart-startup.json").session("later").cwd(dir);
+    start.var("PATH", "/nonexistent").run().ok().stdout
+}
+
 fn status(env: &Env, dir: &Path) -> String {
     env.cmd(&["status"]).in_dir(dir).run().ok().stdout
 }
@@ -41,16 +48,19 @@ fn a_save_records_the_root_commit_and_a_moved_repository_keeps_its_memory() {
     std::fs::create_dir_all(new.parent().unwrap()).unwrap();
     std::fs::rename(&old, &new).unwrap();
 
-    // No git in a hook: the folder of its name, whose path is gone, may be
-    // this repository's; until a save confirms it, one line says so and
-    // nothing of the memory loads.
-    let out = session_start(&env, &new);
+    // The folder of its name, whose path is gone, may be this repository's;
+    // while its first commit cannot be read, one line says so and nothing of
+    // the memory loads.
+    let out = session_start_without_git(&env, &new);
     assert!(!out.contains("- Moved with the repository."), "{out}");
     assert!(out.contains("provisional: recorded for") && out.contains("which is gone"), "{out}");
     assert!(out.contains("memory-save adopt app"), "{out}");
     assert!(status(&env, &new).contains("  moved     provisional"), "{}", status(&env, &new));
+    // Read in time, the first commit confirms it in the first session.
+    let out = session_start(&env, &new);
+    assert!(out.contains("- Moved with the repository.") && !out.contains("provisional"), "{out}");
 
-    // The worker confirms it by the root commit; the save writes there.
+    // The save writes there.
     env.script_default(&adds("- Written after the move."));
     env.saved_turn_in("after-move", &new, 1);
     let memory = env.memory_of("app").unwrap();
@@ -147,13 +157,13 @@ fn a_repository_that_gains_an_origin_keeps_its_memory_and_records_the_origin() {
     let record = record(&env, "app");
     assert!(record["identity"].as_str().unwrap().starts_with("path:"), "{record}");
     assert_eq!(record["also"], serde_json::json!(["github.com/me/app"]), "{record}");
-    // Another clone of that origin, elsewhere, finds it by the origin: at
-    // once provisionally, and in full once a save has compared root commits.
+    // Another clone of that origin, elsewhere, finds it by the origin:
+    // provisionally while its first commit cannot be read, in full once it is.
     let laptop = env.folder("laptop");
     env.git(&laptop, &["clone", "-q", &format!("file://{}", dir.display()), "app"]);
     let clone = laptop.join("app");
     env.git(&clone, &["remote", "set-url", "origin", "https://github.com/me/app"]);
-    let out = session_start(&env, &clone);
+    let out = session_start_without_git(&env, &clone);
     assert!(!out.contains("- After the remote.") && out.contains("memory-save adopt app"), "{out}");
     // The way to take it over is the user's to read, never the model's.
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -377,9 +387,7 @@ fn an_origin_named_in_the_config_does_not_claim_the_memory_unconfirmed() {
     env.git(&clone, &["init", "-q"]);
     env.shared_first_commit(&clone);
     env.git(&clone, &["remote", "add", "origin", "https://github.com/me/app.git"]);
-    assert!(session_start(&env, &clone).contains("provisional"));
-    env.script_default(&reply(serde_json::json!([]), serde_json::json!([])));
-    env.saved_turn_in("clone", &clone, 1);
+    assert!(session_start_without_git(&env, &clone).contains("provisional"));
     assert!(session_start(&env, &clone).contains("secret plan"));
 }
 
@@ -464,7 +472,7 @@ fn planted_session_gets_no_guard(team_marker: bool) {
 fn a_session_whose_save_confirmed_the_folder_gets_the_guard_it_made() {
     let env = Env::new();
     let new = moved_away(&env);
-    assert!(session_start(&env, &new).contains("provisional"));
+    assert!(session_start_without_git(&env, &new).contains("provisional"));
     let rule = "- Never run the deploy script by hand.";
     let op = serde_json::json!({"op": "add", "section": "CRITICAL RULES", "text": rule, "guard": {"tool": "Bash", "match": "deploy\\.sh"}});
     env.script_default(&reply(serde_json::json!([op]), serde_json::json!([])));

@@ -485,13 +485,8 @@ fn a_folder_that_first_arrives_by_sync_is_reviewed_before_its_rules_load() {
     let victim_a = a.git_init("victim");
     a.git(&victim_a, &["remote", "add", "origin", "https://example.com/me/victim.git"]);
     a.shared_first_commit(&victim_a);
-    // Found by its origin, it loads nothing until a save confirms it by the
-    // shared first commit; then its rule is held as foreign.
-    let out = start_in(&a, &victim_a, "a-victim");
-    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(context.contains("provisional") && !context.contains("deploy.sh"), "{context}");
-    a.script_reply(2, &reply(json!([]), json!([])));
-    a.saved_turn_in("a-victim", &victim_a, 1);
+    // Found by its origin and confirmed by the shared first commit at its
+    // first start, it loads; its rule is held as foreign.
     let out = start_in(&a, &victim_a, "a-victim-confirmed");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(!context.contains("provisional") && !context.contains("deploy.sh"), "{context}");
