@@ -68,6 +68,17 @@ pub fn disabled() -> bool {
     var(DISABLE).is_some_and(|v| v == "1")
 }
 
+/// A session no person attends: a `claude -p` run (or an SDK's), where
+/// Claude Code gives its hooks `CLAUDE_CODE_SESSION_ATTENDED=0` (an
+/// interactive session, `1`) and an `sdk-…` entrypoint [measured: 2.1.328
+/// and 2.1.332].
+pub fn unattended() -> bool {
+    match var("CLAUDE_CODE_SESSION_ATTENDED") {
+        Some(attended) => attended == "0",
+        None => var("CLAUDE_CODE_ENTRYPOINT").is_some_and(|e| e.to_string_lossy().starts_with("sdk")),
+    }
+}
+
 pub fn inside_fork() -> bool {
     var(FORK_MARKER).is_some()
 }

@@ -22,6 +22,9 @@ pub struct SaveLimits {
     /// Save after this many turns (0 or 1: every turn).
     pub every_turns: u64,
     pub idle_flush: Duration,
+    /// A session no person attends (`claude -p`) is saved only after this
+    /// many main-loop tool calls.
+    pub unattended_min_tools: u64,
 }
 
 pub const FILE_NAME: &str = "memory-save.toml";
@@ -31,6 +34,10 @@ const DEFAULT_FORK_TIMEOUT_SECONDS: u64 = 300;
 const DEFAULT_IDLE_FLUSH_SECONDS: u64 = 3600;
 /// Turns gathered before a save: a fifth of every-turn saving's cost (docs/cost.md).
 pub const DEFAULT_SAVE_EVERY_TURNS: u64 = 5;
+/// Tool calls that make a `claude -p` run worth a save: a one-shot question
+/// or a script's small task makes a few, a long headless task many; each
+/// save draws on the same plan limits or key as the run (docs/cost.md).
+pub const DEFAULT_UNATTENDED_MIN_TOOLS: u64 = 10;
 /// A save whose cache expired rewrites it whole; it runs only under this much.
 pub const DEFAULT_COLD_SAVE_MAX_USD: f64 = 0.25;
 /// A subscription's monthly budget when none is set: half of Pro's $20 credit.
@@ -90,6 +97,8 @@ pub struct Config {
     /// 0 or 1: every turn.
     pub save_every_turns: Option<u64>,
     pub idle_flush_seconds: Option<u64>,
+    /// `claude -p` runs are saved from this many main-loop tool calls on.
+    pub unattended_min_tools: Option<u64>,
     /// A save whose estimate is over this never runs.
     pub max_cost_per_save_usd: Budget,
     /// All saves of the local calendar day, every project, stop at this.
@@ -143,6 +152,7 @@ impl Config {
             interval: (self.save_every_minutes > 0).then(|| Duration::from_secs(self.save_every_minutes * 60)),
             every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),
             idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
+            unattended_min_tools: self.unattended_min_tools.unwrap_or(DEFAULT_UNATTENDED_MIN_TOOLS),
         }
     }
 

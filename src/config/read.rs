@@ -23,6 +23,11 @@ const KEYS: &[Key] = &[
         closed: false,
         set: |c, v| whole(v, 1, 86_400).map(|n| c.idle_flush_seconds = Some(n)),
     },
+    Key {
+        name: "unattended_min_tools",
+        closed: false,
+        set: |c, v| whole(v, 0, 1_000_000).map(|n| c.unattended_min_tools = Some(n)),
+    },
     Key { name: "save_every_minutes", closed: false, set: |c, v| whole(v, 0, 1440).map(|n| c.save_every_minutes = n) },
     Key {
         name: "fork_timeout_seconds",

@@ -178,6 +178,7 @@ pub fn remember_session(s: &mut crate::store::state::SessionInput, ctx: &Ctx) {
     if let Some(level) = ctx.input.effort_level() {
         s.effort = Some(level);
     }
+    s.unattended = crate::env::unattended();
     if s.project_cwd != s.project_folder() {
         s.project_cwd = s.project_folder().to_string();
         let config = crate::config::of(&ctx.roots);

@@ -18,10 +18,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
             crate::store::guards::count(&ctx.roots, project, id, true)?;
         }
     }
-    // Most calls find the flag set already: a lock-free glance spares the write.
-    if ctx.input.agent_id.is_some() || state.protocol.turn.tool_ran {
+    if ctx.input.agent_id.is_some() {
         return Ok(None);
     }
-    sessions.update(&ctx.session, |s| s.protocol.tool())?;
+    // An unattended session counts its calls up to what makes it worth a
+    // save; in any other, most calls find the flag set already, and a
+    // lock-free glance spares the write.
+    let count_to = state.input.unattended.then(|| crate::config::of(&ctx.roots).limits().unattended_min_tools);
+    let counted = count_to.is_none_or(|most| state.protocol.turn.tools >= most);
+    if state.protocol.turn.tool_ran && counted {
+        return Ok(None);
+    }
+    sessions.update(&ctx.session, |s| s.protocol.tool(count_to))?;
     Ok(None)
 }

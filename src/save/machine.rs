@@ -21,11 +21,13 @@ pub struct Facts {
     pub now: i64,
     /// memory-save is off for the session's project.
     pub off: bool,
+    /// No person attends the session (`claude -p`).
+    pub unattended: bool,
 }
 
 impl Facts {
     pub fn of(input: &crate::store::state::SessionInput, now: i64) -> Facts {
-        Facts { now, off: input.off.is_some() }
+        Facts { now, off: input.off.is_some(), unattended: input.unattended }
     }
 }
 
@@ -102,8 +104,14 @@ impl Protocol {
         if !self.worth_saving() || facts.off || self.watch.paused.as_ref().is_some_and(stops) {
             return false;
         }
+        let limits = std::cell::LazyCell::new(limits);
+        // A `claude -p` run is worth a save only when it did real work: each
+        // save draws on what the run itself draws on.
+        if facts.unattended && self.turn.tools < limits.unattended_min_tools {
+            return false;
+        }
         let Some(last) = self.turn.last_request_at.filter(|_| !self.turn.ended) else { return true };
-        limits().interval.is_none_or(|every| facts.now - last >= every.as_secs() as i64)
+        limits.interval.is_none_or(|every| facts.now - last >= every.as_secs() as i64)
     }
 
     /// Turns the turn's flags into a save request: one more behind a
@@ -113,6 +121,7 @@ impl Protocol {
         self.turn.person_spoke = false;
         self.turn.tool_ran = false;
         self.turn.dropped = false;
+        self.turn.tools = 0;
         self.turn.last_request_at = Some(now);
         self.watch.save_when_warm = false;
         self.job = self.job.behind_claim(Queued::Save, Job::Pending);
@@ -145,9 +154,13 @@ impl Protocol {
         self.job.needs_worker()
     }
 
-    /// PostToolUse of the main loop.
-    pub fn tool(&mut self) {
+    /// PostToolUse of the main loop; `count_to`: in an unattended session,
+    /// the calls are counted up to this.
+    pub fn tool(&mut self, count_to: Option<u64>) {
         self.turn.tool_ran = true;
+        if let Some(most) = count_to {
+            self.turn.tools = (self.turn.tools + 1).min(most);
+        }
     }
 
     /// Stop. Returns whether a worker must run (an idle flush included).
@@ -287,11 +300,16 @@ mod tests {
     const IDLE: i64 = 100;
 
     fn limits(every: u64) -> impl Fn() -> SaveLimits + Copy {
-        move || SaveLimits { interval: None, every_turns: every, idle_flush: Duration::from_secs(IDLE as u64) }
+        move || SaveLimits {
+            interval: None,
+            every_turns: every,
+            idle_flush: Duration::from_secs(IDLE as u64),
+            unattended_min_tools: 0,
+        }
     }
 
     fn facts(now: i64) -> Facts {
-        Facts { now, off: false }
+        Facts { now, off: false, unattended: false }
     }
 
     #[derive(Debug, Clone)]
@@ -385,7 +403,7 @@ mod tests {
                     self.hook_started(needs);
                 }
                 Event::Tool => {
-                    self.p.tool();
+                    self.p.tool(None);
                     self.dirty = Some(self.seq);
                 }
                 Event::Stop => {

@@ -76,3 +76,40 @@ fn an_interrupted_last_turn_is_saved_at_session_end() {
     env.wait_saves(SID_OTHER, 1);
     assert_eq!(env.call_count(), 1);
 }
+
+/// A `claude -p` run (Claude Code gives its hooks
+/// `CLAUDE_CODE_SESSION_ATTENDED=0`) is one session: saved at its end only
+/// when it made `unattended_min_tools` main-loop tool calls (10 by default),
+/// so a script calling `claude -p` a hundred times starts no hundred forks.
+#[test]
+fn an_unattended_run_is_saved_only_after_enough_tool_calls() {
+    let env = Env::new();
+    env.config_exact("");
+    let unattended = |event: &str, fixture: &str, session: &str| {
+        env.hook(event).fixture(fixture).session(session).var("CLAUDE_CODE_SESSION_ATTENDED", "0").run().ok()
+    };
+    let run = |session: &str, tools: usize| {
+        unattended("user-prompt-submit", "UserPromptSubmit.json", session);
+        for _ in 0..tools {
+            unattended("post-tool-use", "PostToolUse-main.json", session);
+        }
+        unattended("stop", "Stop.json", session);
+        unattended("session-end", "SessionEnd-other.json", session);
+    };
+    run(SID, 9);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    env.assert_no_save(SID);
+    run(SID_OTHER, 10);
+    env.wait_saves(SID_OTHER, 1);
+    assert_eq!(env.call_count(), 1);
+    // Set to 0, every run is saved, also one that made no tool call.
+    env.config_exact("unattended_min_tools = 0\n");
+    run("33333333-3333-4333-8333-333333333333", 0);
+    env.wait_saves("33333333-3333-4333-8333-333333333333", 1);
+    // An interactive session's one turn is saved at its end as before.
+    env.config_exact("");
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(SID).run().ok();
+    env.hook("stop").fixture("Stop.json").session(SID).run().ok();
+    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+    env.wait_saves(SID, 1);
+}

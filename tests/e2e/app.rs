@@ -135,11 +135,13 @@ impl App {
     }
 
     /// Writes memory-save.toml. The suite saves after every turn
-    /// (`save_every_turns = 1`) unless `text` sets it: its scenarios follow
-    /// one turn to its save; s12 measures the batching default.
+    /// (`save_every_turns = 1`), and every `-p` run whatever its tool calls
+    /// (`unattended_min_tools = 0`), unless `text` sets them: its scenarios
+    /// follow one `-p` turn to its save; s12 and s27 measure the defaults.
     pub fn config(&self, text: &str) {
         let every = if text.contains("save_every_turns") { "" } else { "save_every_turns = 1\n" };
-        self.config_exact(&format!("{every}{text}"));
+        let unattended = if text.contains("unattended_min_tools") { "" } else { "unattended_min_tools = 0\n" };
+        self.config_exact(&format!("{every}{unattended}{text}"));
     }
 
     /// Writes memory-save.toml as it is: `""` gives every default.

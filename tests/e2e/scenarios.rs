@@ -426,6 +426,39 @@ fn s6_task_notification_turn_is_not_saved() {
     report("6 task notification", "saves for 2 turns", 1);
 }
 
+/// Scenario 26: a `claude -p` run is one session, and its end would start a
+/// fork each time: at the defaults one that made a single tool call starts
+/// none (`unattended_min_tools`, 10), and one of ten tool calls is saved.
+#[test]
+fn s26_a_short_print_run_starts_no_fork_at_the_defaults() {
+    let Some((claude, _g)) = claude_alone() else {
+        return;
+    };
+    // TOOLS-N: the parent makes N Bash calls, one per request, then answers.
+    let standin = StandIn::start(|req| {
+        if is_fork(req) {
+            return Reply::text(add_op(BULLET));
+        }
+        let first = req.first_user_text();
+        let wanted: usize =
+            first.split("TOOLS-").nth(1).and_then(|n| n.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+        let done = req.tool_result_count();
+        if done < wanted { Reply::bash(&format!("echo call-{done}")) } else { Reply::text("parent done") }
+    });
+    let app = App::new(claude, &standin);
+    app.config("unattended_min_tools = 10\n");
+    let run = app.bench.print("TOOLS-1 please", &["--allowedTools", "Bash"], LIMIT);
+    let short = app::session_of(&run);
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(forks(&standin).len(), 0, "a one-call -p run started a fork");
+    assert_eq!(app.session_state(&short).saves(), 0);
+    let run = app.bench.print("TOOLS-10 please", &["--allowedTools", "Bash"], LIMIT);
+    let long = app::session_of(&run);
+    app.wait_saved(&long, 1, SAVE_LIMIT);
+    assert_eq!(forks(&standin).len(), 1, "the ten-call run's end is saved once");
+    report("26 print runs at the defaults", "forks for a 1-call and a 10-call run", 1);
+}
+
 /// Scenario 7: an interrupted turn (Esc during a slow reply) is saved at the
 /// next prompt, and at session end when the session ends right after it.
 #[test]

@@ -168,6 +168,13 @@ impl RecordedRequest {
             .is_some_and(|bs| bs.iter().any(|b| b["type"] == "tool_result"))
     }
 
+    /// How many tool_result blocks the request's messages carry: the tool
+    /// calls the CLI has made in this context so far.
+    pub fn tool_result_count(&self) -> usize {
+        let blocks = self.messages().iter().filter_map(|m| m["content"].as_array()).flatten().cloned();
+        blocks.filter(|b| b["type"] == "tool_result").count()
+    }
+
     /// Every text in the request's messages (any role), joined: to find a
     /// hook's additionalContext, which arrives inside the `system` message.
     pub fn all_message_text(&self) -> String {

@@ -71,6 +71,10 @@ pub struct SessionInput {
     /// PostToolUse means the user let it run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asked: Option<(String, String)>,
+    /// No person attends the session (`claude -p`): it is saved only after
+    /// enough tool calls (`unattended_min_tools`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unattended: bool,
 }
 
 /// The guards a session binds, kept as their JSON text: PreToolUse alone
@@ -140,6 +144,14 @@ pub struct Turn {
     /// A cache-miss pause dropped a request for these turns: the one save
     /// the pause allows at the session's end covers them.
     pub dropped: bool,
+    /// Main-loop tool calls since the last request, counted only in an
+    /// unattended session, and only up to what makes it worth a save.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tools: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The session's save job; a running worker holds the session's worker lock.
