@@ -193,26 +193,21 @@ pub fn auto_memory_fix(cwd: &Path, hooks: Option<Scope>, decided: Option<Scope>)
 }
 
 /// A login this process has only in `CLAUDE_CODE_OAUTH_TOKEN`, which no
-/// hook and so no fork gets: what to do, and what the settings route puts
-/// in `settings` (the user's settings file). `None` when the variable is
-/// unset, or the fork has a login of its own (`/login`'s credentials file,
-/// or the variable in that file's `env`).
+/// hook and so no fork gets [measured: 2.1.328 and 2.1.332, `-p` and
+/// interactive]: what to do. `None` when the variable is unset, or the
+/// fork has a login of its own (`/login`'s credentials file, or the
+/// variable in the `env` of `settings`, the user's settings file). The
+/// advice is `/login`, never a token pasted into a settings file.
 pub fn token_only_login(settings: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
     let token = crate::env::OAUTH_TOKEN;
     let config_dir = crate::env::claude_config_dir().ok()?;
     let in_settings = read_map(settings).and_then(|s| s.get("env")?.get(token).cloned()).is_some();
     if !crate::env::oauth_token_set() || in_settings || config_dir.join(".credentials.json").exists() {
         return None;
     }
-    let mode = std::fs::metadata(settings)
-        .map(|m| format!("mode {:o}", m.permissions().mode() & 0o777))
-        .unwrap_or_else(|_| "a new file".to_string());
     Some(format!(
         "{token} is set here, but Claude Code passes it to no hook, so a save's fork cannot log in with it (\"fork failed: Not logged in\"). \
-         Log in once with claude /login (nothing to do if you did), or add \"env\": {{\"{token}\": \"…\"}} to {}: \
-         that keeps the token in that file in plain text ({mode})",
-        settings.display()
+         Log in once with claude /login (nothing to do if you did): Claude Code keeps that login where every claude run finds it, a save's fork too"
     ))
 }
 

@@ -64,6 +64,7 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     let mut told = Vec::new();
     if part == 1 {
         crate::save::queue::take_over_ended(&ctx.sessions(), &folder.key(), &ctx.session);
+        crate::save::queue::retry_failed_ended(&ctx.sessions(), &folder.key(), &ctx.session);
         told = crate::save::queue::take_ended_reports(&ctx.sessions(), &folder.key(), &ctx.session)
             .iter()
             .map(|line| format!("memory-save: the last session's save: {}", line.trim_start_matches("memory-save: ")))

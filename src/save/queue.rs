@@ -192,6 +192,37 @@ pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &Session
     }
 }
 
+/// At the project's SessionStart: an ended session whose last save failed
+/// (not logged in, a fork that timed out) and whose transcript is still
+/// there is saved once more, so its turns are not lost to a cause fixed
+/// since; once only, since a cause that stays would fail again.
+pub fn retry_failed_ended(sessions: &SessionStore, project: &str, current: &SessionId) {
+    let failed = |s: &crate::store::state::SessionState| {
+        s.protocol.turn.ended
+            && !s.outcome.retried
+            && s.protocol.job == crate::store::state::Job::Idle
+            && s.input.project.as_deref() == Some(project)
+            && s.outcome.status.as_ref().is_some_and(|st| st.kind == StatusKind::Error)
+            && std::path::Path::new(&s.input.transcript_path).is_file()
+    };
+    let now = now_unix();
+    for (id, _) in sessions.all().into_iter().filter(|(id, s)| id != current && failed(s)) {
+        let asked = sessions.update(&id, |s| {
+            let again = failed(s);
+            if again {
+                s.outcome.retried = true;
+                s.protocol.request(now);
+            }
+            again
+        });
+        match asked {
+            Ok(true) => start_worker(&id),
+            Ok(false) => {}
+            Err(e) => crate::store::log::error(&format!("cannot ask session {id}'s failed save again: {e:#}")),
+        }
+    }
+}
+
 /// At the project's SessionStart: the report lines of ended sessions that
 /// nobody saw (the save their end started finished after them), taken so
 /// each is shown once.

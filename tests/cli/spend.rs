@@ -773,3 +773,36 @@ fn reserved(env: &Env) -> Value {
         .map(|v| v["reserved"].clone())
         .unwrap_or(Value::Null)
 }
+
+/// A session that ended with its save failed ("Not logged in") keeps its
+/// turns: the project's next session start asks that save once more, and
+/// only once, while its transcript is there.
+#[test]
+fn an_ended_sessions_failed_save_is_tried_once_more_at_the_next_start() {
+    for fixed in [true, false] {
+        let env = Env::new();
+        transcript(&env, "claude-opus-4-5", 10, 10_000);
+        env.script_output(1, &refusal(401, "Not logged in · Please run /login"));
+        env.turn(SID);
+        env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+        env.wait_saves(SID, 1);
+        assert!(env.status(SID).starts_with("error: fork failed: Not logged in"), "{}", env.status(SID));
+        // The user logs in (or not); the next session of the project starts.
+        if fixed {
+            env.script_default(&adds("- Kept from the session whose save failed."));
+        } else {
+            env.script_output(2, &refusal(401, "Not logged in · Please run /login"));
+        }
+        start(&env, SID_OTHER);
+        env.wait_idle(SID, 2);
+        assert_eq!(env.call_count(), 2);
+        assert_eq!(env.call(2).flag("--resume"), Some(SID), "{:?}", env.call(2).args);
+        let memory = env.memory().unwrap_or_default();
+        assert_eq!(memory.contains("- Kept from the session whose save failed."), fixed, "{memory}");
+        // Once: a later start asks nothing more, saved or failed again.
+        start(&env, "33333333-3333-4333-8333-333333333333");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        env.wait_idle(SID, 2);
+        assert_eq!(env.call_count(), 2, "fixed: {fixed}");
+    }
+}

@@ -83,7 +83,7 @@ impl ForkError {
             _ => return None,
         };
         said.contains("Not logged in").then_some(
-            "the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in with claude /login, or put the variable in the env of ~/.claude/settings.json",
+            "the fork could not log in: Claude Code passes CLAUDE_CODE_OAUTH_TOKEN to no hook, so log in once with claude /login, whose stored login every claude run reads, a save's fork too",
         )
     }
 }

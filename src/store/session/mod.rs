@@ -220,6 +220,10 @@ pub struct LastSave {
     pub last_usage: Option<Usage>,
     /// This billing month's spend on this session's route, as of its last save.
     pub month_usd: Option<f64>,
+    /// The session ended with its last save failed, and a later start of
+    /// its project asked for that save once more (`queue::retry_failed_ended`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retried: bool,
 }
 
 /// What a session's last SessionStart loaded, part by part (`save::baseline`).
