@@ -198,6 +198,7 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         conversation: None,
         stale: &[],
         duplicates: &[],
+        let_through: &[],
     }
 }
 

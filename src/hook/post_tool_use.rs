@@ -13,7 +13,12 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     if let Some((call, id)) = &state.input.asked
         && ctx.input.tool_use_id.as_ref() == Some(call)
     {
-        sessions.update(&ctx.session, |s| s.input.asked = None)?;
+        // The user let a guarded call run: the rule may have been lifted in
+        // this very turn, so its Stop saves at once, and the fork is told.
+        sessions.update(&ctx.session, |s| {
+            s.input.asked = None;
+            s.protocol.watch.save_at_next_stop = true;
+        })?;
         if let Some(project) = state.input.project.as_deref() {
             crate::store::guards::count(&ctx.roots, project, id, true)?;
         }

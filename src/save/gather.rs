@@ -19,6 +19,8 @@ pub(super) struct Gathered {
     /// The read repaired it into the template (its report line leads).
     pub repaired: bool,
     pub notes: Notes,
+    /// The rules of `notes.let_through`'s guards, as the file has them.
+    pub let_through: Vec<String>,
     /// What the last SessionStart loaded, when the fork resumes it as it is.
     loaded: Option<String>,
     /// The memory the fork may see: the load's gate applied, held rules out.
@@ -63,7 +65,16 @@ pub(super) fn gather(
         _ => truth::ForFork::default(),
     };
     let topic_files = folder.topic_files();
-    Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told })
+    // A let-through guard's rule, only as the fork sees it in the file.
+    let let_through = match (&shown, notes.let_through.is_empty()) {
+        (Some(shown), false) => crate::store::guards::read(&folder)
+            .into_iter()
+            .filter(|g| notes.let_through.contains(&g.id) && shown.lines().any(|line| line == g.rule))
+            .map(|g| g.rule)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told, let_through })
 }
 
 impl Gathered {
@@ -82,6 +93,7 @@ impl Gathered {
             conversation,
             stale: &self.told.stale,
             duplicates: &self.told.duplicates,
+            let_through: &self.let_through,
         })
     }
 

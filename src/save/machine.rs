@@ -123,7 +123,7 @@ impl Protocol {
         self.turn.dropped = false;
         self.turn.tools = 0;
         self.turn.last_request_at = Some(now);
-        self.watch.save_when_warm = false;
+        self.watch.save_at_next_stop = false;
         self.job = self.job.behind_claim(Queued::Save, Job::Pending);
     }
 
@@ -133,7 +133,8 @@ impl Protocol {
     fn saved_or_held(&mut self, now: i64, limits: &SaveLimits) {
         self.turn.unsaved += 1;
         let covered = self.job.is_pending();
-        if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.watch.save_when_warm || covered {
+        if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.watch.save_at_next_stop || covered
+        {
             self.request(now);
             return;
         }
@@ -286,7 +287,7 @@ impl Protocol {
             self.snapshot = Default::default();
         }
         self.watch.saved_through = read_through.or(self.watch.saved_through);
-        self.watch.save_when_warm = wait_warm;
+        self.watch.save_at_next_stop = wait_warm;
     }
 }
 

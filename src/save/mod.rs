@@ -166,7 +166,9 @@ fn failed(
     // The notes may be what broke it ("Prompt is too long"): the next save
     // starts without them rather than failing the same way.
     if !gathered.notes.is_empty() {
-        notes::write(&gathered.folder, &Notes::default())?;
+        // What the user let through is kept for the next fork: it is small.
+        let kept = Notes { let_through: gathered.notes.let_through.clone(), ..Notes::default() };
+        notes::write(&gathered.folder, &kept)?;
     }
     if let fork::ForkError::Failed { refusal: Some(refusal), .. } = &e {
         let (kind, status, report) = ask::refused(roots, refusal, priced.model.as_deref(), priced.now)?;
@@ -254,7 +256,8 @@ fn applied(
     let options = apply::Options { hold_rules: config.review_rules(), ..apply::Options::default() };
     let (outcome, changed_meanwhile) =
         write::write_reply(folder, gathered.memory.as_deref(), &parsed, options, &origin)?;
-    notes::write(folder, &Notes::bounded(&outcome.skipped, &outcome.refused, prompt::MAX_NOTE_ENTRIES))?;
+    let notes = Notes::bounded(&outcome.skipped, &outcome.refused, prompt::MAX_NOTE_ENTRIES);
+    notes::write_after_save(folder, notes, &gathered.notes.let_through)?;
     let summary = report::Summary::of(&outcome, changed_meanwhile);
     let repaired = gathered.repaired.then(|| repair::REPAIR_REPORT.to_string());
     let lines: Vec<String> = [repaired, summary.report_line()]

@@ -378,13 +378,19 @@ pub fn seen(roots: &Roots, project: &str) -> BTreeMap<String, Seen> {
     super::folder_record::read(&Folder::of_key(roots, project)).guards_seen
 }
 
-/// Counts a guard's question (`fired`) or the user's answer to let it run.
+/// Counts a guard's question (`fired`) or the user's answer to let it run,
+/// which the next save's fork is told of (`Notes::let_through`).
 pub fn count(roots: &Roots, project: &str, id: &str, overridden: bool) -> Result<()> {
     let now = crate::env::now_unix();
     super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
         let seen = r.guards_seen.entry(id.to_string()).or_default();
         if overridden {
             seen.overridden += 1;
+            if !r.notes.let_through.iter().any(|known| known == id)
+                && r.notes.let_through.len() < crate::memory::prompt::MAX_NOTE_ENTRIES
+            {
+                r.notes.let_through.push(id.to_string());
+            }
         } else {
             seen.fired += 1;
             seen.last_fired = Some(now);

@@ -877,3 +877,36 @@ fn a_refusing_guard_still_refuses_a_path_past_the_follower_bounds() {
     let out = pre_tool(&env, SID, "Write", json!({"file_path": file, "content": "x"}));
     assert_eq!(decision(&out).0, "deny", "{out:#?}");
 }
+
+/// The user lets a guarded call run: the rule may have been lifted in that
+/// very turn, so the turn's Stop saves at once, not after five turns, and
+/// the fork is told which rule's guard the user let through.
+#[test]
+fn a_call_the_user_lets_through_saves_at_its_turns_end_and_names_the_rule() {
+    let env = Env::new();
+    env.config("save_every_turns = 5\n");
+    env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+    // Five turns make the save that writes the rule.
+    for n in 1..=5 {
+        env.turn(SID);
+        if n < 5 {
+            assert_eq!(env.call_count(), 0);
+        }
+    }
+    env.wait_saves(SID, 1);
+    // A turn in which the user says the rule is lifted and lets the call run.
+    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(SID).run().ok();
+    assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
+    let_through(&env, SID);
+    env.hook("stop").fixture("Stop.json").session(SID).run().ok();
+    env.wait_saves(SID, 2);
+    assert_eq!(env.call_count(), 2, "saved at the end of the turn the call was let through in");
+    let message = env.call(2).stdin;
+    assert!(message.contains("LET THROUGH NOTE") && message.contains(NO_ITEST), "{message}");
+    // Told once: the next save's message does not name it again.
+    for _ in 0..5 {
+        env.turn(SID);
+    }
+    env.wait_saves(SID, 3);
+    assert!(!env.call(3).stdin.contains("LET THROUGH NOTE"), "{}", env.call(3).stdin);
+}

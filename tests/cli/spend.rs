@@ -134,7 +134,7 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
     env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "a cold save over cold_save_max_usd ran");
     assert!(env.status(SID).starts_with("waiting: cache expired (about $0.9"), "{}", env.status(SID));
-    assert!(env.state(SID).save_when_warm());
+    assert!(env.state(SID).save_at_next_stop());
     // The next turn warms the cache; with five turns a save, it still asks at once.
     env.config("save_every_turns = 5\n");
     transcript(&env, "claude-opus-4-5", 5, 150_000);

@@ -71,8 +71,8 @@ impl Session {
         self.0["protocol"]["watch"]["cache_misses"].as_u64().unwrap_or(0)
     }
 
-    pub fn save_when_warm(&self) -> bool {
-        self.0["protocol"]["watch"]["save_when_warm"] == true
+    pub fn save_at_next_stop(&self) -> bool {
+        self.0["protocol"]["watch"]["save_at_next_stop"] == true
     }
 
     /// The turns held back by `save_every_turns`.

@@ -190,8 +190,9 @@ pub struct CacheWatch {
     /// Saves in a row that mostly missed the prompt cache, and what they cost.
     pub cache_misses: u32,
     pub missed_cost_usd: f64,
-    /// A save waited for a warm cache: the next Stop asks for it at once.
-    pub save_when_warm: bool,
+    /// The next Stop asks for a save at once: a save waited for a warm
+    /// cache, or the user let a guarded call run (its rule may be lifted).
+    pub save_at_next_stop: bool,
     /// Unix time of the last save that read the prompt cache, keeping it alive.
     pub cache_read_at: Option<i64>,
     /// When the last save whose fork answered was claimed: a save that
