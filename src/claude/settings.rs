@@ -200,15 +200,21 @@ pub fn auto_memory_fix(cwd: &Path, hooks: Option<Scope>, decided: Option<Scope>)
 /// advice is `/login`, never a token pasted into a settings file.
 pub fn token_only_login(settings: &Path) -> Option<String> {
     let token = crate::env::OAUTH_TOKEN;
-    let config_dir = crate::env::claude_config_dir().ok()?;
     let in_settings = read_map(settings).and_then(|s| s.get("env")?.get(token).cloned()).is_some();
-    if !crate::env::oauth_token_set() || in_settings || config_dir.join(".credentials.json").exists() {
+    if !crate::env::oauth_token_set() || in_settings || stored_login() {
         return None;
     }
     Some(format!(
         "{token} is set here, but Claude Code passes it to no hook, so a save's fork cannot log in with it (\"fork failed: Not logged in\"). \
          Log in once with claude /login (nothing to do if you did): Claude Code keeps that login where every claude run finds it, a save's fork too"
     ))
+}
+
+/// Claude Code keeps a `/login` where every `claude` run finds it: on
+/// Linux its config folder's `.credentials.json` (macOS keeps it in the
+/// Keychain, which this does not read).
+pub fn stored_login() -> bool {
+    crate::env::claude_config_dir().is_ok_and(|dir| dir.join(".credentials.json").exists())
 }
 
 /// Claude Code's own formatting: two-space indent and a final newline, so a

@@ -674,7 +674,10 @@ fn a_login_only_in_the_oauth_token_variable_is_named_by_install_and_doctor() {
     assert!(out.stdout.contains("warning: CLAUDE_CODE_OAUTH_TOKEN is set here"), "{}", out.stdout);
     assert!(out.stdout.contains("claude /login"), "{}", out.stdout);
     let warning = out.stdout.lines().find(|l| l.contains("CLAUDE_CODE_OAUTH_TOKEN is set here")).unwrap();
-    assert!(!warning.contains("settings.json") && !warning.contains("\"env\""), "no token pasted into a file: {warning}");
+    assert!(
+        !warning.contains("settings.json") && !warning.contains("\"env\""),
+        "no token pasted into a file: {warning}"
+    );
     let doctor = home.env.cmd(&["doctor"]).in_dir(home.path()).var(token, "t").run().stdout;
     assert!(doctor.contains("CLAUDE_CODE_OAUTH_TOKEN is set here"), "{doctor}");
     // Without it, or with a login the fork can use, nothing is said.

@@ -541,6 +541,13 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
     assert!(doctor.contains("the last save") && doctor.contains("fork failed: Not logged in"), "{doctor}");
     assert!(doctor.contains("→ the fork could not log in: ") && doctor.contains("claude /login"), "{doctor}");
+    // Logged in since: the failure is told as past, with when, and no problem.
+    std::fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::fs::write(env.home.join(".claude/.credentials.json"), "{}").unwrap();
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
+    let line = doctor.stdout.lines().find(|l| l.contains("fork failed: Not logged in")).unwrap_or_default();
+    assert!(line.contains("a stored login now") && !line.contains("PROBLEM"), "{}", doctor.stdout);
+    std::fs::remove_file(env.home.join(".claude/.credentials.json")).unwrap();
     env.script_output(2, &answer(3, 1_000, 200, 0.01));
     env.saved_turn(SID, 2);
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;

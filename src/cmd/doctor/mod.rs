@@ -291,15 +291,20 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     }
 }
 
-/// The machine's last save, when it failed: a finding until one succeeds,
-/// with the fix its report line gave.
+/// The machine's last save, when it failed: a finding, with when and the
+/// fix its report line gave, until one succeeds or its cause is gone (a
+/// fork that could not log in, and a login the fork finds is there now).
 fn check_last_save(report: &mut Report, roots: &Roots) {
     let Some(last) = crate::store::saves::all(roots).pop().filter(|l| l.status.starts_with("error")) else { return };
     let project =
         last.project.as_deref().map_or("?".into(), |key| crate::store::folder::Folder::of_key(roots, key).project);
+    let what = format!("the last save ({project}, {}) failed: {}", timestamp(last.at), last.status);
+    if last.status.contains("Not logged in") && crate::claude::settings::stored_login() {
+        report.ok(&format!("{what}; Claude Code has a stored login now, so the next save can log in"));
+        return;
+    }
     let log = "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again";
-    let fix = last.advice.as_deref().unwrap_or(log);
-    report.problem(&format!("the last save ({project}, {}) failed: {}", timestamp(last.at), last.status), fix);
+    report.problem(&what, last.advice.as_deref().unwrap_or(log));
 }
 
 /// Sessions whose saves the cache watch or a budget stopped.
