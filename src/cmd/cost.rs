@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 
-use crate::memory::{cost::usd, report::plural};
+use crate::memory::cost::usd;
 use crate::save::money::month::{self, Month};
 
 use super::row;
@@ -62,12 +62,7 @@ fn render(month: &Month, terminal: bool) -> String {
         let t = &day.totals;
         let width = if most > 0.0 { (t.cost_usd / most * BAR_WIDTH as f64).round() as usize } else { 0 };
         let bar = if terminal { "█".repeat(width) } else { "#".repeat(width) };
-        out.push_str(&format!(
-            "{}  {bar:<BAR_WIDTH$}  {:>9}  {}\n",
-            day.date,
-            plural(t.saves, "save"),
-            usd(t.cost_usd)
-        ));
+        out.push_str(&format!("{}  {bar:<BAR_WIDTH$}  {:>9}  {}\n", day.date, t.count(), usd(t.cost_usd)));
     }
     out
 }

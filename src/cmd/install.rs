@@ -84,7 +84,9 @@ impl super::Run for InstallArgs {
                         "memory-save: note: a real install would be refused: {shown} cannot be changed ({why})"
                     ))?;
                 }
-                return super::print(&diff);
+                super::print(&diff)?;
+                // What a real install would warn of, a dry run warns of too.
+                return registered_elsewhere(&cwd, scope, &shown.to_string());
             }
             Installed::Written { what, backup, auto_memory_off } => {
                 let backup_note =

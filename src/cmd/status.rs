@@ -76,6 +76,9 @@ struct Paused {
     at: i64,
 }
 
+/// A session's own cost under this is too small to set a save's against.
+const MIN_SHARED_SESSION_USD: f64 = 0.05;
+
 #[derive(Serialize)]
 struct SessionCost {
     session_id: String,
@@ -202,7 +205,8 @@ fn costs(roots: &Roots, sessions: &[(SessionId, SessionState)]) -> (Totals, Vec<
             }
             let own = crate::claude::transcript::transcript_facts(std::path::Path::new(&state.input.transcript_path))
                 .cost_usd;
-            let share = (own > 0.0).then(|| saves.cost_usd / own);
+            // A share of a few cents' session says nothing but alarms.
+            let share = (own >= MIN_SHARED_SESSION_USD).then(|| saves.cost_usd / own);
             Some(SessionCost { session_id: id.to_string(), saves, session_cost_usd: own, share })
         })
         .collect();

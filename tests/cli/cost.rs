@@ -179,7 +179,11 @@ fn a_full_five_hour_quota_holds_no_save_and_its_old_setting_is_named() {
 #[test]
 fn status_shows_what_saves_cost_today_and_per_session_beside_the_sessions_own_cost() {
     let env = Env::new();
+    // The real transcript, its session grown to $2 (Claude Code's own figure).
     env.copy_transcript_fixture();
+    let cost = serde_json::json!({"type": "cost-state", "totalCostUSD": 2.0});
+    let text = std::fs::read_to_string(env.transcript_path()).unwrap();
+    std::fs::write(env.transcript_path(), format!("{text}{cost}\n")).unwrap();
     env.script_output(1, &answer(&no_change(), 3, 40_000, 300, 0.0125));
     env.saved_turn(SID, 1);
     let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
@@ -467,4 +471,21 @@ fn pre_compact_copies_the_transcript_outside_the_session_lock() {
     };
     assert_eq!(hook.code, Some(0), "{hook:#?}");
     env.wait_saves(SID, 1);
+}
+
+/// A session of a few cents is too small to set a save against: no share
+/// like "4087.3% of the session's own $0.00022".
+#[test]
+fn a_tiny_sessions_own_cost_gets_no_share() {
+    let env = Env::new();
+    // The real transcript: a session that cost $0.0035.
+    env.copy_transcript_fixture();
+    env.script_output(1, &answer(&no_change(), 3, 40_000, 300, 0.0125));
+    env.saved_turn(SID, 1);
+    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+    let session = &status["sessions"][0];
+    assert!(session["session_cost_usd"].as_f64().unwrap() < 0.05, "{status:#}");
+    assert!(session["share"].is_null(), "{status:#}");
+    let text = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!text.contains("of the session's own"), "{text}");
 }

@@ -596,8 +596,11 @@ fn concurrent_installs_keep_every_record() {
 fn install_says_when_a_session_would_run_memory_save_twice() {
     let home = Home::new();
     let project = home.env.proj.clone();
-    // User-level first, then a project install: warned, with the fix.
+    // User-level first, then a project install: warned, with the fix, by
+    // its dry run too.
     home.ok(&["install"]);
+    let dry = home.run_in(&project, &["install", "--project", "--dry-run"]).ok();
+    assert!(dry.stdout.contains("registers memory-save's hooks too"), "{}", dry.stdout);
     let out = home.run_in(&project, &["install", "--project"]).ok();
     assert!(
         out.stdout.contains("warning: user settings (")

@@ -537,6 +537,8 @@ fn a_fork_that_cannot_log_in_says_how_to_give_it_the_login() {
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     let row = status.lines().skip_while(|l| *l != "last saves:").nth(1).unwrap_or_default().to_string();
     assert!(row.contains("… in 0 · cache read 0") && row.ends_with("· $0.00"), "{row}");
+    // The month counts the failed fork apart, not as a save.
+    assert!(status.contains("month     0 saves (1 failed) · in 0"), "{status}");
     // doctor names the failure and its fix until a save succeeds.
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
     assert!(doctor.contains("the last save") && doctor.contains("fork failed: Not logged in"), "{doctor}");

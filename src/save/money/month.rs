@@ -10,7 +10,11 @@ use crate::store::saves::SaveRecord;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Totals {
+    /// Forks that answered.
     pub saves: u64,
+    /// Forks that failed (their cost, if any, is in `cost_usd` all the same).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failed: u64,
     pub input_tokens: u64,
     pub cache_read_input_tokens: u64,
     pub cache_creation_input_tokens: u64,
@@ -24,7 +28,11 @@ impl Totals {
     pub fn of<'a>(records: impl IntoIterator<Item = &'a SaveRecord>) -> Totals {
         let mut t = Totals::default();
         for record in records.into_iter().filter(|r| r.usage.is_some() || r.counted_usd.is_some()) {
-            t.saves += 1;
+            if record.status.starts_with("error") {
+                t.failed += 1;
+            } else {
+                t.saves += 1;
+            }
             if let Some(u) = &record.usage {
                 t.input_tokens += u.input_tokens;
                 t.cache_read_input_tokens += u.cache_read_input_tokens;
@@ -36,11 +44,17 @@ impl Totals {
         t
     }
 
+    /// `3 saves · in 12 · …`, and `(1 failed)` after the count when one did.
+    pub fn count(&self) -> String {
+        let failed = if self.failed > 0 { format!(" ({} failed)", self.failed) } else { String::new() };
+        format!("{}{failed}", crate::memory::report::plural(self.saves, "save"))
+    }
+
     /// `3 saves · in 12 · cache read 40000 · cache write 300 · out 9 · $0.41`
     pub fn line(&self) -> String {
         format!(
             "{} · in {} · cache read {} · cache write {} · out {} · {}",
-            crate::memory::report::plural(self.saves, "save"),
+            self.count(),
             self.input_tokens,
             self.cache_read_input_tokens,
             self.cache_creation_input_tokens,
@@ -48,6 +62,10 @@ impl Totals {
             crate::memory::cost::usd(self.cost_usd)
         )
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]
