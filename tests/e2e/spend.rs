@@ -132,16 +132,16 @@ fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
     });
     let mut app = App::new(claude, &standin);
     app.bench.removed_env.push("ANTHROPIC_API_KEY".into());
-    // A stored subscription login, as `claude /login` leaves it: Claude Code
-    // hands no credential variable to its hooks (CLAUDE_CODE_OAUTH_TOKEN
-    // included, measured), so the fork reads the login itself.
-    let expires =
-        (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 86_400) * 1000;
+    // A stored subscription login: Claude Code hands no credential variable
+    // to its hooks (CLAUDE_CODE_OAUTH_TOKEN included, measured), so the fork
+    // reads the login itself. Only what the CLI needs to use it (an access
+    // token with the inference scope): a refresh token and an expiry made
+    // it look up api.anthropic.com's address (measured), and the suite
+    // sends nothing past loopback.
     std::fs::write(
         app.home().join(".claude/.credentials.json"),
-        json!({"claudeAiOauth": {"accessToken": "e2e-oauth-token", "refreshToken": "e2e-refresh", "expiresAt": expires,
-            "scopes": ["user:inference", "user:profile"], "subscriptionType": "pro"}})
-        .to_string(),
+        json!({"claudeAiOauth": {"accessToken": "e2e-oauth-token", "scopes": ["user:inference", "user:profile"]}})
+            .to_string(),
     )
     .unwrap();
     // The parent also has the token in its environment: its hooks do not.
