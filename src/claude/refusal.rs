@@ -4,7 +4,7 @@
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApiRefusal {
-    /// A used-up allowance (plan limits, Agent SDK or usage credits, a prepaid
+    /// A used-up allowance (a plan's window, usage credits, a prepaid
     /// balance): no fork here until `reset`, or without one, one try an hour.
     Allowance { text: String, reset: Option<i64> },
     /// The plan cannot use this model without usage credits (a `[1m]`
@@ -31,6 +31,7 @@ pub fn classify(api_error_status: Option<u16>, result: &str, now: i64, local_off
         "you're out of usage credits",
         "out of extra usage",
         "usage credits required",
+        "usage credits are required",
         "credit balance is too low",
         "usage allocation has been disabled",
         "doesn't include usage credits",
@@ -127,6 +128,18 @@ mod tests {
             (Some(429), "You've hit your weekly limit · resets Dec 4, 4:42pm (UTC)", "allowance"),
             (Some(429), "You're out of usage credits · resets 5:42pm (UTC)", "allowance"),
             (Some(429), "You're out of usage credits", "allowance"),
+            // The shapes of used-up credits, should the paused Agent SDK
+            // credit take effect (2.1.328 and 2.1.332, the stand-in's
+            // overage headers and bodies; docs/design.md §4).
+            (Some(429), "You're out of usage credits · resets 3:31am (UTC)", "allowance"),
+            (Some(429), "You've hit your weekly limit · resets Dec 10, 1:32am (UTC)", "allowance"),
+            (
+                Some(429),
+                "API Error: Server is temporarily limiting requests (not your usage limit) · Usage credits are required",
+                "allowance",
+            ),
+            (Some(402), "API Error: 402 Usage credits are required", "allowance"),
+            (Some(400), "Credit balance is too low", "allowance"),
             (Some(429), "You've hit your limit · resets 5:42pm (UTC)", "allowance"),
             (
                 Some(429),

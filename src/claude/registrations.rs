@@ -23,6 +23,9 @@ pub struct Registration {
     pub words: Vec<(String, String)>,
     /// The plugin id (`memory-save@…`) this file enables.
     pub plugin: Option<String>,
+    /// Its `statusLine` runs ours: a plan's usage windows reach memory-save.
+    #[serde(skip)]
+    pub statusline: bool,
     /// Why the file could not be read.
     pub error: Option<String>,
 }
@@ -63,7 +66,11 @@ pub fn registrations(cwd: &Path) -> Vec<Registration> {
             plugins.iter().find(|(id, on)| id.starts_with(&format!("{BINARY_NAME}@")) && on.as_bool() == Some(true))
         });
         let plugin = plugin.map(|(id, _)| id.clone());
-        if programs.is_empty() && plugin.is_none() && error.is_none() {
+        let status_command = settings.get("statusLine").and_then(|s| s.get("command")).and_then(Value::as_str);
+        let statusline = status_command
+            .and_then(our_subcommand)
+            .is_some_and(|words| words.first().map(String::as_str) == Some("statusline"));
+        if programs.is_empty() && plugin.is_none() && error.is_none() && !statusline {
             continue;
         }
         found.push(Registration {
@@ -73,10 +80,16 @@ pub fn registrations(cwd: &Path) -> Vec<Registration> {
             programs,
             words,
             plugin,
+            statusline,
             error,
         });
     }
     found
+}
+
+/// A status line of ours runs in sessions here: it can read a plan's usage windows.
+pub fn statusline_registered(cwd: &Path) -> bool {
+    registrations(cwd).iter().any(|r| r.statusline)
 }
 
 /// One line for `status`: where the hooks are registered, or that they are not.

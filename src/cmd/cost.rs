@@ -1,4 +1,4 @@
-//! `memory-save cost [--json]`: the billing month, day by day.
+//! `memory-save cost [--json]`: the calendar month, day by day.
 
 use std::io::IsTerminal;
 
@@ -12,8 +12,9 @@ use super::row;
 /// Bars are at most this wide.
 const BAR_WIDTH: usize = 30;
 
-/// This billing month's saves day by day: how many, the tokens by kind and
-/// what they counted, against the budgets, with the month's pace.
+/// This month's saves day by day: how many, the tokens by kind and what
+/// they counted (for a Claude plan, at API prices), against the budget,
+/// with the month's pace.
 #[derive(Debug, clap::Args)]
 pub struct CostArgs {
     /// Print it as JSON, for scripts.
@@ -36,15 +37,16 @@ impl super::Run for CostArgs {
 /// The month's summary lines, shared with `status`.
 pub fn summary(month: &Month) -> String {
     let t = &month.totals;
-    let mut out = format!("billing month {} to {}\n", month.start, month.end);
+    let mut out = format!("month {} to {}\n", month.start, month.end);
     if let Some(pays) = &month.pays {
         row(&mut out, "who pays", pays);
     }
-    row(&mut out, "month", t.line());
+    // A plan's saves cost no money: their dollars are its usage at API prices.
+    let priced = if month.api_priced { " at API prices" } else { "" };
+    row(&mut out, "month", format!("{}{priced}", t.line()));
     for b in &month.budgets {
-        let default = if b.default { ", the default for a subscription" } else { "" };
         let spent =
-            format!("{} {}{default}: {} spent ({:.0}%)", b.budget, usd(b.limit_usd), usd(b.spent_usd), b.share * 100.0);
+            format!("{} {}: {} spent{priced} ({:.0}%)", b.budget, usd(b.limit_usd), usd(b.spent_usd), b.share * 100.0);
         row(&mut out, "budget", spent);
     }
     if let Some(average) = month.average_per_save_usd {

@@ -102,6 +102,7 @@ impl super::Run for InstallArgs {
         registered_elsewhere(&cwd, scope, &shown.to_string())?;
         if written {
             cost_note(&roots)?;
+            windows_note(&roots, &cwd, scope, self.statusline)?;
         }
         if let Some(note) = crate::claude::settings::token_only_login(&Scope::User.path(&cwd)?) {
             super::println(&format!("warning: {note}"))?;
@@ -113,13 +114,15 @@ impl super::Run for InstallArgs {
 /// What saves cost and who pays, said once at install (docs/cost.md).
 fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
     let config = crate::config::of(roots);
+    let per_save = match config.max_cost_per_save() {
+        Some(cap) => {
+            format!("a save priced over {} (max_cost_per_save_usd) reads only the new turns, or waits", usd(cap))
+        }
+        None => "max_cost_per_save_usd is \"none\": no save is too dear".to_string(),
+    };
     let month = match config.max_cost_per_month_usd {
-        Budget::Unset => format!(
-            "a subscription login's saves stop at {} a billing month on this machine (the default)",
-            usd(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD)
-        ),
-        Budget::Off => "max_cost_per_month_usd is \"none\": no monthly budget".to_string(),
-        Budget::Usd(limit) => format!("saves stop at {} a billing month on this machine", usd(limit)),
+        Budget::Usd(limit) => format!("; saves stop at {} a month (max_cost_per_month_usd)", usd(limit)),
+        Budget::Unset | Budget::Off => String::new(),
     };
     let limits = config.limits();
     let cadence = if limits.every_turns <= 1 {
@@ -132,9 +135,9 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
         )
     };
     super::println(&format!(
-        "note: each save is a `claude -p` run, paid at API rates (on a Claude plan, from its monthly Agent SDK credit). \
-         {cadence}; {month}. \
-         Change them with save_every_turns, max_cost_per_month_usd and billing_day in {} (docs/cost.md).",
+        "note: each save is a `claude -p` run. On a Claude plan it draws on the plan's usage limits, the 5-hour and weekly windows your own prompts draw on; \
+         with an API key, a cloud provider or a gateway it is billed at API rates. \
+         {cadence}; {per_save}{month}. Change them in {} (docs/cost.md).",
         crate::config::file(roots).display()
     ))?;
     let who = match crate::save::money::ledger::last_route(roots) {
@@ -143,6 +146,23 @@ fn cost_note(roots: &crate::store::paths::Roots) -> Result<()> {
             .to_string(),
     };
     super::println(&who)
+}
+
+/// A plan's saves wait while its usage windows are nearly full, and only
+/// the status line's input says how full they are: said once, at install,
+/// when no status line of ours will read them (doctor says it too).
+fn windows_note(roots: &crate::store::paths::Roots, cwd: &Path, scope: Scope, statusline: bool) -> Result<()> {
+    let route = crate::save::money::ledger::last_route(roots).map(|seen| seen.route);
+    let on_plan = route.unwrap_or_else(|| crate::claude::route::of_session(cwd)).draws_on_plan_windows();
+    if !on_plan || statusline || scope == Scope::Shared || crate::claude::registrations::statusline_registered(cwd) {
+        return Ok(());
+    }
+    super::println(&format!(
+        "note: on a Claude plan, saves wait while your 5-hour or weekly window is {}% used or more, so that its last part stays yours; \
+         memory-save reads the windows from Claude Code's status line, and without one of its own it cannot see them: \
+         saves then run until the plan refuses one. To let them wait: memory-save install --statusline (a status line of yours keeps running).",
+        crate::config::of(roots).wait_at_plan_percent()
+    ))
 }
 
 /// Warns when a session here would run memory-save twice: the plugin, or
@@ -176,7 +196,7 @@ fn auto_memory_note(cwd: &Path, scope: Scope) -> Result<()> {
     if on {
         let fix = crate::claude::settings::auto_memory_fix(cwd, Some(scope), decided);
         super::println(&format!(
-            "note: Claude Code's own auto memory is on ({why}): with memory-save too, every turn pays for two memory forks. \
+            "note: Claude Code's own auto memory is on ({why}): with memory-save too, one project keeps two memories, and where Anthropic turns on auto memory's background extraction, that adds a request of its own after each turn. \
              To leave memory to memory-save: {fix}"
         ))?;
     }

@@ -15,7 +15,6 @@ pub mod install;
 pub mod list;
 pub mod merge_driver;
 pub mod restore;
-pub mod resume;
 pub mod review;
 pub mod show;
 pub mod status;
@@ -153,7 +152,6 @@ pub enum Command {
     Undo(history::UndoArgs),
     Review(review::ReviewArgs),
     Guards(guards::GuardsArgs),
-    Resume(resume::ResumeArgs),
     Adopt(adopt::AdoptArgs),
     Restore(restore::RestoreArgs),
     Cost(cost::CostArgs),
@@ -188,7 +186,6 @@ impl Run for Command {
             Command::Undo(c) => c.run(),
             Command::Review(c) => c.run(),
             Command::Guards(c) => c.run(),
-            Command::Resume(c) => c.run(),
             Command::Adopt(c) => c.run(),
             Command::Restore(c) => c.run(),
             Command::Cost(c) => c.run(),

@@ -55,11 +55,13 @@ struct Status {
     config_problems: Vec<String>,
     /// Why no save runs on this machine: a setting, a budget, an allowance.
     saves_stopped: Option<String>,
+    /// A Claude plan's usage windows as memory-save last read them, and
+    /// whether saves wait for one (`None` for another route).
+    plan: Option<String>,
     saving: usize,
     queued: usize,
     last_failed_reply: Option<FailedReply>,
     recent_saves: Vec<SaveRecord>,
-    paused: Vec<Paused>,
     /// What saves cost today (the local day, every project).
     today: Totals,
     month: crate::save::money::month::Month,
@@ -67,13 +69,6 @@ struct Status {
     paused_models: Vec<String>,
     /// This project's sessions' saves, beside each session's own cost.
     sessions: Vec<SessionCost>,
-}
-
-#[derive(Serialize)]
-struct Paused {
-    session_id: String,
-    why: String,
-    at: i64,
 }
 
 /// A session's own cost under this is too small to set a save's against.
@@ -121,6 +116,38 @@ impl super::Run for StatusArgs {
     }
 }
 
+/// A plan's usage windows, how full, and whether saves wait; or that
+/// memory-save cannot see them, and how to change that.
+pub fn plan_line(roots: &Roots, config: &crate::config::Config, cwd: &std::path::Path, plan: bool) -> Option<String> {
+    use crate::env::clock;
+    if !plan {
+        return None;
+    }
+    let now = crate::env::now_unix();
+    let threshold = config.wait_at_plan_percent();
+    let Some(windows) = crate::save::money::ledger::load(roots).windows else {
+        return Some(if crate::claude::registrations::statusline_registered(cwd) {
+            "no reading of your plan's usage windows yet (the status line gives one after a session's first answer)"
+                .to_string()
+        } else {
+            "memory-save cannot see your plan's usage windows, so saves run until the plan refuses one: memory-save install --statusline".to_string()
+        });
+    };
+    let named = [("5-hour", windows.five_hour), ("weekly", windows.seven_day)];
+    let read: Vec<String> = named
+        .iter()
+        .filter_map(|(name, w)| w.filter(|w| now < w.resets_at).map(|w| (name, w)))
+        .map(|(name, w)| format!("{name} {:.0}% used, resets {}", w.used_percentage, clock(w.resets_at)))
+        .collect();
+    let read =
+        if read.is_empty() { "both windows reset since the last reading".to_string() } else { read.join(" · ") };
+    let wait = match windows.full(threshold, now) {
+        Some(full) => format!("saves wait until {} ({}% or more used)", clock(full.until), threshold),
+        None => format!("saves wait at {threshold}% used"),
+    };
+    Some(format!("{read}; {wait}"))
+}
+
 fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> Result<Status> {
     let (roots, cwd) = (&roots, cwd.as_path());
     let memory = read_if_exists(&folder.memory_path())?;
@@ -137,6 +164,7 @@ fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> R
         bytes: m.len(),
     });
     let hooks = crate::claude::registrations::registrations(cwd);
+    let month = crate::save::money::month::gather(roots, &config, crate::env::now_unix());
     let review = config.review_rules();
     let standings = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review);
     let standing = |wanted: Standing| standings.iter().filter(|(_, s)| *s == wanted).count();
@@ -157,21 +185,13 @@ fn gather(super::Here { roots, cwd, config, project, folder }: super::Here) -> R
         config_file: crate::config::file(roots).display().to_string(),
         config_problems: config.problems.iter().map(|p| p.text.clone()).collect(),
         saves_stopped,
-        month: crate::save::money::month::gather(roots, &config, crate::env::now_unix()),
+        plan: plan_line(roots, &config, cwd, month.on_plan_windows),
+        month,
         paused_models: stops.models.iter().map(|(model, h)| format!("{model}: {}", h.text)).collect(),
         saving: sessions.iter().filter(|(_, s)| s.protocol.job.claimed_since().is_some()).count(),
         queued: sessions.iter().filter(|(_, s)| s.protocol.job.is_pending()).count(),
         last_failed_reply,
         recent_saves: crate::store::saves::recent(roots, &folder.key(), RECENT),
-        // An ended session's pause stops nothing and cannot be resumed.
-        paused: sessions
-            .iter()
-            .filter(|(_, s)| !s.protocol.turn.ended)
-            .filter_map(|(id, s)| {
-                let pause = s.protocol.watch.paused.as_ref()?;
-                Some(Paused { session_id: id.to_string(), why: pause.text.clone(), at: pause.at })
-            })
-            .collect(),
         today,
         sessions: per_session,
         adoptable: crate::project::adoptable(roots, &project)
@@ -298,6 +318,9 @@ fn render(s: &Status) -> String {
             row(&mut out, "", line);
         }
     }
+    if let Some(plan) = &s.plan {
+        row(&mut out, "plan", plan);
+    }
     if let Some(why) = &s.saves_stopped {
         row(&mut out, "paused", format!("no save runs on this machine: {why}"));
     }
@@ -306,15 +329,10 @@ fn render(s: &Status) -> String {
         row(&mut out, "prices", format!("{model:?} is not in the price table: {priced}"));
     }
     for model in &s.paused_models {
-        row(&mut out, "paused", format!("sessions on {model}; lift with: memory-save resume"));
+        row(&mut out, "paused", format!("sessions on {model}; tried again within the hour"));
     }
     if let Some(failed) = &s.last_failed_reply {
         row(&mut out, "failed", format!("{} ({}, {} bytes)", failed.path, timestamp(failed.at), failed.bytes));
-    }
-    for p in &s.paused {
-        let (id, why, since) = (&p.session_id, &p.why, timestamp(p.at));
-        let text = format!("session {id}: {why} (since {since}); resume with: memory-save resume --session {id}");
-        row(&mut out, "paused", text);
     }
     out.push_str(&super::cost::summary(&s.month));
     out.push_str(&format!("today (all projects): {}\n", s.today.line()));

@@ -24,6 +24,8 @@ const DEADLINE: Duration = Duration::from_secs(6);
 #[serde(default)]
 struct StatusInput {
     session_id: String,
+    /// A Claude plan's usage windows, after the session's first answer.
+    rate_limits: Option<crate::save::money::plan::Windows>,
 }
 
 /// Print this session's save state on one line (Claude Code's status-line
@@ -47,6 +49,9 @@ impl super::Run for StatuslineArgs {
         }
         let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
         // No roots (HOME unset): still print the user's own line.
+        if let (Some(windows), Ok(roots)) = (&input.rate_limits, crate::config::roots()) {
+            crate::save::money::plan::record(&roots, windows);
+        }
         if let (Ok(id), Ok(roots)) = (SessionId::parse(&input.session_id), crate::config::roots()) {
             let sessions = SessionStore::new(roots.sessions_dir());
             let mut state = sessions.peek(&id);
@@ -72,13 +77,20 @@ impl super::Run for StatuslineArgs {
 }
 
 /// What stops this session's saves beyond itself, in the order a save
-/// checks them: a setting that fails closed, a used-up allowance, a budget,
-/// the plan's refusal of its model.
+/// checks them: a setting that fails closed, a used-up allowance, a plan's
+/// full usage window, a budget, the plan's refusal of its model.
 fn machine_pause(roots: &crate::store::paths::Roots, state: &SessionState) -> Option<String> {
-    let stops = crate::save::money::ledger::stops(roots, &crate::config::of(roots));
+    let config = crate::config::of(roots);
+    let stops = crate::save::money::ledger::stops(roots, &config);
     let setting = stops.config.map(|_| "paused: memory-save.toml has a problem (memory-save doctor)".to_string());
+    let on_plan = state.input.route.as_ref().is_some_and(crate::memory::route::Route::draws_on_plan_windows);
+    let window = crate::save::money::plan::wait(roots, &config, on_plan, crate::env::now_unix());
     let model = state.outcome.status.as_ref().filter(|s| s.kind == StatusKind::PausedModel).map(|s| s.text.clone());
-    setting.or(stops.allowance.map(|h| h.status())).or(stops.budget.map(|s| s.status())).or(model)
+    setting
+        .or(stops.allowance.map(|h| h.status()))
+        .or(window.map(|w| w.status()))
+        .or(stops.budget.map(|s| s.status()))
+        .or(model)
 }
 
 /// The one state the status line shows, chosen by kind and order, never by
@@ -100,8 +112,6 @@ fn state_line(
     let saving = state.protocol.job.claimed_since();
     let line = if let (None, Some(error)) = (saving, last.filter(|s| s.kind == StatusKind::Error)) {
         timed(&error.text, error.at)
-    } else if let Some(pause) = &state.protocol.watch.paused {
-        timed(&pause.text, pause.at)
     } else if let Some(text) = waiting_for {
         format!("memory-save: {text}")
     } else if rules_waiting == 1 {
@@ -117,7 +127,10 @@ fn state_line(
     } else if let Some(status) = last.filter(|s| s.kind != StatusKind::Paused) {
         // A save the machine's stops paused is shown by them, while they
         // hold (`waiting_for`), never from the last save's words.
-        let month = state.outcome.month_usd.map(|m| format!(" · {} this month", crate::memory::cost::usd(m)));
+        // A plan's saves cost no money: their dollars are API prices.
+        let plan = state.input.route.as_ref().is_some_and(crate::memory::route::Route::is_subscription);
+        let priced = if plan { " at API prices" } else { "" };
+        let month = state.outcome.month_usd.map(|m| format!(" · {}{priced} this month", crate::memory::cost::usd(m)));
         timed(&format!("{}{}", status.text, month.unwrap_or_default()), status.at)
     } else {
         let loaded = state.input.baseline.as_ref().filter(|b| b.lines > 0)?;

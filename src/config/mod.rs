@@ -17,8 +17,6 @@ mod read;
 /// What of the configuration the save protocol reads (`save::machine`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SaveLimits {
-    /// `save_every_minutes`.
-    pub interval: Option<Duration>,
     /// Save after this many turns (0 or 1: every turn).
     pub every_turns: u64,
     pub idle_flush: Duration,
@@ -38,10 +36,14 @@ pub const DEFAULT_SAVE_EVERY_TURNS: u64 = 5;
 /// or a script's small task makes a few, a long headless task many; each
 /// save draws on the same plan limits or key as the run (docs/cost.md).
 pub const DEFAULT_UNATTENDED_MIN_TOOLS: u64 = 10;
-/// A save whose cache expired rewrites it whole; it runs only under this much.
-pub const DEFAULT_COLD_SAVE_MAX_USD: f64 = 0.25;
-/// A subscription's monthly budget when none is set: half of Pro's $20 credit.
-pub const DEFAULT_SUBSCRIPTION_MONTH_USD: f64 = 10.0;
+/// The most one save may cost, priced before it runs: a save that reads a
+/// warm cache costs cents, one that rewrites an expired cache of a long
+/// session dollars (docs/cost.md).
+pub const DEFAULT_MAX_COST_PER_SAVE_USD: f64 = 0.25;
+/// A Claude plan's 5-hour or weekly window this full makes saves wait: a
+/// save draws on the same windows as the user's own prompts, and the last
+/// tenth of a window is the user's (docs/cost.md).
+pub const DEFAULT_WAIT_AT_PLAN_PERCENT: f64 = 90.0;
 /// No budget is larger than this: a bigger number is a typo.
 const MAX_BUDGET_USD: f64 = 100_000.0;
 
@@ -83,8 +85,6 @@ pub struct Problem {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
-    /// 0 saves by turns; N saves at most every N minutes.
-    pub save_every_minutes: u64,
     pub fork_timeout_seconds: Option<u64>,
     /// The fork's model; absent: the session's own, which the prompt cache needs.
     pub model: Option<String>,
@@ -101,13 +101,11 @@ pub struct Config {
     pub unattended_min_tools: Option<u64>,
     /// A save whose estimate is over this never runs.
     pub max_cost_per_save_usd: Budget,
-    /// All saves of the local calendar day, every project, stop at this.
-    pub max_cost_per_day_usd: Budget,
-    /// All saves of the billing month billed by one route stop at this.
+    /// All saves of the calendar month by one route stop at this: dollars
+    /// for a key, cloud or gateway; for a plan, its saves' API-priced worth.
     pub max_cost_per_month_usd: Budget,
-    pub cold_save_max_usd: Budget,
-    /// The day of the month the billing month starts (1–28, local time).
-    pub billing_day: Option<u8>,
+    /// A plan's usage window this full (percent) makes saves wait.
+    pub wait_at_plan_percent: Option<f64>,
     /// Memory folder names chosen by hand, by identity.
     pub names: BTreeMap<String, String>,
     /// `[prices."<model prefix>"]`: added to or overriding the price table.
@@ -149,7 +147,6 @@ impl Config {
     /// What decides whether a turn's save is due.
     pub fn limits(&self) -> SaveLimits {
         SaveLimits {
-            interval: (self.save_every_minutes > 0).then(|| Duration::from_secs(self.save_every_minutes * 60)),
             every_turns: self.save_every_turns.unwrap_or(DEFAULT_SAVE_EVERY_TURNS),
             idle_flush: Duration::from_secs(self.idle_flush_seconds.unwrap_or(DEFAULT_IDLE_FLUSH_SECONDS)),
             unattended_min_tools: self.unattended_min_tools.unwrap_or(DEFAULT_UNATTENDED_MIN_TOOLS),
@@ -170,12 +167,13 @@ impl Config {
         self.effort.as_deref().filter(|m| !m.trim().is_empty())
     }
 
-    pub fn billing_day(&self) -> u8 {
-        self.billing_day.unwrap_or(1)
+    /// The one per-save cap; `"none"` lifts it.
+    pub fn max_cost_per_save(&self) -> Option<f64> {
+        self.max_cost_per_save_usd.or(Some(DEFAULT_MAX_COST_PER_SAVE_USD))
     }
 
-    pub fn cold_save_max(&self) -> Option<f64> {
-        self.cold_save_max_usd.or(Some(DEFAULT_COLD_SAVE_MAX_USD))
+    pub fn wait_at_plan_percent(&self) -> f64 {
+        self.wait_at_plan_percent.unwrap_or(DEFAULT_WAIT_AT_PLAN_PERCENT)
     }
 }
 
@@ -213,11 +211,10 @@ mod tests {
         assert_eq!(Config::load(&file).unwrap(), Config::default());
         std::fs::write(
             &file,
-            "save_every_minutes = 10\nfork_timeout_seconds = 60\nmodel = \"claude-haiku\"\neffort = \"low\"\ndisabled_projects = [\"secret\"]\n",
+            "fork_timeout_seconds = 60\nmodel = \"claude-haiku\"\neffort = \"low\"\ndisabled_projects = [\"secret\"]\n",
         )
         .unwrap();
         let config = Config::load(&file).unwrap();
-        assert_eq!(config.limits().interval, Some(Duration::from_secs(600)));
         assert_eq!(config.model(), Some("claude-haiku"));
         assert_eq!(config.effort(), Some("low"));
         assert_eq!(config.disabled_projects, vec!["secret".to_string()]);
@@ -225,25 +222,10 @@ mod tests {
         let defaults = Config::default().limits();
         assert_eq!(defaults.every_turns, DEFAULT_SAVE_EVERY_TURNS);
         assert_eq!(defaults.idle_flush, Duration::from_secs(3600));
-        assert_eq!(Config::default().cold_save_max(), Some(0.25));
-        assert_eq!(Config::default().billing_day(), 1);
-    }
-
-    /// A key an earlier version read is named as such, and stops nothing.
-    #[test]
-    fn a_retired_key_is_named_and_does_nothing() {
-        let config = parse("pause_at_quota_percent = 90\nbilling_day = 7\n");
-        assert_eq!(config.problems.len(), 1, "{:?}", config.problems);
-        let problem = &config.problems[0];
-        assert!(!problem.closed && config.stopped().is_none());
-        assert!(
-            problem
-                .text
-                .contains("pause_at_quota_percent is no longer read: saves no longer pause by the 5-hour quota"),
-            "{}",
-            problem.text
-        );
-        assert_eq!(config.billing_day(), 7);
+        assert_eq!(Config::default().max_cost_per_save(), Some(0.25));
+        assert_eq!(Config::default().wait_at_plan_percent(), 90.0);
+        assert_eq!(parse("max_cost_per_save_usd = \"none\"").max_cost_per_save(), None);
+        assert_eq!(parse("wait_at_plan_percent = 75").wait_at_plan_percent(), 75.0);
     }
 
     /// Every ordinary key's bad value: named, that key alone at its default.
@@ -253,7 +235,6 @@ mod tests {
             ("save_every_turns = \"five\"", "save_every_turns must be a whole number from 0 to 1000, not \"five\""),
             ("save_every_turns = -1", "save_every_turns must be a whole number from 0 to 1000, not -1"),
             ("idle_flush_seconds = 0", "idle_flush_seconds must be a whole number from 1 to 86400, not 0"),
-            ("save_every_minutes = 1.5", "save_every_minutes must be a whole number from 0 to 1440, not 1.5"),
             (
                 "fork_timeout_seconds = 18446744073709551615",
                 "fork_timeout_seconds must be a whole number from 1 to 3600, not \"18446744073709551615\"",
@@ -270,7 +251,7 @@ mod tests {
             ("names = 3", "names must be a table of \"identity\" = \"folder\""),
         ];
         for (line, want) in cases {
-            let config = parse(&format!("{line}\nbilling_day = 7\n"));
+            let config = parse(&format!("{line}\nwait_at_plan_percent = 70\n"));
             let problem = config.problems.first().unwrap_or_else(|| panic!("{line}: no problem"));
             assert!(problem.text.contains(want), "{line}: {}", problem.text);
             if want.contains("not valid TOML") {
@@ -278,7 +259,7 @@ mod tests {
                 continue;
             }
             assert!(!problem.closed && problem.text.ends_with("using its default"), "{line}: {problem:?}");
-            assert_eq!(config.billing_day, Some(7), "{line}: the other keys still apply");
+            assert_eq!(config.wait_at_plan_percent, Some(70.0), "{line}: the other keys still apply");
             assert_eq!(config.stopped(), None, "{line}");
         }
     }
@@ -298,19 +279,20 @@ mod tests {
 
     /// Every key that guards money or review fails closed.
     #[test]
-    fn a_bad_budget_price_billing_day_or_review_stops_saves() {
+    fn a_bad_budget_price_threshold_or_review_stops_saves() {
         let cases: &[(&str, &str)] = &[
             (
                 "max_cost_per_save_usd = -1",
                 "max_cost_per_save_usd must be dollars from 0 to 100000 (or \"none\"), not -1",
             ),
             ("max_cost_per_save_usd = nan", "not nan"),
-            ("max_cost_per_day_usd = inf", "not inf"),
+            ("max_cost_per_month_usd = inf", "not inf"),
             ("max_cost_per_month_usd = 1e9", "not 1000000000"),
             ("max_cost_per_month_usd = \"10\"", "not \"10\""),
-            ("cold_save_max_usd = \"cheap\"", "cold_save_max_usd must be dollars"),
-            ("billing_day = 0", "billing_day must be a whole number from 1 to 28, not 0"),
-            ("billing_day = 40", "billing_day must be a whole number from 1 to 28, not 40"),
+            ("max_cost_per_save_usd = \"cheap\"", "max_cost_per_save_usd must be dollars"),
+            ("wait_at_plan_percent = 0", "wait_at_plan_percent must be a number from 1 to 100, not 0"),
+            ("wait_at_plan_percent = 140", "wait_at_plan_percent must be a number from 1 to 100, not 140"),
+            ("max_cost_per_day_usd = 1", "unknown key \"max_cost_per_day_usd\""),
             ("review = \"rule\"", "review must be \"rules\" or \"off\", not \"rule\""),
             ("review = true", "review must be \"rules\" or \"off\""),
             ("[prices.\"claude-x\"]\ninput = 1", "entry \"claude-x\" lacks output"),
@@ -324,7 +306,7 @@ mod tests {
             ),
             ("max_cost_per_month = 5", "did you mean \"max_cost_per_month_usd\"?"),
             ("reveiw = \"rules\"", "unknown key \"reveiw\" (did you mean \"review\"?)"),
-            ("billingday = 3", "did you mean \"billing_day\"?"),
+            ("wait_at_plan_precent = 80", "did you mean \"wait_at_plan_percent\"?"),
             ("this is not toml", "is not valid TOML"),
         ];
         for (text, want) in cases {
@@ -356,10 +338,9 @@ mod tests {
 
     #[test]
     fn budgets_take_dollars_or_none() {
-        let config = parse("max_cost_per_month_usd = \"none\"\nmax_cost_per_save_usd = 0.001\ncold_save_max_usd = 1\n");
+        let config = parse("max_cost_per_month_usd = \"none\"\nmax_cost_per_save_usd = 0.001\n");
         assert_eq!(config.max_cost_per_month_usd.or(Some(10.0)), None);
-        assert_eq!(config.max_cost_per_save_usd.or(None), Some(0.001));
-        assert_eq!(config.cold_save_max(), Some(1.0));
+        assert_eq!(config.max_cost_per_save(), Some(0.001));
         assert_eq!(Config::default().max_cost_per_month_usd.or(Some(10.0)), Some(10.0));
         let config = parse(
             "[prices.\"claude-opus-4-1\"]\ninput = 15\noutput = 75\ncache_read = 1.5\ncache_write_5m = 18.75\ncache_write_1h = 30\n",

@@ -28,7 +28,6 @@ const KEYS: &[Key] = &[
         closed: false,
         set: |c, v| whole(v, 0, 1_000_000).map(|n| c.unattended_min_tools = Some(n)),
     },
-    Key { name: "save_every_minutes", closed: false, set: |c, v| whole(v, 0, 1440).map(|n| c.save_every_minutes = n) },
     Key {
         name: "fork_timeout_seconds",
         closed: false,
@@ -39,19 +38,15 @@ const KEYS: &[Key] = &[
     Key { name: "disabled_projects", closed: false, set: |c, v| texts(v).map(|t| c.disabled_projects = t) },
     Key { name: "review", closed: true, set: |c, v| review(v).map(|r| c.review = r) },
     Key { name: "max_cost_per_save_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_save_usd = b) },
-    Key { name: "max_cost_per_day_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_day_usd = b) },
     Key { name: "max_cost_per_month_usd", closed: true, set: |c, v| budget(v).map(|b| c.max_cost_per_month_usd = b) },
-    Key { name: "cold_save_max_usd", closed: true, set: |c, v| budget(v).map(|b| c.cold_save_max_usd = b) },
-    Key { name: "billing_day", closed: true, set: |c, v| whole(v, 1, 28).map(|n| c.billing_day = Some(n as u8)) },
+    Key {
+        name: "wait_at_plan_percent",
+        closed: true,
+        set: |c, v| number(v, 1.0, 100.0).map(|n| c.wait_at_plan_percent = Some(n)),
+    },
     Key { name: "names", closed: false, set: names },
     Key { name: "prices", closed: true, set: |c, v| prices(v).map(|p| c.prices = p) },
 ];
-
-/// A key an earlier version read: accepted, does nothing, and says so.
-const RETIRED: (&str, &str) = (
-    "pause_at_quota_percent",
-    "saves no longer pause by the 5-hour quota, since forks draw on the Agent SDK credit, which max_cost_per_month_usd guards; remove the line",
-);
 
 /// The keys a `[prices."…"]` entry takes, per million tokens.
 pub const PRICE_KEYS: [&str; 5] = ["input", "output", "cache_read", "cache_write_5m", "cache_write_1h"];
@@ -72,9 +67,6 @@ impl Config {
         let mut config = Config::default();
         for (name, value) in &table {
             let problem = match KEYS.iter().find(|k| k.name == name) {
-                None if name == RETIRED.0 => {
-                    Problem { text: format!("{file}: {name} is no longer read: {}", RETIRED.1), closed: false }
-                }
                 Some(key) => match (key.set)(&mut config, value) {
                     Ok(()) => continue,
                     Err(why) if key.closed => {

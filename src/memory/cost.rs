@@ -1,5 +1,5 @@
 //! What a save costs, worked out before it runs: the price table (the one
-//! place prices live), a save's estimate, and the billing month. Pure: the
+//! place prices live), a save's estimate, and the calendar month. Pure: the
 //! caller brings the transcript's figures, the clock and the settings.
 
 /// Prices in dollars per million tokens.
@@ -189,23 +189,10 @@ pub fn priced(usage: (u64, u64, u64, u64), one_hour: bool, price: &Price) -> f64
         / 1_000_000.0
 }
 
-/// The first day of the billing month holding `date`, starting on `billing_day`.
-pub fn period_start(date: (i32, u8, u8), billing_day: u8) -> (i32, u8, u8) {
-    let (year, month, day) = date;
-    let billing_day = billing_day.clamp(1, 28);
-    if day >= billing_day {
-        (year, month, billing_day)
-    } else if month == 1 {
-        (year - 1, 12, billing_day)
-    } else {
-        (year, month - 1, billing_day)
-    }
-}
-
-/// The first day of the billing month after the one that starts on `start`.
-pub fn next_period(start: (i32, u8, u8)) -> (i32, u8, u8) {
-    let (year, month, day) = start;
-    if month == 12 { (year + 1, 1, day) } else { (year, month + 1, day) }
+/// The first day of the month after the one holding `date`: a calendar
+/// month, as API usage bills.
+pub fn next_month((year, month, _): (i32, u8, u8)) -> (i32, u8, u8) {
+    if month == 12 { (year + 1, 1, 1) } else { (year, month + 1, 1) }
 }
 
 /// Dollars with at least two significant digits: `$0.0010`, `$0.41`, `$12.30`.
@@ -341,13 +328,9 @@ mod tests {
     }
 
     #[test]
-    fn billing_months_start_on_their_day() {
-        assert_eq!(period_start((2026, 12, 1), 1), (2026, 12, 1));
-        assert_eq!(period_start((2026, 12, 14), 15), (2026, 11, 15));
-        assert_eq!(period_start((2026, 12, 15), 15), (2026, 12, 15));
-        assert_eq!(period_start((2027, 1, 3), 28), (2026, 12, 28));
-        assert_eq!(next_period((2026, 12, 28)), (2027, 1, 28));
-        assert_eq!(next_period((2026, 1, 5)), (2026, 2, 5));
+    fn a_month_ends_on_the_first_of_the_next() {
+        assert_eq!(next_month((2026, 12, 14)), (2027, 1, 1));
+        assert_eq!(next_month((2026, 1, 1)), (2026, 2, 1));
     }
 
     #[test]

@@ -18,7 +18,8 @@ pub enum Payer {
     ApiKey,
     /// An `apiKeyHelper` in the settings: the key it prints.
     ApiKeyHelper,
-    /// The Claude plan's login: its Agent SDK credit.
+    /// The Claude plan's login: its usage limits (the 5-hour and weekly
+    /// windows), as the user's own prompts (docs/cost.md, Who pays).
     Subscription,
 }
 
@@ -95,16 +96,32 @@ impl Route {
         if self.detail.is_empty() { payer } else { format!("{payer}:{}", self.detail) }
     }
 
-    /// Whether the plan's credit pays, so the monthly budget's default applies.
+    /// Whether a Claude plan's usage limits pay: no dollars change hands,
+    /// and the plan's windows guard the saves.
     pub fn is_subscription(&self) -> bool {
         self.payer == Payer::Subscription
+    }
+
+    /// Whether a plan's usage windows, as Claude Code reports them, stand
+    /// for what this route's saves draw on: a plan's login, or a gateway it
+    /// reaches with a bearer token (Claude Code reads the windows for both);
+    /// never an API key's, a cloud's or an auth token's own account.
+    pub fn draws_on_plan_windows(&self) -> bool {
+        self.is_subscription() || (self.payer == Payer::Gateway && self.header == Header::Bearer)
+    }
+
+    /// What a dollar figure of this route's saves is: money billed, or for
+    /// a plan what its usage would cost at API prices.
+    pub fn dollars(&self) -> &'static str {
+        if self.is_subscription() { "at API prices; not billed on your plan" } else { "billed" }
     }
 
     /// One plain sentence: who pays for this route's saves.
     pub fn sentence(&self) -> String {
         match self.payer {
-            Payer::Subscription => "saves are paid from your Claude plan's monthly Agent SDK credit, at API rates \
-(past it, from usage credits if you turned them on; otherwise they stop until the credit refreshes)"
+            Payer::Subscription => "saves draw on your Claude plan's usage limits, the 5-hour and weekly windows \
+your own prompts draw on; no money is paid unless you turned on extra usage, and a dollar figure for them is what \
+that usage would cost at API prices"
                 .into(),
             Payer::ApiKey => "saves are billed to ANTHROPIC_API_KEY at API rates, not to a Claude plan: a key \
 exported in your shell (for your scripts, say) pays for every save"
@@ -200,6 +217,14 @@ mod tests {
         }
         assert_eq!(route(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")], false).key(), "gateway:127.0.0.1");
         assert_eq!(route(&[], false).key(), "subscription");
+        assert!(route(&[], false).sentence().starts_with("saves draw on your Claude plan's usage limits"));
+        assert_eq!(route(&[], false).dollars(), "at API prices; not billed on your plan");
+        assert_eq!(route(&[("ANTHROPIC_API_KEY", "k")], false).dollars(), "billed");
+        let windows = |vars: &[(&'static str, &'static str)]| route(vars, false).draws_on_plan_windows();
+        assert!(windows(&[]) && windows(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]));
+        assert!(!windows(&[("ANTHROPIC_API_KEY", "k")]));
+        assert!(!windows(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"), ("ANTHROPIC_API_KEY", "k")]));
+        assert!(!windows(&[("CLAUDE_CODE_USE_BEDROCK", "1")]));
         assert_eq!(route(&[("CLAUDE_CODE_USE_FOUNDRY", "1")], false).key(), "cloud:Microsoft Foundry");
     }
 

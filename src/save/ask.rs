@@ -41,7 +41,7 @@ pub(super) fn refused(
                 None => "and tries again at most once an hour".to_string(),
             };
             let line = format!(
-                "memory-save: saves paused on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; turn on usage credits or raise your plan's limit to go on sooner, then run: memory-save resume",
+                "memory-save: saves wait on this machine: the API refused a save: \"{}\". memory-save forks no more {when}; the turns wait and are saved then",
                 crate::memory::text::shorten(text, 160)
             );
             Ok((StatusKind::Paused, status, first.then_some(line)))
@@ -51,7 +51,7 @@ pub(super) fn refused(
             let status = format!("paused: {model} needs usage credits");
             let first = ledger::update(roots, |l| l.models.insert(model.clone(), hold(text, None)).is_none())?;
             let line = format!(
-                "memory-save: saves of sessions on {model} paused: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork, then run: memory-save resume",
+                "memory-save: saves of sessions on {model} wait: \"{}\". Turn on usage credits, or set model = \"…\" in memory-save.toml for the fork; it is tried again within the hour",
                 crate::memory::text::shorten(text, 160)
             );
             Ok((StatusKind::PausedModel, status, first.then_some(line)))

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::gather::Gathered;
-use super::money::{budget, ledger, watch};
+use super::money::{budget, ledger};
 use super::{SaveJob, SaveResult};
 use crate::claude::transcript::{self, TranscriptFacts};
 use crate::config::Config;
@@ -40,12 +40,12 @@ pub(super) enum Plan {
 }
 
 impl Priced {
-    /// This billing month's saves by the same route, with this one's `counted`.
-    pub fn month_with(&self, roots: &Roots, config: &Config, counted: f64) -> f64 {
+    /// This month's saves by the same route, with this one's `counted`.
+    pub fn month_with(&self, roots: &Roots, counted: f64) -> f64 {
         match self.budgets.month {
-            Some((_, spent, _)) => spent - self.budgets.held.0 + counted,
+            Some((_, spent, _)) => spent - self.budgets.held + counted,
             None => {
-                let start = budget::billing_month(self.now, config.billing_day()).0;
+                let start = budget::calendar_month(self.now).0;
                 crate::store::saves::spent_since(roots, start, Some(&self.route_key)) + counted
             }
         }
@@ -78,7 +78,7 @@ pub(super) fn decide(roots: &Roots, job: &SaveJob, config: &Config, gathered: &G
     if let Some(hold) = model.as_deref().and_then(|m| limits.models.get(m)).filter(|h| h.holds(now)) {
         return Ok(held(StatusKind::PausedModel, format!("paused: {} (this model)", hold.text)));
     }
-    if let Some(why) = watch::near_window(&facts, model.as_deref(), message.len()) {
+    if let Some(why) = near_window(&facts, model.as_deref(), message.len()) {
         // Nothing is lost: the turns stay in the transcript, and the first
         // save after the session compacts reads them.
         return Ok(held(StatusKind::Skipped, why));
@@ -156,4 +156,41 @@ fn plan(roots: &Roots, verdict: budget::Verdict, priced: Priced, gathered: &Gath
         }
     };
     Ok(Plan::Done(Box::new(done)))
+}
+
+/// Tokens a fork's reply may need, on top of the request.
+const REPLY_ROOM_TOKENS: u64 = 8_000;
+
+/// Why this save is skipped when the fork would not fit the window: with
+/// compaction off (DISABLE_COMPACT) it would only fail at the API's price.
+/// A message's tokens are taken as its bytes over three, on the high side.
+fn near_window(facts: &TranscriptFacts, model: Option<&str>, message_bytes: usize) -> Option<String> {
+    let needed = facts.last_request_tokens + message_bytes as u64 / 3 + REPLY_ROOM_TOKENS;
+    // The context window: a model name ending `[1m]` has 1M tokens, others 200K.
+    let window = if model.is_some_and(|m| m.ends_with("[1m]")) { 1_000_000 } else { 200_000 };
+    (facts.last_request_tokens > 0 && needed > window).then(|| {
+        format!(
+            "skipped: the session is near its context window ({} of {window} tokens); the next save after it compacts goes on",
+            facts.last_request_tokens
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_save_is_skipped_only_when_the_fork_would_not_fit_the_window() {
+        let facts = |tokens| TranscriptFacts { last_request_tokens: tokens, ..TranscriptFacts::default() };
+        assert_eq!(near_window(&facts(150_000), Some("claude-opus-5-5"), 6_000), None);
+        let skipped = near_window(&facts(195_000), Some("claude-opus-5-5"), 6_000).expect("skipped");
+        assert!(
+            skipped.starts_with("skipped: the session is near its context window (195000 of 200000 tokens)"),
+            "{skipped}"
+        );
+        assert_eq!(near_window(&facts(195_000), Some("claude-sonnet-4-5[1m]"), 6_000), None, "a 1M window");
+        assert!(near_window(&facts(995_000), Some("claude-sonnet-4-5[1m]"), 6_000).is_some());
+        assert_eq!(near_window(&facts(0), None, 6_000), None, "no usage known: try");
+    }
 }

@@ -4,16 +4,15 @@
 //!
 //! The rules the transitions keep, property-tested below:
 //! - no request is lost: a turn worth saving is saved, by the next save or
-//!   by the session's end, unless a budget stops saves;
+//!   by the session's end; one a full plan window held back stays worth a
+//!   save for a later Stop, the end or the flush;
 //! - at most one worker runs per session: a hook asks for one only when
 //!   the job needs one, and the shell starts it only when none holds the
 //!   worker lock;
-//! - a claim is finished, or taken over once and then given up;
-//! - pauses hold: a paused session's requests are dropped, but for the one
-//!   save at its end a cache-miss pause allows; a budget stops them all.
+//! - a claim is finished, or taken over once and then given up.
 
 use crate::config::SaveLimits;
-use crate::store::state::{Job, Pause, PauseKind, Protocol, Queued};
+use crate::store::state::{Job, Protocol, Queued};
 
 /// What a hook knows besides the protocol's own state.
 #[derive(Debug, Clone, Copy)]
@@ -39,8 +38,6 @@ pub enum Next {
     Save { last_chance: bool },
     /// A job whose worker died twice: dropped; its copy is the caller's to remove.
     GaveUp { copy: Option<String> },
-    /// A budget stopped the session's saves: dropped, its copy the caller's.
-    Dropped { copy: Option<String> },
     /// An idle flush is due in this many seconds.
     Wait(i64),
     /// Nothing to do: release the worker lock (under the session lock).
@@ -92,16 +89,14 @@ impl Job {
 impl Protocol {
     /// A turn worth saving: a person spoke or a tool ran.
     pub fn worth_saving(&self) -> bool {
-        self.turn.person_spoke || self.turn.tool_ran || self.turn.dropped
+        self.turn.person_spoke || self.turn.tool_ran || self.turn.held_back
     }
 
-    /// Worth saving, on, not paused (but for the end's one save a cache-miss
-    /// pause allows), and not sooner than `save_every_minutes` after the last
-    /// request; a turn held back stays flagged for a later Stop or the end.
-    /// `limits` is asked only when it matters: the common hook reads no config.
+    /// Worth saving and on; in a session no person attends, only after
+    /// enough tool calls. `limits` is asked only when it matters: the common
+    /// hook reads no config.
     pub fn save_due(&self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
-        let stops = |pause: &Pause| pause.kind == PauseKind::Budget || !self.turn.ended || pause.end_save_used;
-        if !self.worth_saving() || facts.off || self.watch.paused.as_ref().is_some_and(stops) {
+        if !self.worth_saving() || facts.off {
             return false;
         }
         let limits = std::cell::LazyCell::new(limits);
@@ -110,19 +105,17 @@ impl Protocol {
         if facts.unattended && self.turn.tools < limits.unattended_min_tools {
             return false;
         }
-        let Some(last) = self.turn.last_request_at.filter(|_| !self.turn.ended) else { return true };
-        limits.interval.is_none_or(|every| facts.now - last >= every.as_secs() as i64)
+        true
     }
 
     /// Turns the turn's flags into a save request: one more behind a
     /// running save, else a pending one (which covers held turns too).
-    pub fn request(&mut self, now: i64) {
+    pub fn request(&mut self) {
         self.turn.unsaved = 0;
         self.turn.person_spoke = false;
         self.turn.tool_ran = false;
-        self.turn.dropped = false;
+        self.turn.held_back = false;
         self.turn.tools = 0;
-        self.turn.last_request_at = Some(now);
         self.watch.save_at_next_stop = false;
         self.job = self.job.behind_claim(Queued::Save, Job::Pending);
     }
@@ -135,7 +128,7 @@ impl Protocol {
         let covered = self.job.is_pending();
         if limits.every_turns <= 1 || self.turn.unsaved >= limits.every_turns || self.watch.save_at_next_stop || covered
         {
-            self.request(now);
+            self.request();
             return;
         }
         let until = now + limits.idle_flush.as_secs() as i64;
@@ -147,7 +140,7 @@ impl Protocol {
     /// has its worker already, started by the Stop that held it.
     pub fn prompt(&mut self, facts: Facts, limits: impl FnOnce() -> SaveLimits, generated: bool) -> bool {
         if self.turn.open && self.save_due(facts, limits) {
-            self.request(facts.now);
+            self.request();
         }
         self.turn.open = true;
         self.turn.ended = false;
@@ -175,15 +168,12 @@ impl Protocol {
         self.job.is_active()
     }
 
-    /// SessionEnd: an interrupted or held turn is saved now; a cache-miss
-    /// pause allows this one save. Returns whether a worker must run.
+    /// SessionEnd: an interrupted or held turn is saved now. Returns
+    /// whether a worker must run.
     pub fn end(&mut self, facts: Facts, limits: impl FnOnce() -> SaveLimits) -> bool {
         self.turn.ended = true;
         if self.save_due(facts, limits) {
-            self.request(facts.now);
-            if let Some(pause) = &mut self.watch.paused {
-                pause.end_save_used = true;
-            }
+            self.request();
         }
         self.turn.open = false;
         self.job.is_active()
@@ -202,7 +192,7 @@ impl Protocol {
         if !self.save_due(facts, limits) {
             return Compacted { kept: false, remove: None };
         }
-        self.request(facts.now);
+        self.request();
         self.snapshot.resume_at = last;
         let remove = if self.job.claimed_since().is_none() { self.snapshot.copy.take() } else { None };
         self.snapshot.copy = copy.or(self.snapshot.copy.take());
@@ -212,22 +202,6 @@ impl Protocol {
     /// The worker's next step, under its worker lock. `idle`: the idle flush;
     /// `last_activity`: the transcript's last write, asked only for a due flush.
     pub fn worker_next(&mut self, now: i64, idle: i64, last_activity: impl FnOnce() -> Option<i64>) -> Next {
-        // A request made before the pause is not run: a budget stops all, a
-        // cache-miss pause all but the end's save. A dead worker's claim goes
-        // on under a cache-miss pause (asked for before), never a budget.
-        match &self.watch.paused {
-            Some(pause) if pause.kind == PauseKind::Budget && self.job != Job::Idle => {
-                self.job = Job::Idle;
-                self.snapshot.resume_at = None;
-                return Next::Dropped { copy: self.snapshot.copy.take() };
-            }
-            Some(_) if !self.turn.ended => {
-                // Its turns stay worth the one save at the end.
-                self.turn.dropped |= self.job.is_pending();
-                self.job = self.job.behind_claim(Queued::Nothing, Job::Idle);
-            }
-            _ => {}
-        }
         let mut quiet = false;
         match self.job {
             Job::Idle => return Next::Idle,
@@ -264,7 +238,7 @@ impl Protocol {
                     self.job = Job::Held { until: quiet_from + idle };
                     return Next::Wait(quiet_from + idle - now);
                 }
-                self.request(now);
+                self.request();
                 quiet = true;
             }
         }
@@ -272,11 +246,10 @@ impl Protocol {
         Next::Save { last_chance: self.turn.ended || quiet }
     }
 
-    /// The worker's save is written (or failed on our side): the claim clears
-    /// and what waited behind it comes up. The copy and message it resumed go
-    /// unless a new PreCompact asked again (`same_snapshot`). `read_through`:
-    /// the fork's reply was read, so the turns up to its claim are saved.
-    pub fn worker_done(&mut self, same_snapshot: bool, read_through: Option<i64>, wait_warm: bool) {
+    /// The worker's save is written (or failed on our side, or waited): the
+    /// claim clears and what waited behind it comes up. The copy and message
+    /// it resumed go unless a new PreCompact asked again (`same_snapshot`).
+    pub fn worker_done(&mut self, same_snapshot: bool, done: Done) {
         self.job = match self.job {
             Job::Claimed { queued: Queued::Save, .. } => Job::Pending,
             Job::Claimed { queued: Queued::Held { until }, .. } => Job::Held { until },
@@ -286,27 +259,47 @@ impl Protocol {
         if same_snapshot {
             self.snapshot = Default::default();
         }
-        self.watch.saved_through = read_through.or(self.watch.saved_through);
-        self.watch.save_at_next_stop = wait_warm;
+        self.watch.saved_through = done.read_through.or(self.watch.saved_through);
+        self.watch.save_at_next_stop = done.at_next_stop;
+        if let Some(wake) = done.held_back {
+            // Nothing of its turns was read: they stay worth a save, asked
+            // for at the next Stop or the end, or by the worker at `wake`.
+            self.turn.held_back = true;
+            self.watch.save_at_next_stop = true;
+            if let (Job::Idle, Some(until)) = (self.job, wake) {
+                self.job = Job::Held { until };
+            }
+        }
     }
+}
+
+/// What a finished save tells the protocol.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Done {
+    /// The fork's reply was read, so the turns up to its claim are saved.
+    pub read_through: Option<i64>,
+    /// The next Stop asks for a save at once (a cache that expired).
+    pub at_next_stop: bool,
+    /// The save did not run (the plan's usage window was full): its turns
+    /// are held back, and the worker tries again then, when it is soon.
+    pub held_back: Option<Option<i64>>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::state::Pause;
     use proptest::prelude::*;
     use std::time::Duration;
 
     const IDLE: i64 = 100;
 
     fn limits(every: u64) -> impl Fn() -> SaveLimits + Copy {
-        move || SaveLimits {
-            interval: None,
-            every_turns: every,
-            idle_flush: Duration::from_secs(IDLE as u64),
-            unattended_min_tools: 0,
-        }
+        move || SaveLimits { every_turns: every, idle_flush: Duration::from_secs(IDLE as u64), unattended_min_tools: 0 }
+    }
+
+    /// A save whose fork's reply was read, claimed at `at`.
+    fn read(at: i64) -> Done {
+        Done { read_through: Some(at), ..Done::default() }
     }
 
     fn facts(now: i64) -> Facts {
@@ -329,7 +322,8 @@ mod tests {
         /// The worker is killed (its claim stays).
         Kill,
         Tick(u16),
-        Pause(PauseKind),
+        /// The running save finds the plan's window full: nothing read.
+        Held,
     }
 
     fn event() -> impl Strategy<Value = Event> {
@@ -343,7 +337,7 @@ mod tests {
             4 => Just(Event::Finish),
             1 => Just(Event::Kill),
             3 => (0u16..300).prop_map(Event::Tick),
-            1 => prop_oneof![Just(PauseKind::CacheMiss), Just(PauseKind::Budget)].prop_map(Event::Pause),
+            1 => Just(Event::Held),
         ]
     }
 
@@ -366,9 +360,8 @@ mod tests {
         dirty: Option<usize>,
         /// The newest event a finished save read.
         covered: Option<usize>,
-        /// The session was told that turns may go unsaved: a budget stop
-        /// (its status says so), a dropped request or a given-up claim
-        /// (each a report line).
+        /// The session was told that turns may go unsaved: a given-up claim
+        /// (a report line).
         told: bool,
     }
 
@@ -425,19 +418,20 @@ mod tests {
                     self.step();
                 }
                 Event::Finish => {
-                    if let Some(Worker::Saving(read)) = self.worker {
-                        self.p.worker_done(true, Some(now), false);
-                        self.covered = self.covered.max(Some(read));
+                    if let Some(Worker::Saving(seen)) = self.worker {
+                        self.p.worker_done(true, read(now));
+                        self.covered = self.covered.max(Some(seen));
                         self.worker = Some(Worker::Looping);
                     }
                 }
                 Event::Kill => self.worker = None,
                 Event::Tick(seconds) => self.now += i64::from(seconds),
-                Event::Pause(kind) => {
-                    // A cache-miss pause still saves once at the end: it
-                    // tells only once that save is used (checked at the end).
-                    self.told |= kind == PauseKind::Budget;
-                    self.p.watch.paused = Some(Pause { kind, text: "paused".into(), at: now, end_save_used: false });
+                Event::Held => {
+                    if let Some(Worker::Saving(_)) = self.worker {
+                        let wake = self.seq.is_multiple_of(2).then_some(now + 50);
+                        self.p.worker_done(true, Done { held_back: Some(wake), ..Done::default() });
+                        self.worker = Some(Worker::Looping);
+                    }
                 }
             }
             self.check();
@@ -448,22 +442,9 @@ mod tests {
             if self.worker != Some(Worker::Looping) {
                 return None;
             }
-            let paused = self.p.watch.paused.clone();
-            let taken_over = self.p.job.claimed_since().is_some();
             match self.p.worker_next(self.now, IDLE, || None) {
-                Next::Save { .. } => {
-                    if let Some(pause) = &paused {
-                        assert!(pause.kind != PauseKind::Budget, "a save ran under a budget stop");
-                        // A claim asked for before the pause goes on.
-                        assert!(self.p.turn.ended || taken_over, "a save ran in a cache-miss pause before the end");
-                    }
-                    self.worker = Some(Worker::Saving(self.seq));
-                }
+                Next::Save { .. } => self.worker = Some(Worker::Saving(self.seq)),
                 Next::GaveUp { .. } => self.told = true,
-                Next::Dropped { .. } => {
-                    assert!(paused.is_some_and(|p| p.kind == PauseKind::Budget));
-                    self.told = true;
-                }
                 Next::Wait(seconds) => return Some(seconds),
                 Next::Idle => self.worker = None,
             }
@@ -508,7 +489,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
 
-        /// Arbitrary hooks, worker steps, deaths, pauses and time: the
+        /// Arbitrary hooks, worker steps, deaths, held saves and time: the
         /// protocol's rules hold after every event, and at the end every
         /// turn is saved, or the session was told it may not be.
         #[test]
@@ -522,9 +503,8 @@ mod tests {
             sim.drain();
             prop_assert!(matches!(sim.p.job, Job::Idle), "{:?}", sim.p.job);
             let lost = sim.dirty > sim.covered;
-            let end_save_used = sim.p.watch.paused.as_ref().is_some_and(|p| p.end_save_used);
-            prop_assert!(!lost || sim.told || end_save_used, "turns lost untold: dirty at {:?}, saved through {:?}", sim.dirty, sim.covered);
-            if !sim.told && sim.p.watch.paused.is_none() {
+            prop_assert!(!lost || sim.told, "turns lost untold: dirty at {:?}, saved through {:?}", sim.dirty, sim.covered);
+            if !sim.told {
                 prop_assert!(!sim.p.worth_saving() && sim.p.turn.unsaved == 0);
             }
         }
@@ -548,7 +528,7 @@ mod tests {
         p.prompt(facts(6), l, false);
         p.stop(facts(6), l);
         assert_eq!(p.job, Job::Claimed { since: 5, takeovers: 0, queued: Queued::Held { until: 106 } });
-        p.worker_done(true, Some(5), false);
+        p.worker_done(true, read(5));
         assert_eq!(p.job, Job::Held { until: 106 });
         assert_eq!(p.watch.saved_through, Some(5));
         assert_eq!(p.worker_next(50, IDLE, || None), Next::Wait(56));
@@ -575,37 +555,25 @@ mod tests {
         assert_eq!(p.job, Job::Claimed { since: 4, takeovers: 0, queued: Queued::Nothing });
     }
 
+    /// A save the plan's full window held back read nothing: its turns stay
+    /// worth a save at the next Stop and the end, and the worker comes back
+    /// when the window frees soon.
     #[test]
-    fn pauses_drop_requests_but_a_cache_miss_pause_keeps_the_end_save() {
+    fn a_save_a_full_window_held_back_keeps_its_turns() {
         let mut p = Protocol::default();
-        p.watch.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 0, end_save_used: false });
-        p.prompt(facts(0), limits(1), false);
-        assert!(!p.stop(facts(0), limits(1)), "no save while paused");
-        assert!(p.end(facts(0), limits(1)), "the one save at the end");
-        assert!(p.watch.paused.as_ref().unwrap().end_save_used);
+        p.prompt(facts(0), limits(5), false);
+        p.tool(None);
+        assert!(p.end(facts(0), limits(5)));
         assert_eq!(p.worker_next(1, IDLE, || None), Next::Save { last_chance: true });
-        p.worker_done(true, None, false);
-        // A resumed run ends again: no second end save.
-        p.prompt(facts(2), limits(1), false);
-        assert!(!p.end(facts(2), limits(1)));
-        // A budget stops even a request already made.
-        p.job = Job::Pending;
-        p.watch.paused.as_mut().unwrap().kind = PauseKind::Budget;
-        assert_eq!(p.worker_next(3, IDLE, || None), Next::Dropped { copy: None });
-        assert_eq!(p.worker_next(3, IDLE, || None), Next::Idle);
-    }
-
-    /// The case the property found: a request made just before a
-    /// cache-miss pause is dropped, and its turn is still the end's save.
-    #[test]
-    fn a_request_a_cache_miss_pause_drops_is_saved_at_the_end() {
-        let mut p = Protocol::default();
-        p.prompt(facts(0), limits(1), false);
-        p.prompt(facts(1), limits(1), true); // the interrupted turn is asked for
+        p.worker_done(true, Done { held_back: Some(Some(40)), ..Done::default() });
+        assert_eq!(p.job, Job::Held { until: 40 });
+        assert!(p.worth_saving() && p.watch.saved_through.is_none());
+        assert_eq!(p.worker_next(41, IDLE, || None), Next::Save { last_chance: true });
+        // Not soon: no worker waits; the next turn's Stop asks at once.
+        p.worker_done(true, Done { held_back: Some(None), ..Done::default() });
+        assert_eq!(p.job, Job::Idle);
+        p.prompt(facts(50), limits(5), false);
+        assert!(p.stop(facts(50), limits(5)), "asked at once, not after five turns");
         assert_eq!(p.job, Job::Pending);
-        p.watch.paused = Some(Pause { kind: PauseKind::CacheMiss, text: String::new(), at: 1, end_save_used: false });
-        assert_eq!(p.worker_next(2, IDLE, || None), Next::Idle);
-        assert!(p.end(facts(3), limits(1)), "the dropped turn is the end's one save");
-        assert_eq!(p.worker_next(3, IDLE, || None), Next::Save { last_chance: true });
     }
 }

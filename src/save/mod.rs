@@ -21,7 +21,7 @@ use anyhow::Result;
 use crate::claude::fork;
 use crate::config::Config;
 use crate::memory::{apply, cost, prompt, reply, report};
-use crate::save::money::{budget, watch};
+use crate::save::money::budget;
 use crate::store::history::Origin;
 use crate::store::notes::{self, Notes};
 use crate::store::paths::Roots;
@@ -63,11 +63,6 @@ pub struct SaveResult {
     pub kind: StatusKind,
     pub report: Option<String>,
     pub usage: Option<Usage>,
-    /// When the parent's last request was made: a cache older than its
-    /// lifetime is expected to miss (docs/design.md §4).
-    pub parent_last_request_at: Option<i64>,
-    /// A budget this save found passed.
-    pub pause: Option<crate::store::state::Pause>,
     /// Who paid (`Route::key`).
     pub route: Option<String>,
     pub estimate_usd: Option<f64>,
@@ -75,6 +70,9 @@ pub struct SaveResult {
     pub counted_usd: Option<f64>,
     /// The save waits for a warm cache: the next turn asks at once.
     pub wait_warm: bool,
+    /// The plan's usage window was full, so nothing ran: the turns are held
+    /// back, and the worker tries again at the time given, when it is soon.
+    pub held_back: Option<Option<i64>>,
     /// This billing month's saves by the same route, this one included.
     pub month_usd: Option<f64>,
     /// A model the price table did not know (priced at the dearest entry).
@@ -139,10 +137,20 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
         let status = "paused: memory-save.toml has a problem (memory-save doctor)".to_string();
         return Ok(SaveResult { status, kind: StatusKind::Paused, ..SaveResult::default() });
     }
-    // A used-up allowance holds every fork: checked before the save reads anything.
-    if let Some(hold) = money::ledger::load(roots).allowance.filter(|h| h.holds(crate::env::now_unix())) {
-        let route = Some(crate::claude::route::of_session(Path::new(&job.project_dir)).key());
-        return Ok(SaveResult { status: hold.status(), kind: StatusKind::Paused, route, ..SaveResult::default() });
+    // A used-up allowance holds every fork, and a plan's nearly full usage
+    // window its saves: checked before the save reads anything. Nothing
+    // runs and nothing is lost: the turns wait, held back.
+    let now = crate::env::now_unix();
+    let route = crate::claude::route::of_session(Path::new(&job.project_dir));
+    if let Some(hold) = money::ledger::load(roots).allowance.filter(|h| h.holds(now)) {
+        let held_back = Some(soon(hold.until, now, config));
+        let (status, route) = (hold.status(), Some(route.key()));
+        return Ok(SaveResult { status, kind: StatusKind::Paused, route, held_back, ..SaveResult::default() });
+    }
+    if let Some(full) = money::plan::wait(roots, config, route.draws_on_plan_windows(), now) {
+        let held_back = Some(soon(Some(full.until), now, config));
+        let (status, route) = (full.status(), Some(route.key()));
+        return Ok(SaveResult { status, kind: StatusKind::Paused, route, held_back, ..SaveResult::default() });
     }
     let gathered = gather::gather(roots, job, located, config)?;
     let priced = match decide::decide(roots, job, config, &gathered)? {
@@ -151,14 +159,23 @@ fn save(roots: &Roots, job: &SaveJob, located: &crate::project::Project, config:
     };
     match ask::ask_fork(roots, job, config, &priced) {
         Ok(reply) => applied(roots, job, config, &gathered, &priced, reply),
-        Err(e) => failed(roots, &gathered, &priced, e),
+        Err(e) => failed(roots, config, &gathered, &priced, e),
     }
+}
+
+/// When a worker should try held-back turns again: at `until`, when that
+/// comes within the idle flush; later, the next turn, the session's end or
+/// the project's next start does.
+fn soon(until: Option<i64>, now: i64, config: &Config) -> Option<i64> {
+    let flush = i64::try_from(config.limits().idle_flush.as_secs()).unwrap_or(i64::MAX);
+    until.filter(|until| until - now <= flush)
 }
 
 /// A fork that gave no reply to read: refused by the API (it costs
 /// nothing), or failed on the way.
 fn failed(
     roots: &Roots,
+    config: &Config,
     gathered: &gather::Gathered,
     priced: &decide::Priced,
     e: fork::ForkError,
@@ -172,7 +189,13 @@ fn failed(
     }
     if let fork::ForkError::Failed { refusal: Some(refusal), .. } = &e {
         let (kind, status, report) = ask::refused(roots, refusal, priced.model.as_deref(), priced.now)?;
+        // Refused, nothing was read: the turns wait for the reset it named.
+        let reset = match refusal {
+            crate::claude::refusal::ApiRefusal::Allowance { reset, .. } => *reset,
+            _ => None,
+        };
         return Ok(SaveResult {
+            held_back: Some(soon(reset, priced.now, config)),
             report: report.map(|line| gathered.report_with(&line)),
             usage: Some(e.usage()),
             counted_usd: Some(0.0),
@@ -200,7 +223,6 @@ fn failed(
         advice,
         counted_usd: Some(counted),
         usage: Some(usage),
-        parent_last_request_at: priced.facts.last_request_at,
         ..priced.result(StatusKind::Error, format!("error: {e}"))
     })
 }
@@ -219,8 +241,7 @@ fn applied(
     let counted = fork_reply.usage.total_cost_usd.max(priced.estimate_usd);
     let spent = SaveResult {
         counted_usd: Some(counted),
-        month_usd: Some(priced.month_with(roots, config, counted)),
-        parent_last_request_at: priced.facts.last_request_at,
+        month_usd: Some(priced.month_with(roots, counted)),
         ..priced.result(StatusKind::Saved, String::new())
     };
     let parsed = if fork_reply.text.len() > MAX_REPLY_BYTES {
@@ -268,7 +289,6 @@ fn applied(
     Ok(SaveResult {
         status: summary.status(),
         report: (!lines.is_empty()).then(|| lines.join("\n")),
-        pause: watch::over_save_budget(&fork_reply.usage, config),
         usage: Some(fork_reply.usage),
         read_through: Some(job.claimed_at),
         ..spent

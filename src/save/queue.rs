@@ -8,7 +8,7 @@ use anyhow::Result;
 use crate::env::now_unix;
 use crate::store::fsutil::Lock;
 use crate::store::paths::Roots;
-use crate::store::state::{PauseKind, SessionId, SessionState, SessionStore, Status, StatusKind};
+use crate::store::state::{SessionId, SessionState, SessionStore, Status, StatusKind};
 
 use super::machine::Next;
 use super::{SaveJob, SaveResult, run_save};
@@ -63,7 +63,7 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
                 sessions.mark_claim(id, true);
                 job
             }
-            (Next::GaveUp { .. } | Next::Dropped { .. }, _) => {
+            (Next::GaveUp { .. }, _) => {
                 sessions.mark_claim(id, false);
                 continue;
             }
@@ -112,7 +112,6 @@ fn next_step(
                 s.outcome.report = Some("memory-save: MEMORY.md: a save was not made: its worker was stopped twice before it could write (see memory-save status)".into());
                 remove_copy(copy);
             }
-            Next::Dropped { copy } => remove_copy(copy),
             Next::Wait(_) => {}
             Next::Save { last_chance } => {
                 let job = job_of(sessions, id, s, now, *last_chance);
@@ -145,21 +144,20 @@ fn job_of(sessions: &SessionStore, id: &SessionId, s: &SessionState, now: i64, l
 }
 
 /// The one place a save's result enters the session's state: the protocol's
-/// step, the cache watch, a budget pause, what the status line and hooks show.
+/// step, what the status line and hooks show.
 fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &SaveJob, result: &SaveResult) {
     let p = &mut s.protocol;
     let copy = p.snapshot.copy.as_deref().and_then(|name| sessions.snapshot_path(id, name));
     let same = copy == job.resume_from && p.snapshot.resume_at == job.resume_at;
-    p.worker_done(same, result.read_through, result.wait_warm);
+    let done = super::machine::Done {
+        read_through: result.read_through,
+        at_next_stop: result.wait_warm,
+        held_back: result.held_back,
+    };
+    p.worker_done(same, done);
     if result.usage.as_ref().is_some_and(|u| u.cache_read_input_tokens > 0) {
         p.watch.cache_read_at = Some(now_unix());
     }
-    let paused = super::money::watch::count(&mut p.watch, result.usage.as_ref(), result.parent_last_request_at);
-    let budget = result.pause.clone().filter(|_| p.watch.paused.as_ref().is_none_or(|p| p.kind != PauseKind::Budget));
-    let budget_line = budget
-        .as_ref()
-        .map(|p| format!("memory-save: {}; no more saves in this session. Resume with: memory-save resume", p.text));
-    p.watch.paused = budget.or(p.watch.paused.take());
     let o = &mut s.outcome;
     o.saves += 1;
     // What a save kept or was told can quote a reply: nothing of it is
@@ -169,8 +167,9 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     o.report = result.report.as_deref().map(redact).or(o.report.take());
     o.last_usage = result.usage.clone().or(o.last_usage.take());
     o.month_usd = result.month_usd.or(o.month_usd);
-    for line in [paused, budget_line].into_iter().flatten() {
-        o.report = Some(crate::memory::report::join(o.report.as_deref(), Some(&line)));
+    // A save held back did not run: an ended session's may be tried again.
+    if result.held_back.is_some() {
+        o.retried = false;
     }
 }
 
@@ -193,25 +192,25 @@ pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &Session
 }
 
 /// At the project's SessionStart: an ended session whose last save failed
-/// (not logged in, a fork that timed out) and whose transcript is still
-/// there is saved once more, so its turns are not lost to a cause fixed
-/// since; once only, since a cause that stays would fail again.
+/// (not logged in, a fork that timed out) or was held back (a plan's full
+/// window, a refusal) and whose transcript is still there is saved once
+/// more, so its turns are not lost to a cause gone since; a failure once
+/// only, since a cause that stays would fail again.
 pub fn retry_failed_ended(sessions: &SessionStore, project: &str, current: &SessionId) {
     let failed = |s: &crate::store::state::SessionState| {
         s.protocol.turn.ended
             && !s.outcome.retried
             && s.protocol.job == crate::store::state::Job::Idle
             && s.input.project.as_deref() == Some(project)
-            && s.outcome.status.as_ref().is_some_and(|st| st.kind == StatusKind::Error)
+            && (s.protocol.turn.held_back || s.outcome.status.as_ref().is_some_and(|st| st.kind == StatusKind::Error))
             && std::path::Path::new(&s.input.transcript_path).is_file()
     };
-    let now = now_unix();
     for (id, _) in sessions.all().into_iter().filter(|(id, s)| id != current && failed(s)) {
         let asked = sessions.update(&id, |s| {
             let again = failed(s);
             if again {
                 s.outcome.retried = true;
-                s.protocol.request(now);
+                s.protocol.request();
             }
             again
         });

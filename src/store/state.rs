@@ -278,8 +278,7 @@ mod tests {
         let mut full = SessionState::default();
         full.input.project_dir = "/home/dev/app".into();
         full.protocol.job = Job::Claimed { since: 10, takeovers: 1, queued: Queued::Held { until: 20 } };
-        full.protocol.watch.paused =
-            Some(Pause { kind: PauseKind::CacheMiss, text: "paused: x".into(), at: 5, end_save_used: true });
+        full.protocol.watch.saved_through = Some(5);
         full.outcome.status = Some(Status::new(StatusKind::Waiting, "waiting: x", 9));
         full.outcome.saves = 3;
         store.update(id, |s| *s = full.clone()).unwrap();

@@ -103,7 +103,7 @@ fn words_and_numbers_agree() {
     let env = Env::new();
     env.cmd(&["install"]).run().ok();
     // Warnings and no problem: doctor does not then say "all good".
-    env.config("max_cost_per_day_usd = 0.001\nno_such_key = 1\n");
+    env.config("max_cost_per_month_usd = 0.001\nno_such_key = 1\n");
     let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).status(0).run();
     let warnings = doctor.stdout.matches("WARNING ").count();
     assert!(warnings >= 2, "{}", doctor.stdout);
@@ -115,7 +115,7 @@ fn words_and_numbers_agree() {
     );
     // Money keeps two significant digits.
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(status.contains("max_cost_per_day_usd $0.0010"), "{status}");
+    assert!(status.contains("max_cost_per_month_usd $0.0010"), "{status}");
     // review says the gate is off.
     let review = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     assert!(review.starts_with("the review gate is off"), "{review}");

@@ -1,6 +1,6 @@
-//! Cost you can trust: the cache-miss guard, the budgets, resume, and
-//! what status shows of the cost. The fake claude
-//! reports whatever usage a test scripts, as the stand-in does.
+//! Cost you can trust: a plan's usage windows, the budgets, and what status
+//! shows of the cost. The fake claude reports whatever usage a test
+//! scripts, as the stand-in does.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -19,21 +19,6 @@ fn answer(text: &str, fresh: u64, read: u64, write: u64, cost: f64) -> Value {
     })
 }
 
-fn miss(env: &Env, n: usize) {
-    env.script_output(n, &answer(&no_change(), 3, 100, 40_000, 0.2));
-}
-
-fn hit(env: &Env, n: usize) {
-    env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.01));
-}
-
-/// A transcript whose last request was just now, so a miss counts.
-fn fresh_transcript(env: &Env) {
-    let now = time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap();
-    let line = json!({"type": "assistant", "timestamp": now, "message": {"role": "assistant", "model": "claude-opus-5-5", "content": [], "usage": {"input_tokens": 5, "cache_read_input_tokens": 40_000}}});
-    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
-}
-
 fn statusline(env: &Env, input: Value) -> String {
     env.cmd(&["statusline"]).stdin(&input.to_string()).run().ok().stdout
 }
@@ -42,138 +27,6 @@ fn status_input() -> Value {
     let mut input = fixture("statusLine.json");
     input["session_id"] = json!(SID);
     input
-}
-
-#[test]
-fn two_cache_misses_in_a_row_pause_the_session_and_one_does_not() {
-    let env = Env::new();
-    fresh_transcript(&env);
-    miss(&env, 1);
-    hit(&env, 2);
-    miss(&env, 3);
-    miss(&env, 4);
-    for n in 1..=4 {
-        env.saved_turn(SID, n);
-        let paused = env.state(SID).paused().clone();
-        assert_eq!(paused.is_null(), n < 4, "after save {n}: {paused}");
-    }
-    let state = env.state(SID);
-    assert_eq!(state.paused()["text"], "paused: 2 saves missed the prompt cache ($0.40)");
-    // Told once, at the next prompt, and on the status line.
-    let out = env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
-    assert!(
-        out.json()["systemMessage"]
-            .as_str()
-            .unwrap()
-            .contains("paused: 2 saves missed the prompt cache ($0.40); this session is saved once more when it ends"),
-        "{out:#?}"
-    );
-    assert!(
-        statusline(&env, status_input()).starts_with("memory-save: paused: 2 saves missed the prompt cache ($0.40) · ")
-    );
-    // status and doctor say why and how to resume.
-    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(
-        status.contains(&format!("paused    session {SID}: paused: 2 saves missed"))
-            && status.contains("memory-save resume --session"),
-        "{status}"
-    );
-    // No more per-turn saves...
-    env.hook("stop").fixture("Stop.json").run().ok();
-    env.turn(SID);
-    env.assert_idle_with(SID, 4);
-    assert_eq!(env.call_count(), 4);
-    // ...but one at SessionEnd.
-    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
-    env.wait_saves(SID, 5);
-    assert_eq!(env.call_count(), 5);
-    // Ended, its pause is no problem: status and doctor say so, and advise
-    // no `resume --session` for it.
-    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(!status.contains("resume --session"), "{status}");
-    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run();
-    assert!(doctor.stdout.contains("ended while paused (paused: 2 saves missed the prompt cache"), "{doctor:#?}");
-    // resume lets it save again.
-    let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok();
-    assert!(
-        resumed.stdout.starts_with(&format!("memory-save: resumed {SID} (was paused: 2 saves missed")),
-        "{resumed:#?}"
-    );
-    assert!(env.state(SID).paused().is_null());
-    let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
-    assert!(line.starts_with("memory-save: resumed: saves at the next turn · "), "{line}");
-    hit(&env, 6);
-    env.saved_turn(SID, 6);
-}
-
-#[test]
-fn a_miss_after_the_cache_expired_does_not_count() {
-    let env = Env::new();
-    // The parent's last request was ten minutes ago: no cache to read.
-    let line = json!({"type": "assistant", "timestamp": "2020-01-01T00:00:00Z", "message": {"role": "assistant", "model": "m", "content": []}});
-    fs::write(env.transcript_path(), format!("{line}\n")).unwrap();
-    for n in 1..=3 {
-        miss(&env, n);
-        env.saved_turn(SID, n as u64);
-    }
-    assert!(env.state(SID).paused().is_null(), "{}", env.state(SID));
-    assert_eq!(env.state(SID).cache_misses(), 0);
-}
-
-#[test]
-fn a_save_over_the_per_save_budget_stops_the_session_even_at_its_end() {
-    let env = Env::new();
-    env.config("max_cost_per_save_usd = 0.05\n");
-    hit(&env, 1);
-    env.script_output(2, &answer(&no_change(), 3, 40_000, 300, 0.07));
-    env.saved_turn(SID, 1);
-    assert!(env.state(SID).paused().is_null(), "the first save was under budget");
-    env.saved_turn(SID, 2);
-    assert_eq!(env.state(SID).paused()["text"], "paused: a save cost $0.070, over max_cost_per_save_usd ($0.050)");
-    assert_eq!(env.state(SID).paused()["kind"], "budget");
-    env.turn(SID);
-    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
-    env.assert_idle_with(SID, 2);
-    assert_eq!(env.call_count(), 2, "a budget pause is a hard stop");
-}
-
-#[test]
-fn the_daily_budget_stops_the_save_that_would_pass_it_before_its_fork_runs() {
-    let env = Env::new();
-    env.config("max_cost_per_day_usd = 0.25\n");
-    for n in 1..=2 {
-        env.script_output(n, &answer(&no_change(), 3, 40_000, 300, 0.15));
-    }
-    env.saved_turn(SID, 1);
-    // Another session of another project spends the rest of the day.
-    let other = env.git_init("other");
-    env.saved_turn_in(SID_OTHER, &other, 1);
-    assert_eq!(env.call_count(), 2);
-    env.saved_turn(SID, 2);
-    assert_eq!(env.call_count(), 2, "the fork ran past the daily budget");
-    assert_eq!(env.status(SID), "paused: max_cost_per_day_usd reached ($0.30 of $0.25)");
-    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
-    // The stopped save ran no fork: it is not a save that cost anything.
-    assert_eq!(status["today"]["saves"], 2, "{status:#}");
-    assert!((status["today"]["cost_usd"].as_f64().unwrap() - 0.30).abs() < 1e-9, "{status:#}");
-}
-
-/// Forks on a subscription draw on the Agent SDK credit, not the 5-hour
-/// quota: a full quota holds no save back, and the setting that paused by
-/// it is named as retired without stopping anything.
-#[test]
-fn a_full_five_hour_quota_holds_no_save_and_its_old_setting_is_named() {
-    let env = Env::new();
-    env.config("pause_at_quota_percent = 50\n");
-    let mut input = status_input();
-    input["rate_limits"] = json!({"five_hour": {"used_percentage": 93.0, "resets_at": 1796140800}, "seven_day": {"used_percentage": 41.0, "resets_at": 1796486400}});
-    env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
-    assert_eq!(statusline(&env, input.clone()).trim(), "");
-    env.hook("stop").fixture("Stop.json").run().ok();
-    env.wait_saves(SID, 1);
-    assert_eq!(env.call_count(), 1);
-    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
-    assert!(doctor.contains("pause_at_quota_percent is no longer read"), "{doctor}");
 }
 
 #[test]
@@ -369,31 +222,6 @@ fn pre_compact_never_copies_a_transcript_that_is_a_link() {
     assert!(copies.is_empty(), "{copies:?}");
 }
 
-#[test]
-fn a_paused_session_gets_one_save_at_its_end_not_one_per_resumed_run() {
-    let env = Env::new();
-    fresh_transcript(&env);
-    miss(&env, 1);
-    miss(&env, 2);
-    env.saved_turn(SID, 1);
-    env.saved_turn(SID, 2);
-    assert!(env.state(SID).paused().is_object());
-    // `claude -p --resume` ends its session every run: the first end after
-    // the pause saves, the next ones do not.
-    for run in 0..3 {
-        env.turn(SID);
-        env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
-        env.assert_idle_with(SID, 3);
-        assert_eq!(env.call_count(), 3, "run {run}");
-    }
-    // The session has ended: its pause is no problem, nothing to resume.
-    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
-    assert!(doctor.contains(&format!("ok       session {SID} of project proj ended while paused")), "{doctor}");
-    assert!(!doctor.contains("resume --session"), "{doctor}");
-    let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(!status.contains("resume --session"), "{status}");
-}
-
 /// The idle flush waits for quiet, not only for time since the last Stop:
 /// a long turn writes its transcript as it goes, and a flush in its middle
 /// would pay for a save its own Stop makes anyway (virtual clock).
@@ -488,4 +316,91 @@ fn a_tiny_sessions_own_cost_gets_no_share() {
     assert!(session["share"].is_null(), "{status:#}");
     let text = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(!text.contains("of the session's own"), "{text}");
+}
+
+/// The status line as Claude Code runs it for a plan's session, with its
+/// usage windows (the shape measured on 2.1.328 and 2.1.332).
+fn windows(env: &Env, five_hour: f64, seven_day: f64) -> String {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let mut input = status_input();
+    input["rate_limits"] = json!({
+        "five_hour": {"used_percentage": five_hour, "resets_at": now + 3600},
+        "seven_day": {"used_percentage": seven_day, "resets_at": now + 3 * 86_400},
+    });
+    statusline(env, input)
+}
+
+/// A plan's save draws on the 5-hour and weekly windows the user's own
+/// prompts need: while either is 90% used or more, saves wait and no fork
+/// runs; the held turns are saved once the window allows, nothing lost.
+#[test]
+fn a_plans_nearly_full_window_holds_its_saves_and_the_held_turns_are_saved_once_it_frees() {
+    for (five_hour, seven_day, name) in [(97.0, 20.0, "5-hour"), (20.0, 98.0, "weekly")] {
+        let env = Env::new();
+        env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg("1").run().ok();
+        windows(&env, five_hour, seven_day);
+        env.turn(SID);
+        // Its worker waits for the window, which frees within the hour.
+        env.wait_recorded(SID, 1);
+        assert_eq!(env.call_count(), 0, "{name}: a fork ran past a full window");
+        let waiting = format!("waiting: plan's {name} window {:.0}% used, until ", five_hour.max(seven_day));
+        assert!(env.status(SID).starts_with(&waiting), "{}", env.status(SID));
+        assert!(windows(&env, five_hour, seven_day).starts_with(&format!("memory-save: {waiting}")));
+        let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
+        assert!(status.contains("  plan      ") && status.contains("saves wait until "), "{status}");
+        // Back at 20%: the session's end saves the turn held back.
+        windows(&env, 20.0, 20.0);
+        env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+        env.wait_saves(SID, 2);
+        assert_eq!(env.call_count(), 1, "{name}: the held turn is saved once the window allows");
+    }
+}
+
+/// A held turn is also saved by the session's next turn, at once.
+#[test]
+fn a_turn_held_by_a_full_window_is_saved_with_the_next_turn() {
+    let env = Env::new();
+    env.config("save_every_turns = 5\n");
+    env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg("1").run().ok();
+    windows(&env, 97.0, 20.0);
+    for _ in 0..5 {
+        env.turn(SID);
+    }
+    env.wait_recorded(SID, 1);
+    assert_eq!(env.call_count(), 0);
+    windows(&env, 20.0, 20.0);
+    env.turn(SID);
+    env.wait_saves(SID, 2);
+    assert_eq!(env.call_count(), 1, "saved at the next turn, not five turns later");
+}
+
+/// With an API key a save is billed in dollars: a plan's windows hold
+/// nothing back.
+#[test]
+fn an_api_keys_saves_never_wait_for_a_plans_window() {
+    let env = Env::new();
+    windows(&env, 97.0, 98.0);
+    let keyed = |hook: &str, fixture: &str| {
+        env.hook(hook).fixture(fixture).session(SID).var("ANTHROPIC_API_KEY", "k").run().ok();
+    };
+    keyed("session-start", "SessionStart-startup.json");
+    keyed("user-prompt-submit", "UserPromptSubmit.json");
+    keyed("stop", "Stop.json");
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1);
+}
+
+/// A plan user whose windows memory-save cannot see (no status line of
+/// ours) is told so by install and doctor, with the way to change it.
+#[test]
+fn a_plan_without_our_status_line_is_told_its_windows_are_not_seen() {
+    let env = Env::new();
+    let out = env.cmd(&["install"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(out.contains("memory-save install --statusline") && out.contains("90% used"), "{out}");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(doctor.contains("cannot wait for its 5-hour and weekly windows"), "{doctor}");
+    let out = env.cmd(&["install", "--statusline"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(!out.contains("cannot see"), "{out}");
+    let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
+    assert!(!doctor.contains("cannot wait for its 5-hour"), "{doctor}");
 }

@@ -295,21 +295,6 @@ fn the_environment_turns_everything_off() {
 }
 
 #[test]
-fn save_every_minutes_holds_back_turns_until_the_session_ends() {
-    let env = Env::new();
-    env.config("save_every_minutes = 10\n");
-    env.saved_turn(SID, 1);
-    env.turn(SID);
-    env.turn(SID);
-    assert!(!env.state(SID).pending());
-    assert_eq!(env.call_count(), 1, "turns within the interval wait");
-    // Nothing is lost: the session's end saves the held-back turns.
-    env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
-    env.wait_saves(SID, 2);
-    assert_eq!(env.call_count(), 2);
-}
-
-#[test]
 fn the_config_sets_the_forks_model_effort_and_time_bound() {
     let env = Env::new();
     env.config("model = \"claude-haiku-9\"\neffort = \"low\"\nfork_timeout_seconds = 1\n");

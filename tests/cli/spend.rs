@@ -52,8 +52,8 @@ fn start(env: &Env, session: &str) -> Output {
 fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not() {
     type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
     let cases: &[Case] = &[
-        (&[], "subscription", "bearer", "monthly Agent SDK credit"),
-        (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], "subscription", "bearer", "monthly Agent SDK credit"),
+        (&[], "subscription", "bearer", "the 5-hour and weekly windows"),
+        (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], "subscription", "bearer", "the 5-hour and weekly windows"),
         (
             &[("ANTHROPIC_API_KEY", "k"), ("CLAUDE_CODE_OAUTH_TOKEN", "t")],
             "api_key",
@@ -114,16 +114,23 @@ fn every_save_is_priced_before_its_fork_and_the_estimate_kept_beside_the_cost() 
     assert_eq!(saves(&env).pop().unwrap()["counted_usd"], 0.5, "the larger of the two");
 }
 
+/// The one per-save cap: a resume priced over it reads the turns since the
+/// last save instead, and a save still over it never starts its fork.
 #[test]
-fn a_save_over_the_per_save_budget_never_starts_its_fork() {
+fn a_save_over_the_per_save_cap_reads_the_turns_or_never_starts_its_fork() {
     let env = Env::new();
     env.config("max_cost_per_save_usd = 0.05\n");
     transcript(&env, "claude-opus-4-5", 30, 100_000);
     env.saved_turn(SID, 1);
-    assert_eq!(env.call_count(), 0, "a fork ran over the per-save budget");
+    assert_eq!(env.call_count(), 1);
+    assert!(!env.call(1).args.iter().any(|a| a == "--resume"), "it read the turns: {:?}", env.call(1).args);
+    assert_eq!(saves(&env).pop().unwrap()["fresh"], true);
+    env.config("max_cost_per_save_usd = 0.00001\n");
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 1, "a fork ran over the per-save cap");
     assert!(env.status(SID).starts_with("skipped: about $0.0"), "{}", env.status(SID));
     let report = env.state(SID).report().unwrap().to_string();
-    assert!(report.contains("over max_cost_per_save_usd ($0.050)"), "{report}");
+    assert!(report.contains("over max_cost_per_save_usd ($0.000"), "{report}");
 }
 
 #[test]
@@ -132,7 +139,7 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
     // The cache expired an hour ago: 150k tokens would be written again.
     transcript(&env, "claude-opus-4-5", 3600, 150_000);
     env.saved_turn(SID, 1);
-    assert_eq!(env.call_count(), 0, "a cold save over cold_save_max_usd ran");
+    assert_eq!(env.call_count(), 0, "a cold save over max_cost_per_save_usd ran");
     assert!(env.status(SID).starts_with("waiting: cache expired (about $0.9"), "{}", env.status(SID));
     assert!(env.state(SID).save_at_next_stop());
     // The next turn warms the cache; with five turns a save, it still asks at once.
@@ -232,7 +239,7 @@ fn the_monthly_budget_stops_at_the_save_that_would_pass_it() {
     env.config(&format!("max_cost_per_month_usd = {limit}\n"));
     env.saved_turn(SID, 2);
     let report = env.state(SID).report().unwrap_or_default().to_string();
-    assert!(report.contains("83% of this billing month's save budget is spent"), "told at 80%: {report}");
+    assert!(report.contains("83% of this month's save budget is spent"), "told at 80%: {report}");
     env.saved_turn(SID, 3);
     assert_eq!(env.call_count(), 2, "the third save would pass the month's budget");
     let usd = |x: f64| memory_save::memory::cost::usd(x);
@@ -291,27 +298,31 @@ fn a_budget_stop_ends_with_the_setting_that_made_it() {
 }
 
 #[test]
-fn the_month_is_counted_per_route_and_an_api_key_has_no_default_budget() {
+fn the_month_is_counted_per_route_and_no_route_has_a_default_budget() {
     let env = Env::new();
     transcript(&env, "claude-opus-4-5", 10, 10_000);
-    // Earlier saves by a subscription: $12 this month, past its default $10.
+    // Earlier saves by a plan: $12 of usage at API prices this month.
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let old: String = (0..3)
         .map(|i| format!("{}\n", json!({"at": now - 60 - i, "session_id": "x", "status": "+1", "route": "subscription", "counted_usd": 4.0})))
         .collect();
     fs::create_dir_all(env.mem.join("state/memory-save")).unwrap();
     fs::write(env.mem.join("state/memory-save/saves.jsonl"), old).unwrap();
+    // No default: a plan's saves are not money, and the budget is the user's to set.
     env.saved_turn(SID, 1);
-    assert_eq!(env.call_count(), 0, "the subscription's default budget is spent");
-    assert_eq!(env.status(SID), "paused: max_cost_per_month_usd reached ($12.00 of $10.00)");
-    // The same machine with an API key: another route, no default budget.
+    assert_eq!(env.call_count(), 1, "no default budget stops a plan's saves");
+    env.config("max_cost_per_month_usd = 10\n");
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 1, "the plan's API-priced month is past $10");
+    assert!(env.status(SID).starts_with("paused: max_cost_per_month_usd reached ($12."), "{}", env.status(SID));
+    // The same machine with an API key: another route, its own month.
     let run = |hook: &str, fixture: &str| {
         env.hook(hook).fixture(fixture).session(SID).var("ANTHROPIC_API_KEY", "k").run().ok()
     };
     run("user-prompt-submit", "UserPromptSubmit.json");
     run("stop", "Stop.json");
-    env.wait_saves(SID, 2);
-    assert_eq!(env.call_count(), 1);
+    env.wait_saves(SID, 3);
+    assert_eq!(env.call_count(), 2);
     assert_eq!(saves(&env).pop().unwrap()["route"], "api_key");
 }
 
@@ -322,7 +333,7 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     env.saved_turn(SID, 1);
     assert!(env.status(SID).starts_with("paused: allowance used up until "), "{}", env.status(SID));
     let report = env.state(SID).report().unwrap().to_string();
-    assert!(report.contains("You've hit your 5-hour limit") && report.contains("memory-save resume"), "{report}");
+    assert!(report.contains("You've hit your 5-hour limit") && report.contains("the turns wait"), "{report}");
     // This session and another: no fork until the reset, and not told again.
     env.saved_turn(SID, 2);
     let other = env.git_init("other");
@@ -343,13 +354,15 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(status.contains("no save runs on this machine: ") && status.contains("max_cost_per_save_usd"), "{status}");
     env.config("");
-    // resume lifts it early.
-    let resumed = env.cmd(&["resume"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(resumed.contains("this machine's forks"), "{resumed}");
-    // No status line goes on saying paused, in this project or another.
+    // The reset it named comes (the record's reset moved back): no status
+    // line goes on saying paused, and the next save runs.
+    let path = env.mem.join("state/memory-save/limits.json");
+    let mut limits: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    limits["allowance"]["until"] = json!(limits["allowance"]["at"].as_i64().unwrap() - 1);
+    fs::write(&path, limits.to_string()).unwrap();
     for session in [SID, SID_OTHER] {
         let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(session).run().ok().stdout;
-        assert!(line.starts_with("memory-save: resumed: saves at the next turn · "), "{session}: {line}");
+        assert!(!line.contains("paused"), "{session}: {line}");
     }
     env.saved_turn(SID, 3);
     assert_eq!(env.call_count(), 3, "doctor asked claude its version (call 2); then one fork");
@@ -434,11 +447,14 @@ fn cost_shows_the_month_day_by_day_and_status_the_budgets_and_pace() {
     let env = Env::new();
     transcript(&env, "claude-opus-4-5", 10, 10_000);
     start(&env, SID);
+    env.config("max_cost_per_month_usd = 10\n");
     env.script_output(1, &answer(3, 10_000, 500, 0.41));
     env.saved_turn(SID, 1);
     let cost = env.cmd(&["cost"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(cost.contains("1 save · in 3 · cache read 10000 · cache write 500 · out 400 · $0.41"), "{cost}");
-    assert!(cost.contains("max_cost_per_month_usd $10.00, the default for a subscription: $0.41 spent (4%)"), "{cost}");
+    // On a plan the dollars are its usage at API prices, never money paid.
+    let month = "1 save · in 3 · cache read 10000 · cache write 500 · out 400 · $0.41 at API prices";
+    assert!(cost.contains(month), "{cost}");
+    assert!(cost.contains("max_cost_per_month_usd $10.00: $0.41 spent at API prices (4%)"), "{cost}");
     assert!(
         cost.lines().any(|l| l.contains("##############################  ") && l.ends_with("1 save  $0.41")),
         "{cost}"
@@ -452,7 +468,7 @@ fn cost_shows_the_month_day_by_day_and_status_the_budgets_and_pace() {
     assert_eq!(status["month"]["average_per_save_usd"], 0.41);
     // The status line shows the month after a save.
     let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout;
-    assert!(line.starts_with("memory-save: no change · $0.41 this month · "), "{line}");
+    assert!(line.starts_with("memory-save: no change · $0.41 at API prices this month · "), "{line}");
 }
 
 /// The fork holds the block its session loaded: the message points to it,
@@ -580,19 +596,20 @@ fn install_says_what_saves_cost_by_default_and_how_to_change_it() {
     let env = Env::new();
     env.config_exact("");
     let out = env.cmd(&["install"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(out.contains("each save is a `claude -p` run, paid at API rates"), "{out}");
+    assert!(
+        out.contains("On a Claude plan it draws on the plan's usage limits, the 5-hour and weekly windows")
+            && out.contains("with an API key, a cloud provider or a gateway it is billed at API rates"),
+        "{out}"
+    );
+    assert!(!out.contains("Agent SDK credit") && !out.contains("billing month"), "{out}");
     assert!(out.contains("Saves are batched: every 5 turns, after 1 h of quiet and at the session's end"), "{out}");
-    assert!(out.contains("saves stop at $10.00 a billing month on this machine (the default)"), "{out}");
-    assert!(out.contains("max_cost_per_month_usd and billing_day in "), "{out}");
+    assert!(out.contains("a save priced over $0.25 (max_cost_per_save_usd) reads only the new turns"), "{out}");
     assert!(out.contains("who pays is read from a session's environment at its start"), "{out}");
     // Once a session has started, install names who pays.
     start(&env, SID);
     env.cmd(&["uninstall"]).in_dir(&env.proj).run().ok();
     let out = env.cmd(&["install"]).in_dir(&env.proj).var("ANTHROPIC_API_KEY", "k").run().ok().stdout;
-    assert!(
-        out.contains("at the last session start, saves are paid from your Claude plan's monthly Agent SDK credit"),
-        "{out}"
-    );
+    assert!(out.contains("at the last session start, saves draw on your Claude plan's usage limits"), "{out}");
 }
 
 #[test]
@@ -606,7 +623,8 @@ fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
     env.wait_saves(SID, 1);
     assert_eq!(env.call_count(), 0);
     let report = env.state(SID).report().unwrap().to_string();
-    assert!(report.contains("its prompt cache had expired") && report.contains("over $0.0050"), "{report}");
+    let said = "even reading them would have cost about $0.0";
+    assert!(report.contains(said) && report.contains("over max_cost_per_save_usd ($0.0050)"), "{report}");
 }
 
 /// A record dated ahead (a clock set back since) counts as now, so a
@@ -614,16 +632,16 @@ fn a_cold_save_over_the_per_save_budget_at_the_end_starts_no_fork() {
 #[test]
 fn a_save_record_dated_ahead_counts_now_and_doctor_names_it() {
     let env = Env::new();
-    env.config("max_cost_per_day_usd = 1\n");
+    env.config("max_cost_per_month_usd = 1\n");
     transcript(&env, "claude-opus-4-5", 10, 10_000);
     let ahead = time::OffsetDateTime::now_utc().unix_timestamp() + 30 * 86_400;
     fs::create_dir_all(env.mem.join("state/memory-save")).unwrap();
     let record = json!({"at": ahead, "session_id": "x", "status": "+1", "route": "subscription", "counted_usd": 2.0});
     fs::write(env.mem.join("state/memory-save/saves.jsonl"), format!("{record}\n")).unwrap();
     env.saved_turn(SID, 1);
-    assert_eq!(env.call_count(), 0, "a record dated ahead was not counted today");
+    assert_eq!(env.call_count(), 0, "a record dated ahead was not counted this month");
     assert!(
-        env.status(SID).starts_with("paused: max_cost_per_day_usd reached ($2.00 of $1.00)"),
+        env.status(SID).starts_with("paused: max_cost_per_month_usd reached ($2.00 of $1.00)"),
         "{}",
         env.status(SID)
     );
@@ -633,9 +651,7 @@ fn a_save_record_dated_ahead_counts_now_and_doctor_names_it() {
 
 #[test]
 fn sessions_saving_at_once_with_room_for_one_save_start_one_fork() {
-    for budget in ["max_cost_per_month_usd", "max_cost_per_day_usd"] {
-        at_once_within(budget);
-    }
+    at_once_within("max_cost_per_month_usd");
 }
 
 /// Five sessions stop at once with room in `budget` for one save.
@@ -703,7 +719,7 @@ fn a_reservation_whose_worker_died_holds_nothing() {
 /// Before any session has started, status says who would pay, as far as
 /// this shell and the settings tell, and the budget that would apply.
 #[test]
-fn status_before_the_first_session_says_who_would_pay_and_the_budget() {
+fn status_before_the_first_session_says_who_would_pay_and_what_the_windows_hold() {
     let env = Env::new();
     let run = |key: Option<&str>| {
         let cmd = env.cmd(&["status"]).in_dir(&env.proj).unset("CLAUDE_CODE_OAUTH_TOKEN");
@@ -714,14 +730,15 @@ fn status_before_the_first_session_says_who_would_pay_and_the_budget() {
     };
     let plan = run(None);
     assert!(
-        plan.contains("who pays  saves are paid from your Claude plan")
+        plan.contains("who pays  saves draw on your Claude plan's usage limits")
             && plan.contains("first session start confirms it"),
         "{plan}"
     );
-    assert!(plan.contains("budget    max_cost_per_month_usd $10.00, the default for a subscription"), "{plan}");
+    assert!(!plan.contains("budget    "), "no default budget: {plan}");
+    assert!(plan.contains("plan      memory-save cannot see your plan's usage windows"), "{plan}");
     let key = run(Some("k"));
     assert!(key.contains("who pays  saves are billed to ANTHROPIC_API_KEY"), "{key}");
-    assert!(!key.contains("the default for a subscription"), "{key}");
+    assert!(!key.contains("plan      "), "an API key's saves draw on no plan window: {key}");
 }
 
 /// A fork that used tokens and failed counts them, priced by the table,

@@ -25,12 +25,14 @@ fn assert_line(line: &str, text: &str) {
     );
 }
 
-/// `memory-save: <text> · $N this month · HH:MM`: a save's line carries
-/// the billing month's spend.
+/// `memory-save: <text> · $N at API prices this month · HH:MM`: a plan's
+/// save's line carries the month's usage at API prices, never as money paid.
 fn assert_saved_line(line: &str, text: &str) {
-    let rest = line
-        .strip_prefix(&format!("memory-save: {text} · $"))
-        .unwrap_or_else(|| panic!("status line {line:?} is not `memory-save: {text} · $N this month · HH:MM`"));
+    let rest = line.strip_prefix(&format!("memory-save: {text} · $")).unwrap_or_else(|| {
+        panic!("status line {line:?} is not `memory-save: {text} · $N at API prices this month · HH:MM`")
+    });
+    // A session whose start recorded no route yet says plain dollars.
+    let rest = rest.replacen(" at API prices this month · ", " this month · ", 1);
     let (money, clock) = rest.split_once(" this month · ").unwrap_or_else(|| panic!("{line:?}"));
     assert!(money.parse::<f64>().is_ok_and(|m| m > 0.0), "{line:?}");
     assert_line(&format!("memory-save: {text} · {clock}"), text);

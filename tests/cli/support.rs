@@ -446,6 +446,21 @@ impl Env {
         state
     }
 
+    /// Waits until the session's `saves`-th save is recorded, while its
+    /// worker may stay to wait for something (a plan's window to free).
+    #[track_caller]
+    pub fn wait_recorded(&self, session: &str, saves: u64) -> Session {
+        let started = Instant::now();
+        while started.elapsed() < DEADLINE {
+            let state = self.state(session);
+            if state.saves() >= saves && state.claimed_since().is_none() && !state.pending() {
+                return state;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("session {session} did not record {saves} save(s) within {DEADLINE:?}: {}", self.state(session));
+    }
+
     /// Waits until the session has finished at least `saves` saves and is
     /// idle: nothing pending, no claimed job, the worker lock free.
     pub fn wait_idle(&self, session: &str, saves: u64) -> Session {

@@ -396,7 +396,7 @@ fn run(name: &str) -> Option<Vec<Check>> {
     app.bench.extra_env.push(("API_TIMEOUT_MS".into(), (limit.as_millis() as u64).to_string()));
     if fresh_run() {
         // Each `claude -p` turn ends its session: that end's save is the one.
-        let fresh = format!("save_every_turns = 1000\ncold_save_max_usd = {FRESH_COLD_CAP}\n");
+        let fresh = format!("save_every_turns = 1000\nmax_cost_per_save_usd = {FRESH_COLD_CAP}\n");
         app.config(&format!("{}\n{fresh}", scenario.config));
         app.bench.extra_env.push(("MEMORY_SAVE_DEBUG_CACHE_EXPIRED".into(), "1".into()));
     } else {

@@ -105,26 +105,39 @@ fn s19_the_fork_message_points_to_the_loaded_memory() {
     }
 }
 
-/// Scenario 20: a subscription login whose allowance is used up. The API
-/// refuses the fork (429, unified status rejected, a reset named): the
-/// save says `paused`, and the next turn's save starts no fork at all.
+/// Scenario 20: a subscription login whose allowance is used up, in both
+/// shapes: a used-up 5-hour window, and used-up usage credits (should the
+/// paused Agent SDK credit take effect; the overage headers as measured).
+/// The API refuses the fork (429, a reset named): the save says `paused`
+/// until that reset, and the next turn's save starts no fork at all.
 #[test]
 fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
+    let window = [("anthropic-ratelimit-unified-representative-claim", "five_hour")];
+    used_up(&window, "You've hit your 5-hour limit");
+    let credits = [
+        ("anthropic-ratelimit-unified-overage-status", "rejected"),
+        ("anthropic-ratelimit-unified-overage-disabled-reason", "out_of_credits"),
+    ];
+    used_up(&credits, "You're out of usage credits");
+}
+
+fn used_up(shape: &[(&str, &str)], says: &'static str) {
     let Some(claude) = harness::claude() else {
         return;
     };
     let _g = serial();
     let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 3 * 3600;
+    let shape: Vec<(String, String)> = shape.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let standin = StandIn::start(move |req| {
         if is_fork(req) {
-            let headers = [
-                ("anthropic-ratelimit-unified-status", "rejected".to_string()),
-                ("anthropic-ratelimit-unified-representative-claim", "five_hour".to_string()),
-                ("anthropic-ratelimit-unified-reset", reset.to_string()),
+            let mut headers = vec![
+                ("anthropic-ratelimit-unified-status".to_string(), "rejected".to_string()),
+                ("anthropic-ratelimit-unified-reset".to_string(), reset.to_string()),
             ];
+            headers.extend(shape.iter().cloned());
             return Reply::Refused {
                 status: 429,
-                headers: headers.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+                headers,
                 body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "limit"}}),
             };
         }
@@ -156,15 +169,15 @@ fn s20_a_used_up_allowance_stops_the_forks_after_one_refusal() {
     assert!(hook_env.contains("CLAUDE_PROJECT_DIR=") && !hook_env.contains("CLAUDE_CODE_OAUTH_TOKEN"), "{hook_env}");
     let status = state.status().to_string();
     assert!(status.starts_with("paused: allowance used up until "), "{state:#}");
-    assert!(state.report().unwrap_or_default().contains("You've hit your 5-hour limit"), "{state:#}");
+    assert!(state.report().unwrap_or_default().contains(says), "{state:#}");
     assert_eq!(state.route()["header"], "bearer", "{state:#}");
     let run = app.bench.print("second turn", &["--resume", &sid], LIMIT);
     assert!(run.success(), "{run:?}");
     app.wait_saved(&sid, 2, SAVE_LIMIT);
     let forks = standin.message_requests().iter().filter(|r| is_fork(r)).count();
     assert_eq!(forks, 1, "a fork ran past a used-up allowance");
-    report("20 used-up allowance", "forks after one refusal and a second turn", forks);
-    report("20 used-up allowance", "status", status);
+    report("20 used-up allowance", &format!("{says}: forks after one refusal and a second turn"), forks);
+    report("20 used-up allowance", &format!("{says}: status"), status);
 }
 
 /// Scenario 21: a session whose prompt cache expired before its end (here
@@ -191,7 +204,7 @@ fn s21_a_session_ending_past_its_cache_is_saved_from_its_turns() {
     });
     let mut app = App::new(claude, &standin);
     // Resuming the session cold would pass this; its turns alone would not.
-    app.config("save_every_turns = 5\ncold_save_max_usd = 0.05\n");
+    app.config("save_every_turns = 5\nmax_cost_per_save_usd = 0.05\n");
     let clock = app.home().join("debug-clock");
     let later = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
     std::fs::write(&clock, later.to_string()).unwrap();
@@ -229,4 +242,80 @@ fn s21_a_session_ending_past_its_cache_is_saved_from_its_turns() {
     report("21 cold end", "fresh request beyond its message (tokens, about)", overhead);
     assert!(fresh * 3 < prefix, "{fresh} vs {prefix}");
     assert!(overhead < memory_save::memory::cost::FRESH_OVERHEAD_TOKENS, "{overhead}");
+}
+
+/// Scenario 27: a Claude plan's usage windows guard its saves. The parent's
+/// answers carry the headers a plan's answers carry
+/// (`anthropic-ratelimit-unified-5h-*`, `-7d-*`); Claude Code hands them to
+/// memory-save's status line as `rate_limits`; at 97% a turn's save runs no
+/// fork and holds the turn back, and once the window reads 20% the
+/// session's end saves it.
+#[test]
+fn s27_a_plans_nearly_full_window_holds_the_save_until_it_frees() {
+    let (Some(claude), Some(())) = (harness::claude(), harness::tmux()) else { return };
+    let _g = serial();
+    let used = Arc::new(std::sync::Mutex::new("0.97".to_string()));
+    let answer_used = used.clone();
+    let standin = StandIn::start(move |req| {
+        if is_fork(req) {
+            return Reply::text(
+                r#"{"ops":[{"op":"add","section":"Architecture & Config Facts","text":"- E2E-WINDOW: saved once the window freed"}],"topics":[]}"#,
+            );
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let used = answer_used.lock().unwrap().clone();
+        Reply::text("ok").with_headers(&[
+            ("anthropic-ratelimit-unified-5h-utilization", used),
+            ("anthropic-ratelimit-unified-5h-reset", (now + 3600).to_string()),
+            ("anthropic-ratelimit-unified-7d-utilization", "0.2".to_string()),
+            ("anthropic-ratelimit-unified-7d-reset", (now + 3 * 86_400).to_string()),
+        ])
+    });
+    let mut app = App::new(claude, &standin);
+    // A subscription login: the parent's token in its environment, and the
+    // stored login the fork reads (access token and scope only: no lookup).
+    app.bench.removed_env.push("ANTHROPIC_API_KEY".into());
+    app.bench.extra_env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), "e2e-oauth-token".into()));
+    std::fs::write(
+        app.home().join(".claude/.credentials.json"),
+        json!({"claudeAiOauth": {"accessToken": "e2e-oauth-token", "scopes": ["user:inference"]}}).to_string(),
+    )
+    .unwrap();
+    app.config("save_every_turns = 2\n");
+    let out = app.ours(&["install", "--statusline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    app.add_logging_hook();
+    let (tmux, sid) = crate::scenarios::start_interactive(&app);
+    std::thread::sleep(Duration::from_secs(2));
+    let status = || String::from_utf8_lossy(&app.ours(&["status"]).stdout).into_owned();
+    // The first answer's windows reach the status line, and status shows them.
+    crate::scenarios::interactive_turn(&tmux, &standin, &app, &sid, "window turn one");
+    let read = app::wait_for(LIMIT, "the 97% reading in status", || {
+        let status = status();
+        status.contains("5-hour 97% used").then_some(status)
+    });
+    report("27 plan windows", "status's plan row at 97%", read.lines().find(|l| l.contains("  plan ")).unwrap_or(""));
+    // The second turn makes the save due: it waits, and no fork runs.
+    crate::scenarios::interactive_turn(&tmux, &standin, &app, &sid, "window turn two");
+    let held = app::wait_for(SAVE_LIMIT, "the save held by the window", || {
+        let s = app.session_state(&sid);
+        (s.saves() >= 1 && s.claimed_since().is_none()).then_some(s)
+    });
+    assert!(held.status().starts_with("waiting: plan's 5-hour window 97% used, until "), "{held}");
+    assert_eq!(standin.message_requests().iter().filter(|r| is_fork(r)).count(), 0, "a fork ran past a full window");
+    let screen = app::wait_for(LIMIT, "the wait on the status line", || {
+        let screen = tmux.screen();
+        screen.contains("memory-save: waiting: plan's 5-hour window 97% used").then_some(screen)
+    });
+    report("27 plan windows", "status line at 97%", screen.lines().find(|l| l.contains("memory-save:")).unwrap_or(""));
+    // The window frees: a turn reads 20%, then the session ends and its
+    // held turns are saved.
+    *used.lock().unwrap() = "0.2".to_string();
+    crate::scenarios::interactive_turn(&tmux, &standin, &app, &sid, "window turn three");
+    app::wait_for(LIMIT, "the 20% reading in status", || status().contains("5-hour 20% used").then_some(()));
+    tmux.send_line("/exit");
+    app::wait_for(SAVE_LIMIT, "the held turns saved", || app.memory().filter(|m| m.contains("E2E-WINDOW")).map(|_| ()));
+    let forks = standin.message_requests().iter().filter(|r| is_fork(r)).count();
+    report("27 plan windows", "forks at 97% then after the window freed", forks);
+    assert!(forks >= 1);
 }

@@ -40,6 +40,9 @@ pub enum Reply {
     /// `anthropic-ratelimit-unified-*` set of a used-up plan) and a JSON
     /// body sent as is (e.g. `{"type":"error","error":{…}}`).
     Refused { status: u16, headers: Vec<(String, String)>, body: Value },
+    /// Answer as the inner reply does, with these extra response headers
+    /// on its 200 (e.g. a plan's `anthropic-ratelimit-unified-5h-*`).
+    WithHeaders(Vec<(String, String)>, Box<Reply>),
 }
 
 impl Reply {
@@ -51,6 +54,9 @@ impl Reply {
             name: "Bash".into(),
             input: json!({ "command": command, "description": "scripted by the stand-in" }),
         }
+    }
+    pub fn with_headers(self, headers: &[(&str, String)]) -> Reply {
+        Reply::WithHeaders(headers.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(), Box::new(self))
     }
     pub fn after(self, delay: Duration) -> Reply {
         Reply::Delayed(delay, Box::new(self))
@@ -325,6 +331,7 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     req.usage = Some(usage);
     record(shared, req.clone());
     let mut reply = (shared.script)(&req);
+    let mut extra: Vec<(String, String)> = Vec::new();
     loop {
         match reply {
             Reply::Delayed(d, inner) => {
@@ -339,6 +346,10 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
                 usage.cache_creation_input_tokens += usage.cache_read_input_tokens;
                 usage.cache_read_input_tokens = 0;
                 restate_usage(shared, &req, usage);
+                reply = *inner;
+            }
+            Reply::WithHeaders(headers, inner) => {
+                extra.extend(headers);
                 reply = *inner;
             }
             other => {
@@ -365,7 +376,9 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
             json!({ "type": "tool_use", "id": format!("toolu_standin_{n:06}"), "name": name, "input": input }),
             "tool_use",
         ),
-        Reply::Delayed(..) | Reply::Error(..) | Reply::Missed(..) | Reply::Refused { .. } => unreachable!(),
+        Reply::Delayed(..) | Reply::Error(..) | Reply::Missed(..) | Reply::Refused { .. } | Reply::WithHeaders(..) => {
+            unreachable!()
+        }
     };
     let model = req.model().to_string();
     let message = json!({
@@ -378,9 +391,10 @@ fn serve(conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
         return respond_json(&mut out, "POST", 200, &message);
     }
 
+    let extra: String = extra.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     write!(
         out,
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n{extra}connection: close\r\n\r\n"
     )?;
     let mut start = message.clone();
     start["content"] = json!([]);

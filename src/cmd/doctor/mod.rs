@@ -91,7 +91,6 @@ impl super::Run for DoctorArgs {
         check_state(&mut report, &roots);
         check_memory_text(&mut report);
         guards::check_guards(&mut report);
-        check_paused(&mut report, &roots);
         check_sync(&mut report, &roots);
         check_attributes(&mut report, &roots);
         check_config(&mut report, &roots);
@@ -250,17 +249,31 @@ fn check_spend(report: &mut Report, roots: &Roots) {
     report.ok(&format!("billing: {billing}"));
     let now = crate::env::now_unix();
     let config = crate::config::of(roots);
+    // A plan's windows are seen only through a status line of ours.
+    let route = crate::save::money::ledger::last_route(roots).map(|s| s.route);
+    let route = route.unwrap_or_else(|| crate::claude::route::of_session(std::path::Path::new(".")));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if let Some(plan) = crate::cmd::status::plan_line(roots, &config, &cwd, route.draws_on_plan_windows()) {
+        if crate::claude::registrations::statusline_registered(&cwd) {
+            report.ok(&format!("plan usage: {plan}"));
+        } else {
+            report.warn(
+                "a Claude plan's saves cannot wait for its 5-hour and weekly windows: memory-save reads them from its status line, which is not installed",
+                "memory-save install --statusline (a status line of yours keeps running)",
+            );
+        }
+    }
     let stops = crate::save::money::ledger::stops(roots, &config);
     if let Some(hold) = &stops.allowance {
         report.problem(
             &format!("{}: the API refused a save: \"{}\"", hold.status(), hold.text),
-            "forks wait for the reset (a refusal that names none is tried once an hour); turn on usage credits or raise your plan's limit, then: memory-save resume",
+            "forks wait for the reset (a refusal that names none is tried once an hour), and the turns they hold back are saved then; nothing to do",
         );
     }
     for (model, hold) in &stops.models {
         report.problem(
             &format!("paused: sessions on {model}: \"{}\"", hold.text),
-            "turn on usage credits, or set model in memory-save.toml for the fork, then: memory-save resume",
+            "turn on usage credits, or set model in memory-save.toml for the fork; it is tried again within the hour",
         );
     }
     if let Some(stopped) = &stops.budget {
@@ -305,25 +318,6 @@ fn check_last_save(report: &mut Report, roots: &Roots) {
     }
     let log = "see the log (~/.cli-tweaks/state/memory-save/memory-save.log); the next save tries again";
     report.problem(&what, last.advice.as_deref().unwrap_or(log));
-}
-
-/// Sessions whose saves the cache watch or a budget stopped.
-fn check_paused(report: &mut Report, roots: &Roots) {
-    let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
-    for (id, state) in sessions.all() {
-        let Some(pause) = &state.protocol.watch.paused else { continue };
-        let project = state.input.project.as_deref().unwrap_or("?");
-        // An ended session's pause stops nothing: a new session starts
-        // unpaused, and there is nothing left to resume.
-        if state.protocol.turn.ended {
-            report.ok(&format!("session {id} of project {project} ended while paused ({})", pause.text));
-            continue;
-        }
-        report.problem(
-            &format!("session {id} of project {project}: {}", pause.text),
-            &format!("check the cost (memory-save status), then: memory-save resume --session {id}"),
-        );
-    }
 }
 
 fn check_state(report: &mut Report, roots: &Roots) {

@@ -149,5 +149,10 @@ fn check_auto_memory(report: &mut Report, cwd: &Path, hooks: Option<Scope>) {
         return report.ok(&format!("Claude Code's own auto memory is off ({why})"));
     }
     let fix = crate::claude::settings::auto_memory_fix(cwd, hooks, decided);
-    report.warn(&format!("Claude Code's own auto memory is on ({why}): every turn pays for two memory forks"), &fix);
+    report.warn(
+        &format!(
+            "Claude Code's own auto memory is on ({why}): two memories of one project; where Anthropic turns on its background extraction, that adds a request of its own after each turn"
+        ),
+        &fix,
+    );
 }

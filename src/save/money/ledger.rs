@@ -28,6 +28,9 @@ pub struct LedgerRecord {
     pub told: Vec<String>,
     /// Saves whose fork runs now, one per session.
     pub reserved: Vec<Reservation>,
+    /// A Claude plan's usage windows, as the status line last read them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<super::plan::Windows>,
 }
 
 /// A save's estimate, held against the budgets from its verdict to its record.
@@ -67,7 +70,7 @@ impl Hold {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stopped {
-    /// `max_cost_per_month_usd`, `max_cost_per_day_usd`.
+    /// `max_cost_per_month_usd`.
     pub budget: String,
     pub limit: f64,
     pub spent: f64,
@@ -82,14 +85,7 @@ impl Stopped {
     /// that stopped it (a key removed, a file deleted, a budget raised or
     /// turned off each end it).
     pub fn holds(&self, config: &Config, now: i64) -> bool {
-        let subscription = self.route.split(':').next() == Some("subscription");
-        let in_force = match self.budget.as_str() {
-            "max_cost_per_month_usd" => {
-                config.max_cost_per_month_usd.or(subscription.then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD))
-            }
-            _ => config.max_cost_per_day_usd.or(None),
-        };
-        now < self.until && in_force.is_some_and(|limit| limit <= self.limit)
+        now < self.until && config.max_cost_per_month_usd.or(None).is_some_and(|limit| limit <= self.limit)
     }
 
     /// The one line every session's start shows while saves are stopped.

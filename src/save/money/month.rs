@@ -1,4 +1,4 @@
-//! The billing month as `status` and `memory-save cost` show it, from this
+//! The calendar month as `status` and `memory-save cost` show it, from this
 //! machine's `saves.jsonl`: day by day, against the budgets, with its pace.
 
 use serde::Serialize;
@@ -82,8 +82,6 @@ pub struct BudgetShare {
     pub limit_usd: f64,
     pub spent_usd: f64,
     pub share: f64,
-    /// Not set in memory-save.toml: the subscription default.
-    pub default: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +91,11 @@ pub struct Month {
     /// The route counted (`Route::key`), and who pays, in a sentence.
     pub route: Option<String>,
     pub pays: Option<String>,
+    /// The dollar figures are a plan's usage at API prices, not money paid.
+    pub api_priced: bool,
+    /// Its saves draw on a plan's usage windows (`Route::draws_on_plan_windows`).
+    #[serde(skip)]
+    pub on_plan_windows: bool,
     #[serde(flatten)]
     pub totals: Totals,
     pub average_per_save_usd: Option<f64>,
@@ -102,7 +105,7 @@ pub struct Month {
     pub days: Vec<Day>,
 }
 
-/// This billing month on this machine, for the route its last session
+/// This month on this machine, for the route its last session
 /// started with (every save when none was seen yet).
 pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     let seen = super::ledger::last_route(roots).map(|s| s.route);
@@ -110,7 +113,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     // Before any session start: who would pay as far as this shell and the
     // settings files tell, and the budget that would apply.
     let payer = seen.clone().unwrap_or_else(|| crate::claude::route::of_session(std::path::Path::new(".")));
-    let (start, end, first) = super::budget::billing_month(now, config.billing_day());
+    let (start, end, first) = super::budget::calendar_month(now);
     let records: Vec<SaveRecord> = crate::store::saves::all(roots)
         .into_iter()
         .filter(|r| (start..end).contains(&r.counted_at(now)))
@@ -131,20 +134,16 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     }
     let elapsed = ((now - start).max(1)) as f64;
     let projected_usd = round_usd(totals.cost_usd * (end - start) as f64 / elapsed);
-    let default = payer.is_subscription().then_some(crate::config::DEFAULT_SUBSCRIPTION_MONTH_USD);
-    let is_default = config.max_cost_per_month_usd == crate::config::Budget::Unset;
     let guessed =
         if seen.is_some() { "" } else { " (as this shell and the settings tell; the first session start confirms it)" };
-    let today = days.last().map_or(0.0, |d| d.totals.cost_usd);
-    let month = config.max_cost_per_month_usd.or(default);
-    let budgets = [
-        month.map(|limit| share("max_cost_per_month_usd", limit, totals.cost_usd, is_default)),
-        config.max_cost_per_day_usd.or(None).map(|limit| share("max_cost_per_day_usd", limit, today, false)),
-    ];
+    let budgets =
+        [config.max_cost_per_month_usd.or(None).map(|limit| share("max_cost_per_month_usd", limit, totals.cost_usd))];
     Month {
         start: fmt(first),
-        end: fmt(crate::memory::cost::next_period(first)),
+        end: fmt(crate::memory::cost::next_month(first)),
         pays: Some(format!("{}{guessed}", payer.sentence())),
+        api_priced: payer.is_subscription(),
+        on_plan_windows: payer.draws_on_plan_windows(),
         route,
         average_per_save_usd: (totals.saves > 0).then(|| round_usd(totals.cost_usd / totals.saves as f64)),
         projected_usd,
@@ -154,7 +153,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     }
 }
 
-fn share(budget: &str, limit: f64, spent: f64, default: bool) -> BudgetShare {
+fn share(budget: &str, limit: f64, spent: f64) -> BudgetShare {
     let share = if limit > 0.0 {
         spent / limit
     } else if spent > 0.0 {
@@ -167,7 +166,6 @@ fn share(budget: &str, limit: f64, spent: f64, default: bool) -> BudgetShare {
         limit_usd: limit,
         spent_usd: round_usd(spent),
         share: (share * 1000.0).round() / 1000.0,
-        default,
     }
 }
 

@@ -137,13 +137,11 @@ pub struct Turn {
     pub open: bool,
     /// Turns worth a save, held back (`save_every_turns`).
     pub unsaved: u64,
-    /// Unix time of the last save request, for `save_every_minutes`.
-    pub last_request_at: Option<i64>,
     /// SessionEnd has come (a later prompt resumes the session).
     pub ended: bool,
-    /// A cache-miss pause dropped a request for these turns: the one save
-    /// the pause allows at the session's end covers them.
-    pub dropped: bool,
+    /// A save asked for these turns did not run (the plan's usage window
+    /// was full): they stay worth a save for a later Stop, the end, a flush.
+    pub held_back: bool,
     /// Main-loop tool calls since the last request, counted only in an
     /// unattended session, and only up to what makes it worth a save.
     #[serde(skip_serializing_if = "is_zero")]
@@ -181,15 +179,11 @@ pub enum Queued {
     Held { until: i64 },
 }
 
-/// What the cost of saves decided for this session.
+/// What the session's saves left for the next one: when to ask, and what
+/// the prompt cache and the last answered fork read.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CacheWatch {
-    /// Why per-turn saves of this session stopped, if they did.
-    pub paused: Option<Pause>,
-    /// Saves in a row that mostly missed the prompt cache, and what they cost.
-    pub cache_misses: u32,
-    pub missed_cost_usd: f64,
     /// The next Stop asks for a save at once: a save waited for a warm
     /// cache, or the user let a guarded call run (its rule may be lifted).
     pub save_at_next_stop: bool,
@@ -244,30 +238,6 @@ impl Baseline {
     pub fn complete(&self) -> bool {
         self.parts > 0 && self.parts <= 64 && self.seen == (u64::MAX >> (64 - self.parts))
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pause {
-    pub kind: PauseKind,
-    /// `paused: 2 saves missed the prompt cache ($0.41)`.
-    pub text: String,
-    /// Unix time.
-    pub at: i64,
-    /// The one save at a session's end that a cache-miss pause allows has
-    /// been asked for: a `claude -p --resume` workflow ends its session every
-    /// run, and must not get a save from each.
-    #[serde(default)]
-    pub end_save_used: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PauseKind {
-    /// The fork's requests miss the prompt cache: saved once more at
-    /// SessionEnd, then nothing until `memory-save resume`.
-    CacheMiss,
-    /// A budget was passed: a hard stop, no save at SessionEnd either.
-    Budget,
 }
 
 /// The last save's result: its words, when, and its kind, which the
