@@ -155,11 +155,21 @@ fn step<R>(
     ctx: &Ctx,
     step: impl FnOnce(&mut crate::store::state::SessionState, Facts, &dyn Fn() -> SaveLimits) -> (R, bool),
 ) -> Result<R> {
-    crate::save::queue::update_then_start(&ctx.sessions(), &ctx.session, |s| {
+    let mut fired = (None, Default::default());
+    let result = crate::save::queue::update_then_start(&ctx.sessions(), &ctx.session, |s| {
+        // The guards PreToolUse saw fire, counted in the project's record
+        // here, off the hot path of the call they answered.
+        fired = (s.input.project.clone(), std::mem::take(&mut s.input.fired));
         remember_session(&mut s.input, ctx);
         let facts = Facts::of(&s.input, crate::env::now_unix());
         step(s, facts, &|| crate::config::of(&ctx.roots).limits())
-    })
+    })?;
+    if let (Some(project), false) = (&fired.0, fired.1.is_empty())
+        && let Err(e) = crate::store::guards::count_fired(&ctx.roots, project, &fired.1)
+    {
+        crate::store::log::error(&format!("cannot count the guards that fired in {project}: {e:#}"));
+    }
+    Ok(result)
 }
 
 /// What the worker needs to run the fork, refreshed at every event carrying it.

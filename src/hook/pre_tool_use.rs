@@ -2,8 +2,8 @@
 //! of the session's project, Claude Code is told to ask the user (or, for a
 //! guard the user promoted, to refuse), with the rule as the reason. A
 //! subagent's call is checked too: a rule binds whoever breaks it. Reads
-//! the session's state alone; writes, after its answer, only when a guard
-//! fires.
+//! the session's state alone; writes, after its answer, only the session's
+//! own file, and only when a guard fires.
 
 use anyhow::Result;
 
@@ -59,16 +59,17 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         super::words::HookEvent::PreToolUse,
         &decision(guard.decision, &format!("memory-save: CRITICAL RULE: {rule}")),
     )?;
-    if let Some(project) = state.input.project.as_deref()
-        && let Err(e) = crate::store::guards::count(&ctx.roots, project, &guard.id, false)
-    {
-        crate::store::log::error(&format!("cannot count guard {}: {e:#}", guard.id));
-    }
-    if guard.decision == Decision::Ask
-        && let Some(call) = ctx.input.tool_use_id.clone()
-        && let Err(e) = sessions.update(&ctx.session, |s| s.input.asked = Some((call, guard.id.clone())))
-    {
-        crate::store::log::error(&format!("cannot note guard {}'s question: {e:#}", guard.id));
+    // One write of the session's own file: the firing is counted in the
+    // project's record by the session's next prompt, Stop or end.
+    let asked = ctx.input.tool_use_id.clone().filter(|_| guard.decision == Decision::Ask);
+    let noted = sessions.update(&ctx.session, |s| {
+        *s.input.fired.entry(guard.id.clone()).or_default() += 1;
+        if let Some(call) = asked {
+            s.input.asked = Some((call, guard.id.clone()));
+        }
+    });
+    if let Err(e) = noted {
+        crate::store::log::error(&format!("cannot note guard {}'s firing: {e:#}", guard.id));
     }
     Ok(None)
 }

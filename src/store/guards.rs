@@ -375,25 +375,39 @@ pub fn merge(base: Option<&str>, ours: &str, theirs: &str) -> Result<String> {
 
 /// What this machine saw of the project's guards.
 pub fn seen(roots: &Roots, project: &str) -> BTreeMap<String, Seen> {
-    super::folder_record::read(&Folder::of_key(roots, project)).guards_seen
+    let mut seen = super::folder_record::read(&Folder::of_key(roots, project)).guards_seen;
+    // With what the project's open sessions fired and have not folded in yet.
+    let sessions = super::state::SessionStore::new(roots.sessions_dir());
+    for (_, state) in sessions.all().into_iter().filter(|(_, s)| s.input.project.as_deref() == Some(project)) {
+        for (id, times) in state.input.fired {
+            seen.entry(id).or_default().fired += times;
+        }
+    }
+    seen
 }
 
-/// Counts a guard's question (`fired`) or the user's answer to let it run,
-/// which the next save's fork is told of (`Notes::let_through`).
-pub fn count(roots: &Roots, project: &str, id: &str, overridden: bool) -> Result<()> {
+/// Counts guards that fired in a session (`SessionInput::fired`), folded in
+/// from the session's state after the hot hook that answered.
+pub fn count_fired(roots: &Roots, project: &str, fired: &BTreeMap<String, u64>) -> Result<()> {
     let now = crate::env::now_unix();
     super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
-        let seen = r.guards_seen.entry(id.to_string()).or_default();
-        if overridden {
-            seen.overridden += 1;
-            if !r.notes.let_through.iter().any(|known| known == id)
-                && r.notes.let_through.len() < crate::memory::prompt::MAX_NOTE_ENTRIES
-            {
-                r.notes.let_through.push(id.to_string());
-            }
-        } else {
-            seen.fired += 1;
+        for (id, times) in fired {
+            let seen = r.guards_seen.entry(id.clone()).or_default();
+            seen.fired += times;
             seen.last_fired = Some(now);
+        }
+    })
+}
+
+/// Counts the user's answer to a guard's question, letting the call run,
+/// which the next save's fork is told of (`Notes::let_through`).
+pub fn count_let_through(roots: &Roots, project: &str, id: &str) -> Result<()> {
+    super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
+        r.guards_seen.entry(id.to_string()).or_default().overridden += 1;
+        if !r.notes.let_through.iter().any(|known| known == id)
+            && r.notes.let_through.len() < crate::memory::prompt::MAX_NOTE_ENTRIES
+        {
+            r.notes.let_through.push(id.to_string());
         }
     })
 }

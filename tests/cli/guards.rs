@@ -98,6 +98,12 @@ fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
         (&json!("Bash"), &json!("ask"), &json!("binds"), &json!(2), &json!(0), &json!("this machine")),
         "the subagent's call was not the asked one: {itest}"
     );
+    // The session's Stop folds its firings into the project's record: the
+    // count neither doubles nor goes.
+    env.hook("stop").fixture("Stop.json").session(SID).run().ok();
+    let listed = guards(&env);
+    let again = listed.as_array().unwrap().iter().find(|g| g["rule"] == NO_ITEST).unwrap().clone();
+    assert_eq!(again["fired"], json!(2), "{again}");
     // A new session's block names the guarded rules in words.
     let start = env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
     let context = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();

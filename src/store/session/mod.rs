@@ -75,6 +75,11 @@ pub struct SessionInput {
     /// enough tool calls (`unattended_min_tools`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unattended: bool,
+    /// Guards (ids) that fired in this session, and how often, not yet
+    /// counted in the project's record: PreToolUse writes only this file,
+    /// and the session's next prompt, Stop or end folds them in.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fired: std::collections::BTreeMap<String, u64>,
 }
 
 /// The guards a session binds, kept as their JSON text: PreToolUse alone
