@@ -55,8 +55,10 @@ impl super::Run for ReviewArgs {
         };
         let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id);
         let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id);
-        let approve_team =
-            |rule: &str| crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule);
+        let approve_team = |rule: &str| {
+            crate::team::approve(&roots, &project.identity, &folder.project, &folder.dir, rule)?;
+            crate::store::approvals::approve_guards(&folder, &[rule.to_string()])
+        };
         let nothing_waits = format!("no CRITICAL RULES changes wait for review in project {}", folder.project);
         if let Some(id) = &self.approve {
             if let Some(rule) = foreign_rule(id) {
@@ -109,11 +111,22 @@ impl super::Run for ReviewArgs {
             return Ok(());
         }
         let state = if gate { "waits:" } else { "loads;" };
+        // A held rule's guard is listed with it: approved together.
+        let stored = crate::store::guards::read(&folder);
+        let guard_of = |rule: &str| -> Result<()> {
+            for g in stored.iter().filter(|g| g.rule == rule) {
+                let words =
+                    crate::memory::guard::in_words(g.spec.tool, &g.spec.pattern, crate::memory::guard::Decision::Ask);
+                super::println(&format!("    guard: {}", crate::memory::text::visible(&words)))?;
+            }
+            Ok(())
+        };
         for rule in &foreign {
             let id = foreign_id(rule);
             super::println(&format!(
                 "{id}  ({state} it did not come from this machine's saves)  CRITICAL RULES: {rule}"
             ))?;
+            guard_of(rule)?;
         }
         if !gate {
             super::println(
@@ -125,6 +138,7 @@ impl super::Run for ReviewArgs {
                 "{}  (team memory, not yet approved on this machine)  add to CRITICAL RULES: {rule}",
                 crate::team::rule_id(rule)
             ))?;
+            guard_of(rule)?;
         }
         let pending = load(&folder);
         if pending.is_empty() && team_held.is_empty() && foreign.is_empty() {

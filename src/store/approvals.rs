@@ -35,7 +35,24 @@ pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
     add_new(&mut list, rules);
     let text: String = list.iter().map(|r| format!("{r}\n")).collect();
     super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
-    update(folder, true, |r| add_new(&mut r.approved_here, rules))
+    update(folder, true, |r| add_new(&mut r.approved_here, rules))?;
+    approve_guards(folder, rules)
+}
+
+/// A rule and its guard are approved together: the guard as the review
+/// listed it, asking, and only that guard (a later change of it waits).
+pub fn approve_guards(folder: &Folder, rules: &[String]) -> Result<()> {
+    let guards: Vec<String> = super::guards::read(folder)
+        .into_iter()
+        .filter(|g| rules.contains(&g.rule))
+        .map(|g| {
+            super::guards::trust_key(&super::guards::Stored { decision: crate::memory::guard::Decision::Ask, ..g })
+        })
+        .collect();
+    if guards.is_empty() {
+        return Ok(());
+    }
+    update(folder, false, |r| add_new(&mut r.own_guards, &guards))
 }
 
 /// Adds each of `rules` that `list` lacks, in order.

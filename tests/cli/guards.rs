@@ -916,3 +916,34 @@ fn a_call_the_user_lets_through_saves_at_its_turns_end_and_names_the_rule() {
     env.wait_saves(SID, 3);
     assert!(!env.call(3).stdin.contains("LET THROUGH NOTE"), "{}", env.call(3).stdin);
 }
+
+/// A rule from elsewhere and its guard are approved together, once: review
+/// lists the held guard with its rule, and `review --approve` loads the
+/// rule and binds its guard, in the next session too.
+#[test]
+fn approving_a_foreign_rule_approves_its_guard_and_review_lists_it() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    env.script_reply(1, &adds("- The project builds with cargo."));
+    env.saved_turn(SID, 1);
+    // This machine has loaded its memory (its one-time upgrade is done).
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
+    // A pull (here a hand edit and a planted file) brings a rule and its guard.
+    let memory =
+        env.memory().unwrap().replacen("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{NO_ITEST}"), 1);
+    env.write_memory(&memory);
+    let planted = json!({"version": 1, "guards": [
+        {"id": "cc33cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
+    let row = listed.lines().find(|l| l.contains(NO_ITEST)).unwrap_or_else(|| panic!("{listed}"));
+    assert!(listed.contains("guard: asks before: `pytest tests/integration`"), "{listed}");
+    assert_eq!(guards(&env)[0]["standing"], "its rule is not loaded", "the rule waits for review");
+    let id = row.split_whitespace().next().unwrap();
+    env.cmd(&["review", "--approve", id]).in_dir(&env.proj).run().ok();
+    assert_eq!(guards(&env)[0]["standing"], "binds");
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+    let asked = pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}));
+    assert_eq!(decision(&asked).0, "ask");
+}
