@@ -185,3 +185,25 @@ fn the_worker_holds_none_of_the_hooks_descriptors() {
     env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
     env.wait_saves(SID, 1);
 }
+
+/// A record a newer memory-save wrote (the folder's record in the state
+/// folder) is never overwritten by this one: a save, a start and an
+/// approval leave it byte for byte, and say which version wrote it.
+#[test]
+fn a_newer_versions_folder_record_is_never_overwritten() {
+    let env = Env::new();
+    env.script_reply(1, &adds("- A fact."));
+    env.saved_turn(SID, 1);
+    let path = env.mem.join("state/memory-save/projects/proj.json");
+    let newer = r#"{"version": 99, "approved_here": ["- Keep this."], "paths": ["path:/somewhere"]}"#;
+    std::fs::write(&path, newer).unwrap();
+    env.script_reply(2, &adds("- Another fact."));
+    env.turn(SID);
+    env.wait_idle(SID, 2);
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+    env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run();
+    env.cmd(&["guards"]).in_dir(&env.proj).run();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), newer, "a newer record was overwritten");
+    let status = env.state(SID).status().to_string();
+    assert!(status.contains("newer memory-save (record version 99)"), "{status}");
+}
