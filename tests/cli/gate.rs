@@ -311,3 +311,36 @@ fn a_memory_with_the_fnv_hash_of_a_clean_one_is_still_checked_at_load() {
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(!context.contains(&secret), "{context}");
 }
+
+/// A URL's user name is a credential whatever its shape (an Azure DevOps
+/// token, 40 hex for GitHub): a reply that writes one in a bullet or a
+/// topic reaches no file, record or report; a bare user name passes.
+#[test]
+fn a_token_as_a_urls_user_name_reaches_no_file_and_a_bare_user_name_does() {
+    let env = Env::new();
+    let azure: String = (0..52).map(|i| char::from(b"abcdefghijklmnopqrstuvwxyz234567"[(i * 7 + 3) % 32])).collect();
+    let hex: String = (0..40).map(|i| char::from(b"0123456789abcdef"[(i * 5 + 1) % 16])).collect();
+    let bullets = [
+        format!("- CI clones https://{azure}@dev.azure.com/org/project/_git/app."),
+        format!("- The mirror pushes to https://{hex}@github.com/org/mirror.git."),
+    ];
+    let ops: Vec<serde_json::Value> = bullets.iter().map(|b| add(ARCH, b)).collect();
+    let fine = "- Clone over ssh://git@github.com/org/app.git or https://user@github.com/org/app.git.";
+    let mut all = ops.clone();
+    all.push(add(ARCH, fine));
+    env.script_reply(1, &reply(json!(all), json!([{"file": "history.md", "append": bullets[1].clone()}])));
+    env.saved_turn(SID, 1);
+    let memory = env.memory().unwrap();
+    assert!(memory.contains(fine), "{memory}");
+    let mut places = vec![
+        ("MEMORY.md", memory),
+        ("history.md", env.memory_file("history.md").unwrap_or_default()),
+        ("state", env.state(SID).to_string()),
+        ("saves.jsonl", fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl")).unwrap_or_default()),
+        ("the log", env.log()),
+    ];
+    places.push(("report", report(&env)));
+    for (place, text) in places {
+        assert!(!text.contains(&azure) && !text.contains(&hex), "a token reached {place}: {text}");
+    }
+}

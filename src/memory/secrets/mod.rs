@@ -459,6 +459,8 @@ const SHAPE_RULES: &[Rule] = &[
         r"(?-u:\b)[A-Za-z*][A-Za-z0-9.*-]*:(?:[0-9]{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:[^\s:]{6,}"),
     rule("a password in a URL", Custom(url_password),
         r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]+@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
+    rule("a token in a URL", Custom(url_user_token),
+        r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]{12,}@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
 ];
 
 /// Enough distinct characters, and no stand-in run (`xxxx`, `EXAMPLE`).
@@ -575,6 +577,14 @@ fn url_password(found: &str) -> bool {
     };
     let start = found[..inner].rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c))).map_or(0, |i| i + 1);
     check(&found[start..])
+}
+
+/// A URL's user name that is a token (`https://<PAT>@dev.azure.com/…`,
+/// `https://<40 hex>@github.com/…`): whatever its shape, long or random,
+/// never a bare user name such as `git@` or `user@`, nor a placeholder.
+fn url_user_token(found: &str) -> bool {
+    let user = found.split_once("://").and_then(|(_, rest)| rest.rsplit_once('@')).map_or("", |(u, _)| u);
+    !value::placeholder(user) && (user.chars().count() >= 20 || value::looks_random(user))
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
