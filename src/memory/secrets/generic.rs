@@ -108,6 +108,10 @@ fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
         return false;
     }
     let keyword = context.keyword;
+    // A vendor's key needs no keyword: its prefix and body give it away.
+    if vendor_key(line, start, token) {
+        return true;
+    }
     let hex = token.strip_prefix("0x").unwrap_or(token).bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
     if hex {
         return context.hex_keyword && !uuid(token) && hex_secret(token);
@@ -120,6 +124,64 @@ fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
         && (!keyword || super::value::looks_random(token))
         && !super::value::stand_in_run(token)
         && !decodes_to_text(token)
+}
+
+/// A key of a provider no rule names, by its shape alone: a short vendor
+/// prefix of one to three parts and a separator (`acme_live_`, `tok-us-`,
+/// `hx1.`), then a long generated body of letters and digits: mixed case,
+/// capitals and digits, or a long run of lower case and digits (hex
+/// included, since the prefix is no hash's). Without a prefix, only a long
+/// run of capitals and digits past hex's letters (a ULID is 26). Hash and
+/// digest names (`sha512-`, `sha256:`) are no vendor's.
+fn vendor_key(line: &str, start: usize, token: &str) -> bool {
+    let parts: Vec<&str> = token.split(['_', '-']).collect();
+    // The prefix: up to three short leading parts, the first a word; the
+    // body is the rest, its separators left out.
+    let short = |p: &&&str| !p.is_empty() && p.len() <= 10 && p.bytes().all(|b| b.is_ascii_alphanumeric());
+    let lead = parts.iter().take(3).take_while(short).count().min(parts.len() - 1);
+    // Many parts are a name or a cache key (`node-modules-Linux-X64-20-…`):
+    // then only the last part is a body.
+    let lead = if parts.len() > 5 { parts.len() - 1 } else { lead };
+    let (prefix, body): (Vec<&str>, String) = (parts[..lead].to_vec(), parts[lead..].concat());
+    // Or a dotted prefix before the run that holds a digit (`hx1.`,
+    // `upl.v2.`, `dt0c01.`): a word and a dot before a hash (`index.…`) is
+    // a file name, not a vendor's.
+    let dotted = line[..start].strip_suffix('.').map(|before| {
+        let word = before.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '.')).next().unwrap_or("");
+        word.trim_start_matches('.')
+    });
+    let dotted = dotted.filter(|w| !w.is_empty() && w.len() <= 24 && w.bytes().any(|b| b.is_ascii_digit()));
+    let first = prefix.first().copied().or(dotted).unwrap_or("");
+    let vendor = first.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && !HASH_WORDS.contains(&first.to_ascii_lowercase().as_str())
+        && !["sha1", "sha224", "sha384", "md5", "blake2b", "blake3", "crc32", "xxh64"]
+            .contains(&first.to_ascii_lowercase().as_str());
+    let body = body.as_str();
+    let n = body.len();
+    if n < 20 || !body.bytes().all(|b| b.is_ascii_alphanumeric()) || super::value::stand_in_run(body) {
+        return false;
+    }
+    // A UUID stays an id, prefixed or not.
+    if uuid(&parts[lead..].join("-")) {
+        return false;
+    }
+    let count = |f: fn(&u8) -> bool| body.as_bytes().iter().filter(|b| f(b)).count();
+    let (upper, lower, digits) =
+        (count(u8::is_ascii_uppercase), count(u8::is_ascii_lowercase), count(u8::is_ascii_digit));
+    let entropy = super::value::entropy(body);
+    let spread = |a: usize, b: usize| a * 8 >= n && b * 8 >= n;
+    let hex = body.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !vendor {
+        // Capitals and digits alone, past hex and a ULID's length.
+        let past_hex = body.bytes().any(|b| b.is_ascii_uppercase() && b > b'F');
+        return lower == 0 && n >= 32 && spread(upper, digits) && past_hex && entropy >= 4.0;
+    }
+    match (upper > 0, lower > 0) {
+        (true, true) => digits >= 2 && entropy >= PLAIN_ENTROPY_SHARE * (n as f64).log2().min(6.0) && !name_like(body),
+        (true, false) => spread(upper, digits) && entropy >= 3.5,
+        (false, true) => n >= 24 && spread(lower, digits) && entropy >= 3.5 && (hex || !name_like(body)),
+        (false, false) => false,
+    }
 }
 
 /// A name made of words (`TokenCounterV2Impl32Bit`): half its parts plain

@@ -12,6 +12,7 @@ const SLACK: &str = "a Slack token";
 const SLACK_HOOK: &str = "a Slack webhook URL";
 const STRIPE: &str = "a Stripe key";
 const JWT: &str = "a JSON Web Token";
+const HIGH: &str = "a high-entropy token (a generated secret)";
 const KEY_BLOCK: &str = "a private key block";
 const URL: &str = "a password in a URL";
 const CONN: &str = "a password in a connection string";
@@ -173,6 +174,16 @@ pub(super) fn secrets() -> Vec<(String, &'static str)> {
         c("a Postman API key", &["POSTMAN_API_KEY=", "PMAK-", &hx(201, 24), "-", &hx(202, 34)]),
         c("a Sentry DSN", &["SENTRY_DSN=https://", &hx(203, 32), "@o", &digits(204, 6), ".ingest.sentry.io/",
             &digits(205, 7)]),
+        // Providers no rule names, known by their shape alone, with no
+        // keyword in the sentence (the tuning table of the vendor shape).
+        c(HIGH, &["- CI pushes images with ", "acme_live_", &an(250, 32), "."]),
+        c(HIGH, &["- The box boots with ", "ZXCV-", &rand(251, 28, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), "."]),
+        c(HIGH, &["- Nightly export uses ", "qrs_", &rand(252, 40, "abcdefghijklmnopqrstuvwxyz0123456789"), "."]),
+        c(HIGH, &["- Deploys read ", "hx1.", &hx(253, 48), " from the vault."]),
+        c(HIGH, &["- Staging uses ", "ABCD", &rand(254, 40, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), "."]),
+        c(HIGH, &["- Use ", "tok-us-", &rand(255, 36, "abcdefghijklmnopqrstuvwxyz0123456789"), " for the EU mirror."]),
+        c(HIGH, &["- Gems are pushed with ", "rubyg_", &hx(256, 48), "."]),
+        c(HIGH, &["- Batch runs use ", "sgx_", &hx(257, 16), "_", &hx(258, 40), " on the runner."]),
         c("a token in a URL", &["git clone https://", &rand(240, 52, "abcdefghijklmnopqrstuvwxyz0123456789"),
             "@dev.azure.com/org/project/_git/repo"]),
         c("a token in a URL", &["- the mirror pushes to https://", &hx(241, 40), "@github.com/org/mirror.git"]),

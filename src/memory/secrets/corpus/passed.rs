@@ -334,6 +334,16 @@ pub(super) fn near_misses() -> Vec<String> {
         k(&["revision: ", &hx(24, 40)]),
         k(&["\"sha\": \"", &hx(25, 40), "\""]),
         k(&["- uploaded to s3://bucket/", &uuid(26), ".tar.gz"]),
+        // Near misses of a vendor's shape: ids, digests, store paths and
+        // content-hashed files with a word before them.
+        k(&["- Nix pulls /nix/store/", &super::rand(27, 32, "0123456789abcdfghijklmnpqrsvwxyz"), "-openssl-3.0.13."]),
+        k(&["- Build output lands in target/release/build/ring-", &hx(28, 16), "/out."]),
+        k(&["- Cache key: node-modules-Linux-X64-20-", &hx(29, 16)]),
+        k(&["- Request id 01HZX3Q8K2M7N4P6R9S0T1V2W3 appears in the logs."]),
+        k(&["- The order ord-", &uuid(30), " was refunded."]),
+        k(&["- The bundle is dist/assets/index.", &hx(31, 64), ".js"]),
+        k(&["- The pod web-7d9f8c6b5-xk2lp restarts on deploy."]),
+        k(&["- Tune MAX_CONCURRENT_UPLOAD_WORKERS_PER_REGION for load."]),
     ]);
     out
 }
