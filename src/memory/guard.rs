@@ -213,7 +213,10 @@ impl Spec {
 /// relative to `root` (the path as given when it lies outside).
 pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str) -> Option<String> {
     match tool {
-        Tool::Bash => command.map(str::to_string),
+        // A command continued over lines (`git push origin main \` then
+        // `--force`) is one command to the shell: joined, and any other
+        // line break read as a space, so a guard written with `.` matches.
+        Tool::Bash => command.map(|c| c.replace("\\\r\n", "").replace("\\\n", "").replace(['\r', '\n'], " ")),
         Tool::Edit => {
             let path = lexical(path?);
             let root = lexical(root);
@@ -348,6 +351,26 @@ mod tests {
 
     fn spec(tool: Tool, pattern: &str) -> Spec {
         Spec { tool, pattern: pattern.into() }
+    }
+
+    /// A command continued over lines is one command: joined, other line
+    /// breaks read as spaces, so `.` in a guard spans them.
+    #[test]
+    fn a_command_continued_over_lines_is_matched_as_one() {
+        let guard = Active::new(
+            "aaaaaaaa".into(),
+            "- Never force-push main.".into(),
+            spec(Tool::Bash, r"git push .*--force"),
+            Decision::Ask,
+        );
+        for command in [
+            "git push origin main \\\n--force",
+            "git push origin main \\\r\n  --force",
+            "git push origin main\n--force",
+        ] {
+            let subject = subject(Tool::Bash, Some(command), None, "/").unwrap();
+            assert_eq!(matching(std::slice::from_ref(&guard), Tool::Bash, &subject).unwrap().len(), 1, "{command:?}");
+        }
     }
 
     #[test]
