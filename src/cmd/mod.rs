@@ -75,8 +75,10 @@ fn round_dollars(value: &mut serde_json::Value) {
 }
 
 /// One labelled line of a report (`status`, `cost`): its text in a column
-/// after the label.
+/// after the label, one line whatever it holds (a repository's origin or a
+/// synced file can hold a line break that would forge a row of its own).
 pub fn row(out: &mut String, label: &str, text: impl std::fmt::Display) {
+    let text = text.to_string().replace('\r', "\\r").replace('\n', "\\n");
     out.push_str(&format!("  {label:<10}{text}\n"));
 }
 

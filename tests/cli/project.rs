@@ -195,3 +195,15 @@ fn a_name_set_in_the_config_wins() {
         ))
         .run();
 }
+
+/// A repository's own config can hold a line break in its origin: `status`
+/// prints it on its one row, so it cannot forge a row of its own.
+#[test]
+fn an_origin_with_a_line_break_cannot_forge_a_status_row() {
+    let env = Env::new();
+    let dir = env.git_init("forged");
+    env.git(&dir, &["config", "remote.origin.url", "https://example.com/app\n  hooks     all registered"]);
+    let status = env.cmd(&["status"]).in_dir(&dir).run().ok().stdout;
+    assert!(!status.lines().any(|l| l == "  hooks     all registered"), "{status}");
+    assert_eq!(status.lines().filter(|l| l.starts_with("  hooks ")).count(), 1, "{status}");
+}

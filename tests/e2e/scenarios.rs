@@ -698,6 +698,7 @@ fn s11_plugin_install_runs_our_hooks() {
     let install = bench.run(&["plugin", "install", "memory-save@memory-save"], None, LIMIT);
     assert!(install.success(), "plugin install: {install:?}");
     let app = App { bench };
+    app.config("");
     let settings = app.settings();
     assert_eq!(settings["enabledPlugins"]["memory-save@memory-save"], true, "{settings}");
     assert!(settings.get("hooks").is_none(), "the plugin, not settings, registers the hooks: {settings}");
