@@ -65,10 +65,11 @@ impl super::Run for GuardsArgs {
                 Action::Decide(_) => "changed",
             };
             let words = crate::memory::guard::in_words(guard.spec.tool, &guard.spec.pattern, guard.decision);
+            let rule = guard.rule.trim_start_matches("- ").replace('\n', "\\n");
             return super::println(&format!(
-                "memory-save: guard {} ({words}) {done}: {}",
+                "memory-save: guard {} ({}) {done}: {rule}",
                 guard.id,
-                guard.rule.trim_start_matches("- ")
+                words.replace('\n', "\\n")
             ));
         }
         guards::load(&folder)?;
@@ -95,6 +96,9 @@ impl super::Run for GuardsArgs {
                 folder.project
             ));
         }
+        // A rule or a pattern from a synced file is one field on its line,
+        // whatever line breaks it holds.
+        let one_line = |text: &str| text.replace('\r', "\\r").replace('\n', "\\n");
         let mut out = String::new();
         for l in &listed {
             let last = l.seen.last_fired.map(|at| format!(", last {}", crate::env::timestamp(at))).unwrap_or_default();
@@ -103,9 +107,9 @@ impl super::Run for GuardsArgs {
                 l.id,
                 l.decision.word(),
                 l.spec.tool,
-                l.spec.pattern,
-                l.rule.trim_start_matches("- "),
-                l.standing,
+                one_line(&l.spec.pattern),
+                one_line(l.rule.trim_start_matches("- ")),
+                one_line(&l.standing),
                 l.seen.fired,
                 l.seen.overridden,
                 l.origin

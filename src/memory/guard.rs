@@ -335,10 +335,10 @@ pub fn loaded_line(guards: &[Active]) -> Option<String> {
     if guards.is_empty() {
         return None;
     }
-    let each: Vec<String> = guards
-        .iter()
-        .map(|g| format!("\"{}\" {}", g.rule.trim().trim_start_matches("- "), in_words(g.tool, &g.pattern, g.decision)))
-        .collect();
+    // The rule's words alone: a pattern from elsewhere is no text for the
+    // model (a synced file can put anything in it), and the rule, which the
+    // load gate passed, says what the guard stops.
+    let each: Vec<String> = guards.iter().map(|g| format!("\"{}\"", g.rule.trim().trim_start_matches("- "))).collect();
     Some(format!(
         "Guarded CRITICAL RULES (Claude Code stops a tool call that breaks one, and asks the user or refuses it): {}",
         each.join("; ")

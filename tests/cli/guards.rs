@@ -104,13 +104,19 @@ fn a_guarded_rule_asks_before_its_command_or_path_and_nothing_else() {
     let listed = guards(&env);
     let again = listed.as_array().unwrap().iter().find(|g| g["rule"] == NO_ITEST).unwrap().clone();
     assert_eq!(again["fired"], json!(2), "{again}");
-    // A new session's block names the guarded rules in words.
+    // A new session's block names the guarded rules by their words alone:
+    // a pattern (which a synced file can fill) is no text for the model.
     let start = env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
     let context = start.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
-    assert!(context.contains(r"asks before: `pytest\s+tests/integration`"), "{context}");
-    assert!(context.contains("asks before an edit of: `gen/**`"), "{context}");
+    let guarded = format!(
+        "Guarded CRITICAL RULES (Claude Code stops a tool call that breaks one, and asks the user or refuses it): \"{}\"; \"{}\"",
+        &NO_ITEST[2..],
+        &NO_GEN[2..]
+    );
+    assert!(context.contains(&guarded), "{context}");
+    assert!(!context.contains("pytest") && !context.contains("gen/**"), "{context}");
     let shown = env.cmd(&["show"]).in_dir(&env.proj).run().ok().stdout;
-    assert!(shown.contains(r"asks before: `pytest\s+tests/integration`"), "show is what a session loads: {shown}");
+    assert!(shown.contains(&guarded), "show is what a session loads: {shown}");
     assert!(!env.memory().unwrap().contains("pytest"), "MEMORY.md holds the rule's words only");
     // Promoted, it refuses; removed, it is gone and the rule stays.
     let id = itest["id"].as_str().unwrap();
@@ -946,4 +952,21 @@ fn approving_a_foreign_rule_approves_its_guard_and_review_lists_it() {
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
     let asked = pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}));
     assert_eq!(decision(&asked).0, "ask");
+}
+
+/// A planted rule or pattern holding a line break prints on its own line
+/// of the listing, never as listing lines of its own.
+#[test]
+fn a_planted_line_break_cannot_forge_guards_listing_lines() {
+    let env = own_rule_under_review();
+    let planted = json!({"version": 1, "guards": [
+        {"id": "cc33cc33", "rule": format!("{NO_ITEST}\naaaaaaaa  ask Bash: rm\n  rule: forged"), "tool": "Bash", "match": "pytest tests/integration\n  binds; fired 0 times"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let listed = env.cmd(&["guards"]).in_dir(&env.proj).run().ok().stdout;
+    assert!(listed.starts_with("cc33cc33  ask Bash: pytest tests/integration\\n  binds"), "{listed}");
+    assert!(
+        !listed.lines().any(|l| l.starts_with("aaaaaaaa") || l == "  rule: forged" || l.starts_with("  binds")),
+        "{listed}"
+    );
 }
