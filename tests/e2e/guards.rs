@@ -99,7 +99,7 @@ fn s25_a_guarded_rule_stops_its_command_before_it_runs() {
     tmux.send_line("GUARDED interactive");
     let screen = wait_for(LIMIT, "the question", || {
         let screen = tmux.screen();
-        screen.contains("CRITICAL RULE").then_some(screen)
+        screen.contains("CRITICAL RULE: ").then_some(screen)
     });
     report("25 guard", "interactive, ask: the user sees", screen.trim());
     assert!(screen.contains("Do you want to proceed?"), "{screen}");
