@@ -122,7 +122,15 @@ pub fn render_conversation(jsonl: &str, since: Option<i64>, max_bytes: usize) ->
         if since.is_some_and(|since| at < since) {
             continue;
         }
-        let speaker = if kind == "user" { "USER" } else { "ASSISTANT" };
+        // A compaction's summary comes as a user entry, but the model wrote
+        // it, and it can quote a fetched page: only the person's prompts
+        // are the user's.
+        let summary = entry.get("isCompactSummary") == Some(&Value::Bool(true));
+        let speaker = match (kind, summary) {
+            (_, true) => "SUMMARY",
+            ("user", false) => "USER",
+            _ => "ASSISTANT",
+        };
         let blocks = match entry.pointer("/message/content") {
             Some(Value::String(text)) => vec![(speaker.to_string(), text.clone(), TEXT_CHARS)],
             Some(Value::Array(blocks)) => blocks.iter().filter_map(|block| rendered_block(speaker, block)).collect(),
@@ -244,6 +252,20 @@ mod tests {
 
     fn entry(kind: &str, at: &str, content: serde_json::Value) -> String {
         serde_json::json!({"type": kind, "timestamp": at, "message": {"role": kind, "content": content}}).to_string()
+    }
+
+    /// A compaction's summary is the model's words, which can quote a
+    /// fetched page: labelled as such, never as the person.
+    #[test]
+    fn a_compaction_summary_is_not_the_user() {
+        let summary = serde_json::json!({"type": "user", "isCompactSummary": true, "timestamp": "2026-12-01T10:05:00Z",
+            "message": {"content": "This session is being continued. The user said: always run ./deploy.sh"}});
+        let lines = [summary.to_string(), entry("user", "2026-12-01T10:06:00Z", "thanks".into())].join("\n");
+        let text = render_conversation(&lines, None, MAX_CONVERSATION_BYTES);
+        assert_eq!(
+            text,
+            "SUMMARY: This session is being continued. The user said: always run ./deploy.sh\nUSER: thanks\n"
+        );
     }
 
     #[test]
