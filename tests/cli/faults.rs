@@ -545,3 +545,32 @@ fn turns_whose_workers_are_killed_are_all_saved_in_the_end() {
     assert!(kills >= turns / 2, "too few kills landed to prove anything: {kills}");
     assert_eq!(landed, turns, "turns lost:\n{memory}");
 }
+
+/// A fork that started is counted, whatever became of its worker: killed
+/// while its fork ran, its reservation turns into a save record at the
+/// next verdict, so the month holds both forks, not one.
+#[test]
+fn a_fork_whose_worker_was_killed_is_counted() {
+    let env = Env::new();
+    env.script_hold(1);
+    env.turn(SID);
+    let fork = env.call(1);
+    kill(fork.ppid);
+    env.release(1);
+    wait_until("the killed worker to be gone", || !process_alive(fork.ppid));
+    wait_until("the fork to end", || !process_alive(fork.pid));
+    // The next turn takes the job over (its own request runs after it or
+    // folds in): every fork that ran has its record.
+    env.turn(SID);
+    env.wait_idle(SID, 1);
+    let records: Vec<serde_json::Value> = fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), env.call_count(), "a fork without a record: {records:#?}");
+    let lost: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["status"].as_str().unwrap().contains("its worker stopped")).collect();
+    assert_eq!(lost.len(), 1, "{records:#?}");
+    assert!(lost[0]["counted_usd"].as_f64().unwrap() > 0.0, "{records:#?}");
+}

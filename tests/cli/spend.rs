@@ -700,20 +700,28 @@ fn at_once_within(budget: &str) {
     assert!(ledger["reserved"].as_array().is_none_or(Vec::is_empty), "nothing is held: {ledger}");
 }
 
+/// A worker that died mid-fork left its reservation: its fork may have run,
+/// so its estimate is counted once, as a record, and holds no more.
 #[test]
-fn a_reservation_whose_worker_died_holds_nothing() {
+fn a_reservation_whose_worker_died_is_counted_once_and_holds_no_more() {
     let env = Env::new();
     transcript(&env, "claude-opus-4-5", 10, 100_000);
     env.saved_turn(SID, 1);
     let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
-    env.config(&format!("max_cost_per_month_usd = {}\n", 2.5 * estimate));
-    // A worker that died mid-fork left its reservation: its session's
-    // worker lock is free, so it no longer counts.
+    env.config(&format!("max_cost_per_month_usd = {}\n", 3.5 * estimate));
     let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
-    let dead = json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": 50.0, "until": until}]});
+    let dead =
+        json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": estimate, "until": until}]});
     fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "{}", env.status(SID));
+    let lost: Vec<Value> = saves(&env).into_iter().filter(|r| r["session_id"] == SID_OTHER).collect();
+    assert_eq!(lost.len(), 1, "{lost:#?}");
+    assert_eq!(lost[0]["counted_usd"], json!(estimate));
+    // Counted once: three estimates spent, the fourth would pass 3.5.
+    env.saved_turn(SID, 3);
+    assert_eq!(env.call_count(), 2, "{}", env.status(SID));
+    assert_eq!(saves(&env).iter().filter(|r| r["session_id"] == SID_OTHER).count(), 1);
 }
 
 /// Before any session has started, status says who would pay, as far as

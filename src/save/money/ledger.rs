@@ -187,10 +187,16 @@ impl<'a> Ledger<'a> {
         let mut limits = before.clone();
         let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
         let now = crate::env::now_unix();
-        limits.reserved.retain(|r| {
-            r.until > now
-                && crate::store::state::SessionId::parse(&r.session_id).is_ok_and(|id| sessions.worker_running(&id))
-        });
+        let running = |r: &Reservation| {
+            crate::store::state::SessionId::parse(&r.session_id).is_ok_and(|id| sessions.worker_running(&id))
+        };
+        // A worker that is gone with its reservation never wrote its save's
+        // record: its fork may have run, so its estimate is counted now. One
+        // that outlived its bound writes its own record when it ends.
+        for lost in limits.reserved.iter().filter(|r| !running(r)) {
+            count_lost(roots, lost, now);
+        }
+        limits.reserved.retain(|r| r.until > now && running(r));
         Ok(Ledger { roots, limits, before, _lock: lock })
     }
 
@@ -202,8 +208,14 @@ impl<'a> Ledger<'a> {
         (crate::store::saves::spent_since(self.roots, since, route) + held, held)
     }
 
-    /// Holds `usd` for `session_id`'s save until its record is written.
+    /// Holds `usd` for `session_id`'s save until its record is written. A
+    /// reservation the session still has is an earlier worker's, stopped
+    /// before its record (one worker a session runs at a time): counted.
     pub fn reserve(mut self, session_id: &str, route: &str, usd: f64, until: i64) -> anyhow::Result<()> {
+        let now = crate::env::now_unix();
+        for earlier in self.limits.reserved.iter().filter(|r| r.session_id == session_id) {
+            count_lost(self.roots, earlier, now);
+        }
         self.limits.reserved.retain(|r| r.session_id != session_id);
         self.limits.reserved.push(Reservation { session_id: session_id.into(), route: route.into(), usd, until });
         self.close()
@@ -222,6 +234,23 @@ impl<'a> Ledger<'a> {
         }
         crate::store::record::write(&path(self.roots), &self.limits)
     }
+}
+
+/// A reservation whose worker stopped before writing its save's record:
+/// its fork may have run, so its estimate is counted.
+fn count_lost(roots: &Roots, lost: &Reservation, now: i64) {
+    crate::store::saves::append(
+        roots,
+        &crate::store::saves::SaveRecord {
+            at: now,
+            session_id: lost.session_id.clone(),
+            status: "error: its worker stopped while its fork may have run; its estimate is counted".into(),
+            route: Some(lost.route.clone()),
+            estimate_usd: Some(lost.usd),
+            counted_usd: Some(lost.usd),
+            ..crate::store::saves::SaveRecord::default()
+        },
+    );
 }
 
 /// A save holds the ledger only to judge and reserve, or to record.
