@@ -213,6 +213,15 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
     }
     let rules = rules();
     let own = super::folder_record::read(folder).own_guards;
+    // A guard this machine made refuse stays refusing: a change from
+    // elsewhere (a sync) never weakens it to asking without the user here.
+    let guards: Vec<Stored> = guards
+        .into_iter()
+        .map(|g| {
+            let denied_here = own.contains(&trust_key(&Stored { decision: Decision::Deny, ..g.clone() }));
+            if denied_here { Stored { decision: Decision::Deny, ..g } } else { g }
+        })
+        .collect();
     let is_own = |g: &Stored| own.contains(&trust_key(g));
     // Approved here as it was listed, asking (`change`).
     let trusted = |g: &Stored| is_own(g) || own.contains(&trust_key(&Stored { decision: Decision::Ask, ..g.clone() }));

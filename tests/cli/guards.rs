@@ -970,3 +970,26 @@ fn a_planted_line_break_cannot_forge_guards_listing_lines() {
         "{listed}"
     );
 }
+
+/// A change from elsewhere never weakens a guard this machine made refuse:
+/// a sync that turns it to asking leaves it refusing, review on or off,
+/// until the user changes it here.
+#[test]
+fn a_synced_change_never_weakens_this_machines_deny() {
+    for review in ["off", "rules"] {
+        let env = Env::new();
+        env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
+        env.saved_turn(SID, 1);
+        env.config(&format!("review = \"{review}\"\n"));
+        let id = guards(&env)[0]["id"].as_str().unwrap().to_string();
+        env.cmd(&["guards", "--deny", &id]).in_dir(&env.proj).run().ok();
+        let path = env.memory_dir("proj").join("guards.json");
+        let synced = std::fs::read_to_string(&path).unwrap().replace("\"deny\"", "\"ask\"");
+        std::fs::write(&path, synced).unwrap();
+        let row = guards(&env)[0].clone();
+        assert_eq!((&row["standing"], &row["decision"]), (&json!("binds"), &json!("deny")), "review {review}: {row}");
+        env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+        let out = pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}));
+        assert_eq!(decision(&out).0, "deny", "review {review}");
+    }
+}
