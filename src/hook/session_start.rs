@@ -153,6 +153,16 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     let unwanted = (part == 1).then(|| gate::withheld_report(&gated.withheld)).flatten();
     let mut report: Vec<String> = [repaired.then(|| REPAIR_REPORT.into()), unwanted].into_iter().flatten().collect();
     report.extend(told);
+    if part == 1 {
+        let rules = crate::store::guards::first_bound_foreign(&folder, &guards);
+        if !rules.is_empty() {
+            let quoted: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
+            report.push(format!(
+                "memory-save: a guard that did not come from this machine binds from now on: Claude Code asks before a call that breaks {} (memory-save guards lists it; --remove ID turns it off)",
+                quoted.join("; ")
+            ));
+        }
+    }
     if part == 1 && label == project && !foreign.is_empty() {
         let said = if config.review_rules() {
             Some(crate::team::held_report_for("CRITICAL RULES that did not come from this machine's saves", &foreign))

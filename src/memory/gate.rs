@@ -85,8 +85,8 @@ fn refusal_without_secrets(line: &str) -> Option<String> {
 
 /// Why a guard may not stand (`guard::Spec::refusal`): every door a guard
 /// comes by, a reply or a synced file, asks this.
-pub fn guard_refusal(spec: &super::guard::Spec) -> Option<String> {
-    spec.refusal()
+pub fn guard_refusal(spec: &super::guard::Spec, rule: &str) -> Option<String> {
+    spec.refusal(rule)
 }
 
 /// What a fork may not write, on top of `refusal`.

@@ -37,20 +37,19 @@ pub const ORDINARY_COMMANDS: [&str; 13] = [
     "cd src && ls -la",
     "grep -rn main src",
 ];
-/// Paths of every depth and kind: a glob matching three of them matches
-/// too much to be about one file or folder.
-const SAMPLE_PATHS: [&str; 10] = [
-    "a",
-    "README.md",
-    "src/main.rs",
-    ".env",
-    "docs/guide/intro.md",
-    "x/y/z/w.txt",
-    "src/lib.rs",
-    "tests/app.test.ts",
-    "package.json",
-    "Cargo.toml",
-];
+/// A guard's breadth is judged on realistic commands and paths of working
+/// sessions, kept here as data (2,000 commands of git, cargo, npm, pnpm,
+/// yarn, pytest, go, make, docker and the shell; 1,000 project paths).
+const COMMAND_CORPUS: &str = include_str!("guard_corpus/commands.txt");
+const PATH_CORPUS: &str = include_str!("guard_corpus/paths.txt");
+/// The share of the corpus a guard may match: a catch-all matches most of
+/// it, a guard of one command or folder a few in a hundred.
+const MAX_COMMAND_SHARE: f64 = 0.01;
+const MAX_PATH_SHARE: f64 = 0.02;
+/// A guard that follows its rule's own words (it spells out a word of the
+/// rule: "never npm or yarn" and `\b(npm|yarn)\b`) may match this much:
+/// the rule forbids exactly those ordinary commands.
+const MAX_SHARE_IN_RULES_WORDS: f64 = 0.25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tool {
@@ -175,9 +174,44 @@ impl Spec {
         self.compile().is_ok_and(|vm| vm.is_match(&mut vm.create_cache(), text.as_bytes()))
     }
 
-    /// The gate's verdict on a guard (`gate::guard_refusal`): why it is
-    /// refused, or `None`.
-    pub fn refusal(&self) -> Option<String> {
+    /// Whether the pattern spells out a word of `rule` (outside character
+    /// classes and escapes): a guard that follows its rule. A catch-all
+    /// with a rule's word tacked on is still held to the looser share.
+    fn follows_words_of(&self, rule: &str) -> bool {
+        let words_of = |text: &str| -> Vec<String> {
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let mut spelled = String::new();
+        let (mut class, mut escaped) = (false, false);
+        for c in self.pattern.chars() {
+            match (escaped, class, c) {
+                (true, _, _) => escaped = false,
+                (false, _, '\\') if self.tool == Tool::Bash => escaped = true,
+                (false, false, '[') => class = true,
+                (false, true, ']') => class = false,
+                (false, true, _) => {}
+                (false, false, c) => spelled.push(c),
+            }
+            if escaped || class {
+                spelled.push(' ');
+            }
+        }
+        let rule = words_of(rule);
+        words_of(&spelled).iter().any(|w| rule.contains(w))
+    }
+
+    /// The gate's verdict on a guard of `rule` (`gate::guard_refusal`): why
+    /// it is refused, or `None`: its shape, then its breadth.
+    pub fn refusal(&self, rule: &str) -> Option<String> {
+        self.shape_refusal().or_else(|| self.breadth_refusal(rule))
+    }
+
+    /// Why the pattern cannot stand whatever it matches: empty, too long, a
+    /// control character, text the gate refuses, or it does not compile.
+    fn shape_refusal(&self) -> Option<String> {
         let chars = self.pattern.chars().count();
         if self.pattern.trim().is_empty() {
             return Some("its match is empty".into());
@@ -188,23 +222,40 @@ impl Spec {
         if self.pattern.chars().any(char::is_control) {
             return Some("its match holds a control character".into());
         }
-        // The loaded block names the pattern: it is text a session reads.
+        // A listing names the pattern: it is text a person reads.
         if let Some(why) = super::gate::refusal(&self.pattern) {
             return Some(format!("its match: {why}"));
         }
-        let vm = match self.compile() {
-            Ok(vm) => vm,
-            Err(why) => return Some(why),
-        };
+        self.compile().err()
+    }
+
+    /// Why it matches too much of what sessions ordinarily run or edit.
+    fn breadth_refusal(&self, rule: &str) -> Option<String> {
+        let vm = self.compile().ok()?;
         let mut cache = vm.create_cache();
         let mut matches = |text: &str| vm.is_match(&mut cache, text.as_bytes());
+        let (corpus, strict) = match self.tool {
+            Tool::Bash => (COMMAND_CORPUS, MAX_COMMAND_SHARE),
+            Tool::Edit => (PATH_CORPUS, MAX_PATH_SHARE),
+        };
+        let total = corpus.lines().count().max(1);
+        let hits = corpus.lines().filter(|line| matches(line)).count();
+        let limit = if self.follows_words_of(rule) { MAX_SHARE_IN_RULES_WORDS } else { strict };
+        if (hits as f64) <= limit * total as f64 {
+            return None;
+        }
+        let share = format!("{:.0}% of {total}", hits as f64 * 100.0 / total as f64);
         match self.tool {
-            Tool::Bash => ORDINARY_COMMANDS
-                .iter()
-                .find(|c| matches(c))
-                .map(|c| format!("it matches the ordinary command `{c}`, so it would ask all the time")),
-            Tool::Edit => (SAMPLE_PATHS.iter().filter(|p| matches(p)).count() >= 3)
-                .then(|| "its glob matches paths of every kind, not one file or folder".to_string()),
+            Tool::Bash => {
+                let named = ORDINARY_COMMANDS.iter().copied().find(|c| matches(c));
+                let example = named.or_else(|| corpus.lines().find(|line| matches(line))).unwrap_or("");
+                Some(format!(
+                    "it matches the ordinary command `{example}` and {share} ordinary commands, so it would ask all the time"
+                ))
+            }
+            Tool::Edit => {
+                Some(format!("its glob matches paths of every kind ({share} ordinary paths), not one file or folder"))
+            }
         }
     }
 }
@@ -373,6 +424,22 @@ mod tests {
         }
     }
 
+    /// A guard that follows its rule's own words may match the ordinary
+    /// commands the rule forbids: "never npm or yarn" is about `npm test`.
+    /// A catch-all finds no words of its rule, whatever the rule says.
+    #[test]
+    fn a_guard_in_its_rules_own_words_may_match_what_the_rule_forbids() {
+        let pnpm = "- Use pnpm only, never npm or yarn.";
+        assert_eq!(spec(Tool::Bash, r"\b(npm|yarn)\b").refusal(pnpm), None);
+        assert_eq!(spec(Tool::Bash, r"(npm|yarn) (install|test|run)").refusal(pnpm), None);
+        assert!(spec(Tool::Bash, r"\S+").refusal(pnpm).is_some());
+        assert!(spec(Tool::Bash, ".{31,}").refusal("- Never run anything longer than 31 characters.").is_some());
+        assert_eq!(spec(Tool::Bash, "git").refusal("- Never use git in this folder: it is not a repository."), None);
+        assert_eq!(spec(Tool::Edit, "migrations/**").refusal("- Never edit migrations/ by hand."), None);
+        let generated = "- Never edit the generated files under gen/ by hand.";
+        assert_eq!(spec(Tool::Edit, "gen/**").refusal(generated), None);
+    }
+
     #[test]
     fn the_gate_refuses_what_would_ask_always_or_cannot_be_checked() {
         let long = "a".repeat(MAX_PATTERN + 1);
@@ -403,9 +470,19 @@ mod tests {
             (Tool::Bash, "x</system-reminder>", Some("markup")),
             (Tool::Bash, "git push\u{202e}", Some("its match:")),
             (Tool::Bash, r"x\w{0,479}y", Some("size limit")),
+            // Catch-alls an attacker's review got admitted, judged on the corpus.
+            (Tool::Bash, ".{31,}", Some("ordinary commands")),
+            (Tool::Bash, "[/|'\"]", Some("ordinary commands")),
+            (Tool::Bash, r"\S+", Some("ordinary command `ls`")),
+            (Tool::Bash, "[a-z]", Some("ordinary command `ls`")),
+            (Tool::Edit, "**/*.rs", Some("paths of every kind")),
+            (Tool::Edit, "**/*.ts", Some("paths of every kind")),
+            (Tool::Bash, r"\b(npm|yarn)\b", Some("ordinary command `npm test`")),
+            (Tool::Bash, r"git push .*--force", None),
+            (Tool::Edit, "migrations/**", Some("paths of every kind")),
         ];
         for (tool, pattern, want) in cases {
-            let got = spec(*tool, pattern).refusal();
+            let got = spec(*tool, pattern).refusal("- A rule that names none of its words.");
             match want {
                 None => assert_eq!(got, None, "{pattern}"),
                 Some(part) => assert!(got.as_deref().is_some_and(|g| g.contains(part)), "{pattern}: {got:?}"),
@@ -488,7 +565,7 @@ mod tests {
             .map(|n| format!(r"x\w{{0,{n}}}y"))
             .take_while(|p| {
                 count += 1;
-                Spec { tool: Tool::Bash, pattern: p.clone() }.refusal().is_none() && count < 2000
+                Spec { tool: Tool::Bash, pattern: p.clone() }.shape_refusal().is_none() && count < 2000
             })
             .last()
             .unwrap();

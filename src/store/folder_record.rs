@@ -43,6 +43,9 @@ pub struct FolderRecord {
     pub own_guards: Vec<String>,
     /// What this machine saw of each guard, by id.
     pub guards_seen: std::collections::BTreeMap<String, super::guards::Seen>,
+    /// Guards from elsewhere the user was told bind (their trust keys): told once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub told_guards: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

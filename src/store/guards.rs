@@ -238,7 +238,10 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             Standing::RuleNotLoaded
         } else if binding >= crate::memory::guard::MAX_GUARDS {
             Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
-        } else if let Some(why) = crate::memory::gate::guard_refusal(&g.spec) {
+        } else if let Some(why) = (!trusted(g)).then(|| crate::memory::gate::guard_refusal(&g.spec, &g.rule)).flatten()
+        {
+            // This machine's own guards passed the gate when written; one
+            // from elsewhere is judged, breadth and all, at every load.
             Standing::Refused(why)
         } else if review && !trusted(g) {
             Standing::WaitsForReview
@@ -258,6 +261,28 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             (g, standing)
         })
         .collect()
+}
+
+/// The rules of the binding guards that did not come from this machine
+/// and the user was not yet told of, recorded as told: a guard from
+/// elsewhere is named once, when it first binds, as a foreign rule is.
+pub fn first_bound_foreign(folder: &Folder, bound: &[Active]) -> Vec<String> {
+    let key = |a: &Active| serde_json::json!([a.rule, a.tool, a.pattern, a.decision]).to_string();
+    let record = super::folder_record::read(folder);
+    let new: Vec<&Active> = bound
+        .iter()
+        .filter(|a| !record.own_guards.contains(&key(a)) && !record.told_guards.contains(&key(a)))
+        .collect();
+    if new.is_empty() {
+        return Vec::new();
+    }
+    let keys: Vec<String> = new.iter().map(|a| key(a)).collect();
+    if let Err(e) =
+        super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.told_guards, &keys))
+    {
+        crate::store::log::error(&format!("cannot record the guards told: {e:#}"));
+    }
+    new.iter().map(|a| a.rule.trim().trim_start_matches("- ").to_string()).collect()
 }
 
 /// The guards that bind, as a session keeps them.

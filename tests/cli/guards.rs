@@ -209,7 +209,12 @@ fn a_foreign_guard_waits_for_review_and_a_synced_one_cannot_allow_or_slip_the_ga
     assert_eq!(
         rows,
         [
-            (json!("bb22bb22"), json!("refused: it matches the ordinary command `ls`, so it would ask all the time")),
+            (
+                json!("bb22bb22"),
+                json!(
+                    "refused: it matches the ordinary command `ls` and 100% of 2000 ordinary commands, so it would ask all the time"
+                )
+            ),
             (json!("cc33cc33"), json!("waits for review")),
         ],
         "an allow and a strange id are not read; the rest stand alone"
@@ -992,4 +997,26 @@ fn a_synced_change_never_weakens_this_machines_deny() {
         let out = pre_tool(&env, SID_OTHER, "Bash", json!({"command": "pytest tests/integration"}));
         assert_eq!(decision(&out).0, "deny", "review {review}");
     }
+}
+
+/// A guard from elsewhere (a pull, a cloned team memory) that binds with
+/// the review gate off is named to the user once, when it first binds, as
+/// a foreign rule is.
+#[test]
+fn a_guard_from_elsewhere_is_told_once_when_it_first_binds() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
+    env.saved_turn(SID, 1);
+    let planted = json!({"version": 1, "guards": [
+        {"id": "cc33cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration"},
+    ]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let start = |session: &str| {
+        let out = env.hook("session-start").fixture("SessionStart-startup.json").session(session).run().ok();
+        out.json()["systemMessage"].as_str().unwrap_or_default().to_string()
+    };
+    let told = start(SID_OTHER);
+    assert!(told.contains("a guard that did not come from this machine binds from now on"), "{told}");
+    assert!(told.contains(&NO_ITEST[2..]), "{told}");
+    assert!(!start("33333333-3333-4333-8333-333333333333").contains("did not come from this machine binds"));
 }

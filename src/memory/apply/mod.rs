@@ -139,7 +139,9 @@ fn admit_guards(proposed: &[super::reply::Proposed], outcome: &mut Outcome, guar
             (Ok(_), None) if !held.contains(&key(&p.rule)) || all_rules.iter().any(|r| key(r) == key(&p.rule)) => {
                 Err("its CRITICAL RULES line was not written by this reply".to_string())
             }
-            (Ok(spec), _) => super::gate::guard_refusal(spec).map_or(Ok(spec.clone()), Err),
+            (Ok(spec), line) => {
+                super::gate::guard_refusal(spec, line.as_deref().unwrap_or(&p.rule)).map_or(Ok(spec.clone()), Err)
+            }
         };
         let rule = line.unwrap_or_else(|| p.rule.clone());
         let new = !guarded.contains(&rule) && !outcome.guards.iter().any(|(r, _)| *r == rule);
