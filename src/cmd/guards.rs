@@ -73,7 +73,7 @@ impl super::Run for GuardsArgs {
             ));
         }
         guards::load(&folder)?;
-        let seen = guards::seen(&roots, &folder.key());
+        let seen = crate::store::guard_counts::seen(&roots, &folder.key());
         let own = crate::store::folder_record::read(&folder).own_guards;
         let listed: Vec<Listed> = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review)
             .into_iter()

@@ -165,7 +165,7 @@ fn step<R>(
         step(s, facts, &|| crate::config::of(&ctx.roots).limits())
     })?;
     if let (Some(project), false) = (&fired.0, fired.1.is_empty())
-        && let Err(e) = crate::store::guards::count_fired(&ctx.roots, project, &fired.1)
+        && let Err(e) = crate::store::guard_counts::count_fired(&ctx.roots, project, &fired.1)
     {
         crate::store::log::error(&format!("cannot count the guards that fired in {project}: {e:#}"));
     }

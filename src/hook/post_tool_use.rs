@@ -20,7 +20,7 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
             s.protocol.watch.save_at_next_stop = true;
         })?;
         if let Some(project) = state.input.project.as_deref() {
-            crate::store::guards::count_let_through(&ctx.roots, project, id)?;
+            crate::store::guard_counts::count_let_through(&ctx.roots, project, id)?;
         }
     }
     if ctx.input.agent_id.is_some() {

@@ -154,7 +154,7 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     let mut report: Vec<String> = [repaired.then(|| REPAIR_REPORT.into()), unwanted].into_iter().flatten().collect();
     report.extend(told);
     if part == 1 {
-        let rules = crate::store::guards::first_bound_foreign(&folder, &guards);
+        let rules = crate::store::guard_counts::first_bound_foreign(&folder, &guards);
         if !rules.is_empty() {
             let quoted: Vec<String> = rules.iter().map(|r| format!("\"{r}\"")).collect();
             report.push(format!(

@@ -6,13 +6,10 @@
 //! review gate on it binds nothing until approved here. What this machine
 //! saw of each (fired, overridden) stays in the folder's record.
 
-use std::collections::BTreeMap;
-
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::folder::Folder;
-use super::paths::Roots;
 use crate::memory::guard::{Active, Decision, Spec};
 
 pub const GUARDS_FILE: &str = "guards.json";
@@ -263,28 +260,6 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
         .collect()
 }
 
-/// The rules of the binding guards that did not come from this machine
-/// and the user was not yet told of, recorded as told: a guard from
-/// elsewhere is named once, when it first binds, as a foreign rule is.
-pub fn first_bound_foreign(folder: &Folder, bound: &[Active]) -> Vec<String> {
-    let key = |a: &Active| serde_json::json!([a.rule, a.tool, a.pattern, a.decision]).to_string();
-    let record = super::folder_record::read(folder);
-    let new: Vec<&Active> = bound
-        .iter()
-        .filter(|a| !record.own_guards.contains(&key(a)) && !record.told_guards.contains(&key(a)))
-        .collect();
-    if new.is_empty() {
-        return Vec::new();
-    }
-    let keys: Vec<String> = new.iter().map(|a| key(a)).collect();
-    if let Err(e) =
-        super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.told_guards, &keys))
-    {
-        crate::store::log::error(&format!("cannot record the guards told: {e:#}"));
-    }
-    new.iter().map(|a| a.rule.trim().trim_start_matches("- ").to_string()).collect()
-}
-
 /// The guards that bind, as a session keeps them.
 pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool) -> Vec<Active> {
     standings(folder, rules, review)
@@ -407,49 +382,11 @@ pub fn merge(base: Option<&str>, ours: &str, theirs: &str) -> Result<String> {
     Ok(serde_json::to_string_pretty(&file)? + "\n")
 }
 
-/// What this machine saw of the project's guards.
-pub fn seen(roots: &Roots, project: &str) -> BTreeMap<String, Seen> {
-    let mut seen = super::folder_record::read(&Folder::of_key(roots, project)).guards_seen;
-    // With what the project's open sessions fired and have not folded in yet.
-    let sessions = super::state::SessionStore::new(roots.sessions_dir());
-    for (_, state) in sessions.all().into_iter().filter(|(_, s)| s.input.project.as_deref() == Some(project)) {
-        for (id, times) in state.input.fired {
-            seen.entry(id).or_default().fired += times;
-        }
-    }
-    seen
-}
-
-/// Counts guards that fired in a session (`SessionInput::fired`), folded in
-/// from the session's state after the hot hook that answered.
-pub fn count_fired(roots: &Roots, project: &str, fired: &BTreeMap<String, u64>) -> Result<()> {
-    let now = crate::env::now_unix();
-    super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
-        for (id, times) in fired {
-            let seen = r.guards_seen.entry(id.clone()).or_default();
-            seen.fired += times;
-            seen.last_fired = Some(now);
-        }
-    })
-}
-
-/// Counts the user's answer to a guard's question, letting the call run,
-/// which the next save's fork is told of (`Notes::let_through`).
-pub fn count_let_through(roots: &Roots, project: &str, id: &str) -> Result<()> {
-    super::folder_record::update(&Folder::of_key(roots, project), false, |r| {
-        r.guards_seen.entry(id.to_string()).or_default().overridden += 1;
-        if !r.notes.let_through.iter().any(|known| known == id)
-            && r.notes.let_through.len() < crate::memory::prompt::MAX_NOTE_ENTRIES
-        {
-            r.notes.let_through.push(id.to_string());
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::guard::Tool;
+    use crate::store::paths::Roots;
     use serde_json::json;
 
     fn memory(rules: &[&str]) -> String {
@@ -533,7 +470,10 @@ mod tests {
         let words: Vec<String> = standings(&folder, || loaded.clone(), true).iter().map(|(_, s)| s.words()).collect();
         assert_eq!(
             words,
-            ["waits for review", "refused: it matches the ordinary command `ls`, so it would ask all the time"]
+            [
+                "waits for review",
+                "refused: it matches the ordinary command `ls` and 100% of 2000 ordinary commands, so it would ask all the time"
+            ]
         );
         assert_eq!(
             active(&folder, || loaded.clone(), false).len(),

@@ -6,6 +6,7 @@ pub mod changes;
 pub mod folder;
 pub mod folder_record;
 pub mod fsutil;
+pub mod guard_counts;
 pub mod guards;
 pub mod history;
 pub mod installs;

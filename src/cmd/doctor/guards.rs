@@ -19,7 +19,7 @@ pub(super) fn check_guards(report: &mut Report) {
     }
     let review = config.review_rules();
     let standings = guards::standings(&folder, || guards::rules_loaded_now(&folder, review), review);
-    let seen = guards::seen(&roots, &folder.key());
+    let seen = crate::store::guard_counts::seen(&roots, &folder.key());
     let now = crate::env::now_unix();
     for (guard, standing) in standings {
         let named = format!(
