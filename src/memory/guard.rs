@@ -211,7 +211,7 @@ impl Spec {
 
     /// Why the pattern cannot stand whatever it matches: empty, too long, a
     /// control character, text the gate refuses, or it does not compile.
-    fn shape_refusal(&self) -> Option<String> {
+    pub fn shape_refusal(&self) -> Option<String> {
         let chars = self.pattern.chars().count();
         if self.pattern.trim().is_empty() {
             return Some("its match is empty".into());

@@ -46,6 +46,10 @@ pub struct FolderRecord {
     /// Guards from elsewhere the user was told bind (their trust keys): told once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub told_guards: Vec<String>,
+    /// Guards from elsewhere (trust keys) whose breadth the gate judged and
+    /// passed: a load judges each once, not at every start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub narrow_guards: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! What this machine saw of a project's guards (fired, let through, told
-//! once), kept in the folder's record beside the guards themselves
-//! (`store::guards`).
+//! once, judged narrow), kept in the folder's record beside the guards
+//! themselves (`store::guards`).
 
 use std::collections::BTreeMap;
 
@@ -70,4 +70,23 @@ pub fn first_bound_foreign(folder: &Folder, bound: &[Active]) -> Vec<String> {
         crate::store::log::error(&format!("cannot record the guards told: {e:#}"));
     }
     new.iter().map(|a| a.rule.trim().trim_start_matches("- ").to_string()).collect()
+}
+
+/// The gate's verdict on a guard from elsewhere: its shape every time, its
+/// breadth (a scan of the corpus) once, remembered in `narrow` by its whole
+/// content; a newly passed one joins `judged`.
+pub(super) fn foreign_refusal(
+    g: &super::guards::Stored,
+    narrow: &[String],
+    judged: &mut Vec<String>,
+) -> Option<String> {
+    let key = super::guards::trust_key(g);
+    if narrow.contains(&key) {
+        return g.spec.shape_refusal();
+    }
+    let why = crate::memory::gate::guard_refusal(&g.spec, &g.rule);
+    if why.is_none() {
+        judged.push(key);
+    }
+    why
 }

@@ -209,7 +209,9 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
         return Vec::new();
     }
     let rules = rules();
-    let own = super::folder_record::read(folder).own_guards;
+    let record = super::folder_record::read(folder);
+    let (own, narrow) = (record.own_guards, record.narrow_guards);
+    let mut judged = Vec::new();
     // A guard this machine made refuse stays refusing: a change from
     // elsewhere (a sync) never weakens it to asking without the user here.
     let guards: Vec<Stored> = guards
@@ -235,10 +237,11 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             Standing::RuleNotLoaded
         } else if binding >= crate::memory::guard::MAX_GUARDS {
             Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
-        } else if let Some(why) = (!trusted(g)).then(|| crate::memory::gate::guard_refusal(&g.spec, &g.rule)).flatten()
+        } else if let Some(why) =
+            (!trusted(g)).then(|| super::guard_counts::foreign_refusal(g, &narrow, &mut judged)).flatten()
         {
             // This machine's own guards passed the gate when written; one
-            // from elsewhere is judged, breadth and all, at every load.
+            // from elsewhere is judged at every load, its breadth once.
             Standing::Refused(why)
         } else if review && !trusted(g) {
             Standing::WaitsForReview
@@ -246,6 +249,12 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             binding += 1;
             Standing::Binds
         };
+    }
+    if !judged.is_empty()
+        && let Err(e) =
+            super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.narrow_guards, &judged))
+    {
+        crate::store::log::error(&format!("cannot record the guards judged narrow: {e:#}"));
     }
     guards
         .into_iter()
