@@ -458,7 +458,7 @@ const SHAPE_RULES: &[Rule] = &[
     rule("a password in a .pgpass line", Custom(pgpass),
         r"(?-u:\b)[A-Za-z*][A-Za-z0-9.*-]*:(?:[0-9]{2,5}|\*):[A-Za-z0-9_*-]+:[A-Za-z0-9_*-]+:[^\s:]{6,}"),
     rule("a password in a URL", Custom(url_password),
-        r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]+@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
+        r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]*:[^\s@"'<>`]*@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
     rule("a token in a URL", Custom(url_user_token),
         r#"[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>`]{12,}@(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])"#),
 ];
@@ -566,7 +566,9 @@ fn url_password(found: &str) -> bool {
             return false;
         };
         let userinfo = rest.rsplit_once('@').map_or("", |(u, _)| u);
-        userinfo.split_once(':').is_some_and(|(user, password)| real_password(user, password))
+        // A token as the user name with an empty or stand-in password
+        // (`https://<PAT>:@…`, `https://<PAT>:x@…`) is the same token.
+        userinfo.split_once(':').is_some_and(|(user, password)| real_password(user, password) || user_token(user))
     };
     if check(found) {
         return true;
@@ -583,7 +585,10 @@ fn url_password(found: &str) -> bool {
 /// `https://<40 hex>@github.com/…`): whatever its shape, long or random,
 /// never a bare user name such as `git@` or `user@`, nor a placeholder.
 fn url_user_token(found: &str) -> bool {
-    let user = found.split_once("://").and_then(|(_, rest)| rest.rsplit_once('@')).map_or("", |(u, _)| u);
+    user_token(found.split_once("://").and_then(|(_, rest)| rest.rsplit_once('@')).map_or("", |(u, _)| u))
+}
+
+fn user_token(user: &str) -> bool {
     !value::placeholder(user) && (user.chars().count() >= 20 || value::looks_random(user))
 }
 
