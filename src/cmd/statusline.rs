@@ -24,8 +24,9 @@ const DEADLINE: Duration = Duration::from_secs(6);
 #[serde(default)]
 struct StatusInput {
     session_id: String,
-    /// A Claude plan's usage windows, after the session's first answer.
-    rate_limits: Option<crate::save::money::plan::Windows>,
+    /// A Claude plan's usage windows, after the session's first answer;
+    /// read apart, so one of another shape costs only itself.
+    rate_limits: serde_json::Value,
 }
 
 /// Print this session's save state on one line (Claude Code's status-line
@@ -49,8 +50,9 @@ impl super::Run for StatuslineArgs {
         }
         let input: StatusInput = serde_json::from_slice(&raw).unwrap_or_default();
         // No roots (HOME unset): still print the user's own line.
-        if let (Some(windows), Ok(roots)) = (&input.rate_limits, crate::config::roots()) {
-            crate::save::money::plan::record(&roots, windows);
+        let windows = crate::save::money::plan::Windows::deserialize(&input.rate_limits);
+        if let (Ok(windows), Ok(roots)) = (windows, crate::config::roots()) {
+            crate::save::money::plan::record(&roots, &windows);
         }
         if let (Ok(id), Ok(roots)) = (SessionId::parse(&input.session_id), crate::config::roots()) {
             let sessions = SessionStore::new(roots.sessions_dir());

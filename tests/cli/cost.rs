@@ -356,6 +356,26 @@ fn a_plans_nearly_full_window_holds_its_saves_and_the_held_turns_are_saved_once_
     }
 }
 
+/// Anything can pipe JSON to the status line: a reset further ahead than
+/// its window is long holds no save back, and a `rate_limits` of another
+/// shape costs the line nothing.
+#[test]
+fn a_status_line_reading_out_of_range_or_shape_holds_nothing_back() {
+    let env = Env::new();
+    env.hook("session-start").fixture("SessionStart-startup.json").arg("--part").arg("1").run().ok();
+    let mut far = status_input();
+    far["rate_limits"] = json!({"seven_day": {"used_percentage": 100, "resets_at": i64::MAX}});
+    statusline(&env, far);
+    env.turn(SID);
+    env.wait_saves(SID, 1);
+    assert_eq!(env.call_count(), 1, "a reading from nowhere held the save back");
+    let plain = statusline(&env, status_input());
+    assert!(plain.starts_with("memory-save: "), "{plain}");
+    let mut odd = status_input();
+    odd["rate_limits"] = json!({"five_hour": "full", "seven_day": [1]});
+    assert_eq!(statusline(&env, odd), plain);
+}
+
 /// A held turn is also saved by the session's next turn, at once.
 #[test]
 fn a_turn_held_by_a_full_window_is_saved_with_the_next_turn() {

@@ -41,12 +41,18 @@ impl Full {
 
 impl Windows {
     /// The window at or over `threshold` percent that frees last; a window
-    /// whose reset has passed is empty again, whatever it read.
+    /// whose reset has passed is empty again, whatever it read. A reset
+    /// further ahead than the window is long is no reading of Claude
+    /// Code's (anything can pipe JSON to the status line) and holds
+    /// nothing back.
     pub fn full(&self, threshold: f64, now: i64) -> Option<Full> {
-        [("5-hour", self.five_hour), ("weekly", self.seven_day)]
+        const HOUR: i64 = 3600;
+        [("5-hour", self.five_hour, 5 * HOUR), ("weekly", self.seven_day, 7 * 24 * HOUR)]
             .into_iter()
-            .filter_map(|(name, w)| w.map(|w| (name, w)))
-            .filter(|(_, w)| now < w.resets_at && w.used_percentage >= threshold)
+            .filter_map(|(name, w, span)| w.map(|w| (name, w, span)))
+            .filter(|(_, w, span)| now < w.resets_at && w.resets_at <= now.saturating_add(span + HOUR))
+            .map(|(name, w, _)| (name, w))
+            .filter(|(_, w)| w.used_percentage >= threshold)
             .map(|(name, w)| Full { name, used: w.used_percentage, until: w.resets_at })
             .max_by_key(|full| full.until)
     }
@@ -96,6 +102,10 @@ mod tests {
             (w(97.0, 2_000), w(98.0, 9_000), Some(("weekly", 9_000))),
             // Reset since the reading: empty again.
             (w(100.0, 900), None, None),
+            // Resets further ahead than the window is long: not a reading.
+            (w(100.0, now + 7 * 3600), None, None),
+            (None, w(100.0, now + 9 * 86_400), None),
+            (w(97.0, i64::MAX), w(98.0, now + 6 * 86_400), Some(("weekly", now + 6 * 86_400))),
         ];
         for (five_hour, seven_day, want) in cases {
             let windows = Windows { five_hour: *five_hour, seven_day: *seven_day };
