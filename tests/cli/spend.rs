@@ -724,6 +724,25 @@ fn a_reservation_whose_worker_died_is_counted_once_and_holds_no_more() {
     assert_eq!(saves(&env).iter().filter(|r| r["session_id"] == SID_OTHER).count(), 1);
 }
 
+/// A dead worker's reservation found by a save that does not run (a budget
+/// stops it) is counted once too: the save's own ledger, dropped unclosed,
+/// and the stop's record both saw it.
+#[test]
+fn a_reservation_whose_worker_died_is_counted_once_by_a_save_that_does_not_run() {
+    let env = Env::new();
+    transcript(&env, "claude-opus-4-5", 10, 100_000);
+    env.saved_turn(SID, 1);
+    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
+    env.config(&format!("max_cost_per_month_usd = {}\n", 2.5 * estimate));
+    let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
+    let dead =
+        json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": estimate, "until": until}]});
+    fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
+    env.saved_turn(SID, 2);
+    assert_eq!(env.call_count(), 1, "{}", env.status(SID));
+    assert_eq!(saves(&env).iter().filter(|r| r["session_id"] == SID_OTHER).count(), 1, "{:#?}", saves(&env));
+}
+
 /// Before any session has started, status says who would pay, as far as
 /// this shell and the settings tell, and the budget that would apply.
 #[test]

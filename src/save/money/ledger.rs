@@ -193,11 +193,19 @@ impl<'a> Ledger<'a> {
         // A worker that is gone with its reservation never wrote its save's
         // record: its fork may have run, so its estimate is counted now. One
         // that outlived its bound writes its own record when it ends.
-        for lost in limits.reserved.iter().filter(|r| !running(r)) {
-            count_lost(roots, lost, now);
-        }
+        let lost: Vec<Reservation> = limits.reserved.iter().filter(|r| !running(r)).cloned().collect();
         limits.reserved.retain(|r| r.until > now && running(r));
-        Ok(Ledger { roots, limits, before, _lock: lock })
+        let mut ledger = Ledger { roots, limits, before, _lock: lock };
+        if !lost.is_empty() {
+            for lost in &lost {
+                count_lost(roots, lost, now);
+            }
+            // Its reservation goes at once, whatever the caller does next:
+            // a ledger only read and dropped would count it again.
+            ledger.write()?;
+            ledger.before = ledger.limits.clone();
+        }
+        Ok(ledger)
     }
 
     /// Spent since `since` (Unix time), running saves' holds included, and
@@ -221,11 +229,16 @@ impl<'a> Ledger<'a> {
         self.close()
     }
 
-    /// Writes what changed, and unlocks; a record holding nothing is no file.
+    /// Writes what changed, and unlocks.
     fn close(self) -> anyhow::Result<()> {
         if self.limits == self.before {
             return Ok(());
         }
+        self.write()
+    }
+
+    /// A record holding nothing is no file.
+    fn write(&self) -> anyhow::Result<()> {
         if self.limits == LedgerRecord::default() {
             return fs_err::remove_file(path(self.roots)).or_else(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => Ok(()),
