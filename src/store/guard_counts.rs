@@ -72,6 +72,23 @@ pub fn first_bound_foreign(folder: &Folder, bound: &[Active]) -> Vec<String> {
     new.iter().map(|a| a.rule.trim().trim_start_matches("- ").to_string()).collect()
 }
 
+/// Guards from elsewhere one load judges at most: as many again as bind.
+pub(super) const FOREIGN_JUDGED: usize = 2 * crate::memory::guard::MAX_GUARDS;
+
+/// Records the guards newly judged narrow; what the file no longer holds
+/// is forgotten, so the folder's record stays small whatever syncs bring.
+pub(super) fn remember_narrow(folder: &Folder, guards: &[super::guards::Stored], narrow: &[String], judged: &[String]) {
+    let held: Vec<String> = guards.iter().map(super::guards::trust_key).collect();
+    if (!judged.is_empty() || narrow.iter().any(|k| !held.contains(k)))
+        && let Err(e) = super::folder_record::update(folder, false, |r| {
+            r.narrow_guards.retain(|k| held.contains(k));
+            super::approvals::add_new(&mut r.narrow_guards, judged);
+        })
+    {
+        crate::store::log::error(&format!("cannot record the guards judged narrow: {e:#}"));
+    }
+}
+
 /// The gate's verdict on a guard from elsewhere: its shape every time, its
 /// breadth (a scan of the corpus) once, remembered in `narrow` by its whole
 /// content; a newly passed one joins `judged`.

@@ -230,15 +230,24 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
     let mut order: Vec<usize> = (0..guards.len()).collect();
     order.sort_by_key(|&at| !trusted(&guards[at]));
     let mut standing: Vec<Standing> = vec![Standing::RuleNotLoaded; guards.len()];
-    let mut binding = 0;
+    let (mut binding, mut foreign) = (0, 0);
+    let too_many = || Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS));
     for at in order {
         let g = &guards[at];
         standing[at] = if !rules.contains(&g.rule) {
             Standing::RuleNotLoaded
         } else if binding >= crate::memory::guard::MAX_GUARDS {
-            Standing::Refused(format!("a project holds at most {} guards", crate::memory::guard::MAX_GUARDS))
-        } else if let Some(why) =
-            (!trusted(g)).then(|| super::guard_counts::foreign_refusal(g, &narrow, &mut judged)).flatten()
+            too_many()
+        } else if !trusted(g) && foreign >= super::guard_counts::FOREIGN_JUDGED {
+            // A synced file of refused guards would otherwise have each
+            // judged at every load, past the start's deadline.
+            too_many()
+        } else if let Some(why) = (!trusted(g))
+            .then(|| {
+                foreign += 1;
+                super::guard_counts::foreign_refusal(g, &narrow, &mut judged)
+            })
+            .flatten()
         {
             // This machine's own guards passed the gate when written; one
             // from elsewhere is judged at every load, its breadth once.
@@ -250,12 +259,7 @@ pub fn standings(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: b
             Standing::Binds
         };
     }
-    if !judged.is_empty()
-        && let Err(e) =
-            super::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.narrow_guards, &judged))
-    {
-        crate::store::log::error(&format!("cannot record the guards judged narrow: {e:#}"));
-    }
+    super::guard_counts::remember_narrow(folder, &guards, &narrow, &judged);
     guards
         .into_iter()
         .zip(standing)

@@ -270,6 +270,36 @@ fn without_the_review_gate_a_foreign_guard_only_asks_and_cannot_crowd_out_the_us
     assert_eq!((answer.as_str(), why.contains("too long to check")), ("ask", true), "{why}");
 }
 
+/// A synced file of many broad guards costs a start only as many judgements
+/// as twice the guards that may bind: the rest are refused unjudged, and
+/// what the file no longer holds leaves the folder's record.
+#[test]
+fn a_synced_file_of_many_refused_guards_is_judged_only_up_to_a_bound() {
+    let env = Env::new();
+    env.script_reply(1, &reply(json!([add(RULES, NO_ITEST)]), json!([])));
+    env.saved_turn(SID, 1);
+    let path = env.memory_dir("proj").join("guards.json");
+    let broad =
+        |n: usize| json!({"id": format!("{n:08x}"), "rule": NO_ITEST, "tool": "Bash", "match": format!(".{{0,{n}}}")});
+    let mut planted: Vec<Value> = (1..=60).map(broad).collect();
+    planted.push(json!({"id": "eeeeeeee", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration"}));
+    std::fs::write(&path, json!({"version": 1, "guards": planted}).to_string()).unwrap();
+    let listed = guards(&env);
+    let standings: Vec<&str> = listed.as_array().unwrap().iter().map(|g| g["standing"].as_str().unwrap()).collect();
+    let capped = standings.iter().filter(|s| s.contains("at most 20 guards")).count();
+    assert_eq!(capped, 61 - 40, "{standings:#?}");
+    let record = || std::fs::read_to_string(env.mem.join("state/memory-save/projects/proj.json")).unwrap_or_default();
+    let narrow = |text: String| text.contains("pytest tests/integration");
+    // The bound keeps the narrow guard unjudged here; first in the file, it is judged.
+    planted.rotate_right(1);
+    std::fs::write(&path, json!({"version": 1, "guards": planted}).to_string()).unwrap();
+    guards(&env);
+    assert!(narrow(record()), "{}", record());
+    std::fs::write(&path, json!({"version": 1, "guards": [broad(1)]}).to_string()).unwrap();
+    guards(&env);
+    assert!(!narrow(record()), "{}", record());
+}
+
 /// Only PreToolUse reads a session's guards: a turn's other hooks keep
 /// them as they were, and guards it cannot read ask, never let through.
 #[test]
