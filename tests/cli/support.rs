@@ -767,7 +767,7 @@ impl<'a> Run<'a> {
         let mut cmd = Command::new(BIN);
         cmd.args(&self.args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", test_path())
             .env("HOME", &self.env.home)
             .env("MEMORY_SAVE_HOME", &self.env.mem)
             .env("MEMORY_SAVE_CLAUDE", &self.env.claude)
@@ -846,3 +846,16 @@ impl Output {
 
 pub use crate::helpers::*;
 pub use crate::session::Session;
+
+/// The PATH the binary runs with: this one without the folders that hold
+/// an installed `memory-save` (`./install.sh` puts one in ~/.cargo/bin), so
+/// a developer's own install never answers for the binary under test.
+fn test_path() -> &'static std::ffi::OsStr {
+    static PATH: std::sync::OnceLock<std::ffi::OsString> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let kept: Vec<PathBuf> =
+            std::env::split_paths(&path).filter(|dir| !dir.join("memory-save").is_file()).collect();
+        std::env::join_paths(kept).unwrap_or(path)
+    })
+}
