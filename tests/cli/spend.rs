@@ -700,19 +700,26 @@ fn at_once_within(budget: &str) {
     assert!(ledger["reserved"].as_array().is_none_or(Vec::is_empty), "nothing is held: {ledger}");
 }
 
+/// One save, a monthly budget of `budgets` times its estimate, and another
+/// session's reservation of the same estimate whose worker is gone.
+fn one_save_and_a_dead_workers_reservation(env: &Env, budgets: f64) -> f64 {
+    transcript(env, "claude-opus-4-5", 10, 100_000);
+    env.saved_turn(SID, 1);
+    let estimate = saves(env)[0]["counted_usd"].as_f64().unwrap();
+    env.config(&format!("max_cost_per_month_usd = {}\n", budgets * estimate));
+    let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
+    let dead =
+        json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": estimate, "until": until}]});
+    fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
+    estimate
+}
+
 /// A worker that died mid-fork left its reservation: its fork may have run,
 /// so its estimate is counted once, as a record, and holds no more.
 #[test]
 fn a_reservation_whose_worker_died_is_counted_once_and_holds_no_more() {
     let env = Env::new();
-    transcript(&env, "claude-opus-4-5", 10, 100_000);
-    env.saved_turn(SID, 1);
-    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
-    env.config(&format!("max_cost_per_month_usd = {}\n", 3.5 * estimate));
-    let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
-    let dead =
-        json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": estimate, "until": until}]});
-    fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
+    let estimate = one_save_and_a_dead_workers_reservation(&env, 3.5);
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 2, "{}", env.status(SID));
     let lost: Vec<Value> = saves(&env).into_iter().filter(|r| r["session_id"] == SID_OTHER).collect();
@@ -730,14 +737,7 @@ fn a_reservation_whose_worker_died_is_counted_once_and_holds_no_more() {
 #[test]
 fn a_reservation_whose_worker_died_is_counted_once_by_a_save_that_does_not_run() {
     let env = Env::new();
-    transcript(&env, "claude-opus-4-5", 10, 100_000);
-    env.saved_turn(SID, 1);
-    let estimate = saves(&env)[0]["counted_usd"].as_f64().unwrap();
-    env.config(&format!("max_cost_per_month_usd = {}\n", 2.5 * estimate));
-    let until = time::OffsetDateTime::now_utc().unix_timestamp() + 3600;
-    let dead =
-        json!({"reserved": [{"session_id": SID_OTHER, "route": "subscription", "usd": estimate, "until": until}]});
-    fs::write(env.mem.join("state/memory-save/limits.json"), dead.to_string()).unwrap();
+    one_save_and_a_dead_workers_reservation(&env, 2.5);
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 1, "{}", env.status(SID));
     assert_eq!(saves(&env).iter().filter(|r| r["session_id"] == SID_OTHER).count(), 1, "{:#?}", saves(&env));
