@@ -39,7 +39,7 @@ struct Listed {
     standing: String,
     /// How often it fired and was let through here, and when it last fired.
     #[serde(flatten)]
-    seen: guards::Seen,
+    seen: crate::store::guard_counts::Seen,
     /// made here (a save of this machine, or the user's change), or came from elsewhere.
     origin: &'static str,
 }

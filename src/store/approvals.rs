@@ -45,6 +45,8 @@ pub fn approve_guards(folder: &Folder, rules: &[String]) -> Result<()> {
     let guards: Vec<String> = super::guards::read(folder)
         .into_iter()
         .filter(|g| rules.contains(&g.rule))
+        // Trust skips the gate at every load: one it refuses stays refused.
+        .filter(|g| crate::memory::gate::guard_refusal(&g.spec, &g.rule).is_none())
         .map(|g| {
             super::guards::trust_key(&super::guards::Stored { decision: crate::memory::guard::Decision::Ask, ..g })
         })

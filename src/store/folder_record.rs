@@ -42,7 +42,7 @@ pub struct FolderRecord {
     /// review gate on, the only ones that bind.
     pub own_guards: Vec<String>,
     /// What this machine saw of each guard, by id.
-    pub guards_seen: std::collections::BTreeMap<String, super::guards::Seen>,
+    pub guards_seen: std::collections::BTreeMap<String, super::guard_counts::Seen>,
     /// Guards from elsewhere the user was told bind (their trust keys): told once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub told_guards: Vec<String>,

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
+use serde::{Deserialize, Serialize};
 
 use super::folder::Folder;
-use super::guards::Seen;
 use super::paths::Roots;
 use crate::memory::guard::Active;
 
@@ -70,6 +70,16 @@ pub fn first_bound_foreign(folder: &Folder, bound: &[Active]) -> Vec<String> {
         crate::store::log::error(&format!("cannot record the guards told: {e:#}"));
     }
     new.iter().map(|a| a.rule.trim().trim_start_matches("- ").to_string()).collect()
+}
+
+/// What this machine saw of a guard.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Seen {
+    pub fired: u64,
+    /// Times the user let the call run after the question.
+    pub overridden: u64,
+    pub last_fired: Option<i64>,
 }
 
 /// Guards from elsewhere one load judges at most: as many again as bind.

@@ -48,16 +48,6 @@ pub struct Stored {
     pub since: i64,
 }
 
-/// What this machine saw of a guard.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Seen {
-    pub fired: u64,
-    /// Times the user let the call run after the question.
-    pub overridden: u64,
-    pub last_fired: Option<i64>,
-}
-
 /// Where a guard stands on this machine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Standing {
@@ -334,6 +324,16 @@ pub fn change(folder: &Folder, id: &str, action: Action) -> Result<Stored> {
     // (another machine's, left as it is) says.
     let was = [Decision::Ask, Decision::Deny].map(|decision| trust_key(&Stored { decision, ..guards[at].clone() }));
     let own = super::folder_record::read(folder).own_guards.contains(&trust_key(&guards[at]));
+    if !own
+        && action != Action::Remove
+        && let Some(why) = crate::memory::gate::guard_refusal(&guards[at].spec, &guards[at].rule)
+    {
+        bail!(
+            "the gate refuses guard {} ({why}), so it never binds; memory-save guards --remove {} drops it",
+            guards[at].id,
+            guards[at].id
+        );
+    }
     let mut trusted = guards[at].clone();
     match action {
         Action::Decide(decision) => trusted.decision = decision,

@@ -989,6 +989,37 @@ fn approving_a_foreign_rule_approves_its_guard_and_review_lists_it() {
     assert_eq!(decision(&asked).0, "ask");
 }
 
+/// Approval trusts only what the gate passes: a rule approved from
+/// elsewhere leaves its too-broad guard refused, and the guard itself
+/// cannot be approved.
+#[test]
+fn approving_never_trusts_a_guard_the_gate_refuses() {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    env.script_reply(1, &adds("- The project builds with cargo."));
+    env.saved_turn(SID, 1);
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
+    // A pull brings a rule and a guard on it that matches every command.
+    let memory =
+        env.memory().unwrap().replacen("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{NO_ITEST}"), 1);
+    env.write_memory(&memory);
+    let planted =
+        json!({"version": 1, "guards": [{"id": "dd44dd44", "rule": NO_ITEST, "tool": "Bash", "match": "\\S+"}]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let standing = || guards(&env)[0]["standing"].as_str().unwrap().to_string();
+    assert_eq!(standing(), "its rule is not loaded", "the rule waits for review");
+    env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
+    assert!(standing().starts_with("refused: "), "{}", standing());
+    let out = env.cmd(&["guards", "--approve", "dd44dd44"]).in_dir(&env.proj).status(1).run();
+    assert!(
+        out.stderr.contains("the gate refuses guard dd44dd44") && out.stderr.contains("--remove dd44dd44"),
+        "{out:#?}"
+    );
+    assert!(standing().starts_with("refused: "), "{}", standing());
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+    assert_eq!(pre_tool(&env, SID_OTHER, "Bash", json!({"command": "ls"})).stdout, "");
+}
+
 /// A planted rule or pattern holding a line break prints on its own line
 /// of the listing, never as listing lines of its own.
 #[test]
