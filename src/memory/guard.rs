@@ -265,9 +265,12 @@ impl Spec {
 pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str) -> Option<String> {
     match tool {
         // A command continued over lines (`git push origin main \` then
-        // `--force`) is one command to the shell: joined, and any other
-        // line break read as a space, so a guard written with `.` matches.
-        Tool::Bash => command.map(|c| c.replace("\\\r\n", "").replace("\\\n", "").replace(['\r', '\n'], " ")),
+        // `--force`) is one command to the shell: joined. Any other line
+        // break ends a command, as `;` does: read as `; `, so a guard
+        // written with `.` spans it and one anchored on `[;&|]` still finds
+        // the command after it.
+        Tool::Bash => command
+            .map(|c| c.replace("\\\r\n", "").replace("\\\n", "").replace("\r\n", "; ").replace(['\r', '\n'], "; ")),
         Tool::Edit => {
             let path = lexical(path?);
             let root = lexical(root);
@@ -404,23 +407,24 @@ mod tests {
         Spec { tool, pattern: pattern.into() }
     }
 
-    /// A command continued over lines is one command: joined, other line
-    /// breaks read as spaces, so `.` in a guard spans them.
+    /// A command continued over lines is one command: joined; other line
+    /// breaks end a command as `;` does, so `.` in a guard spans them and a
+    /// guard anchored on a command's start finds the one after.
     #[test]
     fn a_command_continued_over_lines_is_matched_as_one() {
-        let guard = Active::new(
-            "aaaaaaaa".into(),
-            "- Never force-push main.".into(),
-            spec(Tool::Bash, r"git push .*--force"),
-            Decision::Ask,
-        );
-        for command in [
-            "git push origin main \\\n--force",
-            "git push origin main \\\r\n  --force",
-            "git push origin main\n--force",
-        ] {
+        let guard = |pattern: &str| {
+            Active::new("aaaaaaaa".into(), "- Never force-push main.".into(), spec(Tool::Bash, pattern), Decision::Ask)
+        };
+        let cases = [
+            (r"git push .*--force", "git push origin main \\\n--force"),
+            (r"git push .*--force", "git push origin main \\\r\n  --force"),
+            (r"git push .*--force", "git push origin main\n--force"),
+            (r"(^|[;&|])\s*git push", "ls\ngit push --force"),
+            (r"(^|[;&|])\s*git push", "ls\r\ngit push --force"),
+        ];
+        for (pattern, command) in cases {
             let subject = subject(Tool::Bash, Some(command), None, "/").unwrap();
-            assert_eq!(matching(std::slice::from_ref(&guard), Tool::Bash, &subject).unwrap().len(), 1, "{command:?}");
+            assert_eq!(matching(&[guard(pattern)], Tool::Bash, &subject).unwrap().len(), 1, "{pattern} on {command:?}");
         }
     }
 
