@@ -588,8 +588,11 @@ fn url_user_token(found: &str) -> bool {
     user_token(found.split_once("://").and_then(|(_, rest)| rest.rsplit_once('@')).map_or("", |(u, _)| u))
 }
 
+/// Long and in one piece, or random: a user name of words (`contoso-team`,
+/// `jane-at-123456789012`, AWS CodeCommit's form) is not a token.
 fn user_token(user: &str) -> bool {
-    !value::placeholder(user) && (user.chars().count() >= 20 || value::looks_random(user))
+    let one_piece = user.chars().count() >= 20 && !user.contains(['-', '.']);
+    !value::placeholder(user) && (one_piece || value::looks_random(user))
 }
 
 fn base64_decode(s: &str) -> Option<Vec<u8>> {

@@ -182,6 +182,8 @@ pub(super) fn near_misses() -> Vec<String> {
         "amqp://guest:guest@localhost:5672",
         "https://www.npmjs.com/package/@scope/name",
         "git@github.com:org/repo.git",
+        "Clone https://contoso-engineering-team@dev.azure.com/contoso/app/_git/app",
+        "CodeCommit: https://jane-at-123456789012@git-codecommit.us-east-1.amazonaws.com/v1/repos/app",
         "http://[::1]:8080/health",
         "- mail ops@example.com; see https://status.example.com:443/@ops",
         "docker run -u 1000:1000 -v app:app image",
