@@ -264,11 +264,9 @@ impl Spec {
 /// relative to `root` (the path as given when it lies outside).
 pub fn subject(tool: Tool, command: Option<&str>, path: Option<&str>, root: &str) -> Option<String> {
     match tool {
-        // A command continued over lines (`git push origin main \` then
-        // `--force`) is one command to the shell: joined. Any other line
-        // break ends a command, as `;` does: read as `; `, so a guard
-        // written with `.` spans it and one anchored on `[;&|]` still finds
-        // the command after it.
+        // As the shell reads it: a continued line (`git push origin main \`
+        // then `--force`) joined; any other line break ends a command, so
+        // it reads as `; `, which `.` spans and `[;&|]` anchors on.
         Tool::Bash => command
             .map(|c| c.replace("\\\r\n", "").replace("\\\n", "").replace("\r\n", "; ").replace(['\r', '\n'], "; ")),
         Tool::Edit => {
