@@ -958,25 +958,28 @@ fn a_call_the_user_lets_through_saves_at_its_turns_end_and_names_the_rule() {
     assert!(!env.call(3).stdin.contains("LET THROUGH NOTE"), "{}", env.call(3).stdin);
 }
 
+/// With the review gate on, after this machine's first load, a pull (here
+/// a hand edit and a planted file) brings NO_ITEST and a guard on it.
+fn pulled_rule_with_guard(id: &str, pattern: &str) -> Env {
+    let env = Env::new();
+    env.config("review = \"rules\"\n");
+    env.script_reply(1, &adds("- The project builds with cargo."));
+    env.saved_turn(SID, 1);
+    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
+    let memory =
+        env.memory().unwrap().replacen("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{NO_ITEST}"), 1);
+    env.write_memory(&memory);
+    let planted = json!({"version": 1, "guards": [{"id": id, "rule": NO_ITEST, "tool": "Bash", "match": pattern}]});
+    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    env
+}
+
 /// A rule from elsewhere and its guard are approved together, once: review
 /// lists the held guard with its rule, and `review --approve` loads the
 /// rule and binds its guard, in the next session too.
 #[test]
 fn approving_a_foreign_rule_approves_its_guard_and_review_lists_it() {
-    let env = Env::new();
-    env.config("review = \"rules\"\n");
-    env.script_reply(1, &adds("- The project builds with cargo."));
-    env.saved_turn(SID, 1);
-    // This machine has loaded its memory (its one-time upgrade is done).
-    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
-    // A pull (here a hand edit and a planted file) brings a rule and its guard.
-    let memory =
-        env.memory().unwrap().replacen("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{NO_ITEST}"), 1);
-    env.write_memory(&memory);
-    let planted = json!({"version": 1, "guards": [
-        {"id": "cc33cc33", "rule": NO_ITEST, "tool": "Bash", "match": "pytest tests/integration"},
-    ]});
-    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    let env = pulled_rule_with_guard("cc33cc33", "pytest tests/integration");
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     let row = listed.lines().find(|l| l.contains(NO_ITEST)).unwrap_or_else(|| panic!("{listed}"));
     assert!(listed.contains("guard: asks before: `pytest tests/integration`"), "{listed}");
@@ -994,18 +997,8 @@ fn approving_a_foreign_rule_approves_its_guard_and_review_lists_it() {
 /// cannot be approved.
 #[test]
 fn approving_never_trusts_a_guard_the_gate_refuses() {
-    let env = Env::new();
-    env.config("review = \"rules\"\n");
-    env.script_reply(1, &adds("- The project builds with cargo."));
-    env.saved_turn(SID, 1);
-    env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
-    // A pull brings a rule and a guard on it that matches every command.
-    let memory =
-        env.memory().unwrap().replacen("## CRITICAL RULES\n- None yet.", &format!("## CRITICAL RULES\n{NO_ITEST}"), 1);
-    env.write_memory(&memory);
-    let planted =
-        json!({"version": 1, "guards": [{"id": "dd44dd44", "rule": NO_ITEST, "tool": "Bash", "match": "\\S+"}]});
-    std::fs::write(env.memory_dir("proj").join("guards.json"), planted.to_string()).unwrap();
+    // A guard on the pulled rule that matches every command.
+    let env = pulled_rule_with_guard("dd44dd44", "\\S+");
     let standing = || guards(&env)[0]["standing"].as_str().unwrap().to_string();
     assert_eq!(standing(), "its rule is not loaded", "the rule waits for review");
     env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
