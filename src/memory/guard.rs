@@ -38,8 +38,9 @@ pub const ORDINARY_COMMANDS: [&str; 13] = [
     "grep -rn main src",
 ];
 /// A guard's breadth is judged on realistic commands and paths of working
-/// sessions, kept here as data (2,000 commands of git, cargo, npm, pnpm,
-/// yarn, pytest, go, make, docker and the shell; 1,000 project paths).
+/// sessions, kept here as data (2,500 commands of git, cargo, npm, pnpm,
+/// yarn, pytest, go, make, docker and the shell, pipelines, `$(…)`,
+/// `xargs`, heredocs and home paths among them; 1,100 paths).
 const COMMAND_CORPUS: &str = include_str!("guard_corpus/commands.txt");
 const PATH_CORPUS: &str = include_str!("guard_corpus/paths.txt");
 /// The share of the corpus a guard may match: a catch-all matches most of
@@ -482,6 +483,14 @@ mod tests {
             (Tool::Bash, r"\b(npm|yarn)\b", Some("ordinary command `npm test`")),
             (Tool::Bash, r"git push .*--force", None),
             (Tool::Edit, "migrations/**", Some("paths of every kind")),
+            // Shapes of ordinary work a corpus of plain commands never held.
+            (Tool::Bash, r"\$\(", Some("ordinary commands")),
+            (Tool::Bash, r"\bxargs\b", Some("ordinary commands")),
+            (Tool::Bash, "<<", Some("ordinary commands")),
+            (Tool::Bash, "~/", Some("ordinary commands")),
+            (Tool::Bash, r"\| *(head|grep)", Some("ordinary commands")),
+            (Tool::Edit, "/home/**", Some("paths of every kind")),
+            (Tool::Edit, "/Users/**", Some("paths of every kind")),
         ];
         for (tool, pattern, want) in cases {
             let got = spec(*tool, pattern).refusal("- A rule that names none of its words.");

@@ -485,7 +485,7 @@ mod tests {
             words,
             [
                 "waits for review",
-                "refused: it matches the ordinary command `ls` and 100% of 2000 ordinary commands, so it would ask all the time"
+                "refused: it matches the ordinary command `ls` and 100% of 2500 ordinary commands, so it would ask all the time"
             ]
         );
         assert_eq!(

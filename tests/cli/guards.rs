@@ -212,7 +212,7 @@ fn a_foreign_guard_waits_for_review_and_a_synced_one_cannot_allow_or_slip_the_ga
             (
                 json!("bb22bb22"),
                 json!(
-                    "refused: it matches the ordinary command `ls` and 100% of 2000 ordinary commands, so it would ask all the time"
+                    "refused: it matches the ordinary command `ls` and 100% of 2500 ordinary commands, so it would ask all the time"
                 )
             ),
             (json!("cc33cc33"), json!("waits for review")),
