@@ -218,7 +218,35 @@ fn public_shape(token: &str) -> bool {
         "sha1-", "sha256-", "sha384-", "sha512-", "SHA256:", "SHA1:", "MD5:", "AAAAB3Nza", "AAAAC3Nza",
         "AAAAE2VjZHNh", "MII", "MF",
     ];
-    PUBLIC.iter().any(|p| token.starts_with(p))
+    PUBLIC.iter().any(|p| token.starts_with(p)) || stripe_object_id(token) || type_id(token)
+}
+
+/// A Stripe object's id (`price_1MoBy5LkdIwHu7ixZhnattbh`): an object's
+/// prefix, then one run starting with a digit. Stripe's secrets are
+/// `sk_`, `rk_` and `whsec_`, and a client secret has a second `_`.
+fn stripe_object_id(token: &str) -> bool {
+    #[rustfmt::skip]
+    const OBJECTS: &[&str] = &[
+        "acct", "ba", "card", "ch", "cn", "cus", "dp", "du", "evt", "file", "ii", "in", "pi", "pm", "po",
+        "price", "prod", "promo", "py", "re", "seti", "si", "sub", "tr", "txn",
+    ];
+    token.split_once('_').is_some_and(|(object, body)| {
+        OBJECTS.contains(&object)
+            && (14..=32).contains(&body.len())
+            && body.bytes().next().is_some_and(|b| b.is_ascii_digit())
+            && body.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// A TypeID (`user_01h455vb4pex5vsknk084sn02q`): a lower-case type, then
+/// 26 characters of Crockford's base32, the first at most `7`.
+fn type_id(token: &str) -> bool {
+    token.rsplit_once('_').is_some_and(|(kind, body)| {
+        kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            && body.len() == 26
+            && body.bytes().next().is_some_and(|b| (b'0'..=b'7').contains(&b))
+            && body.bytes().all(|b| b.is_ascii_digit() || (b.is_ascii_lowercase() && !b"ilou".contains(&b)))
+    })
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {

@@ -346,6 +346,13 @@ pub(super) fn near_misses() -> Vec<String> {
         k(&["- The bundle is dist/assets/index.", &hx(31, 64), ".js"]),
         k(&["- The pod web-7d9f8c6b5-xk2lp restarts on deploy."]),
         k(&["- Tune MAX_CONCURRENT_UPLOAD_WORKERS_PER_REGION for load."]),
+        // Stripe's object ids and TypeIDs: a vendor's prefix, yet public.
+        k(&["- The Pro plan is price_1MoBy5LkdIwHu7ixZhnattbh in Stripe's test mode."]),
+        k(&["- Refund pi_3MtwBwLkdIwHu7ix28a3tqPa by hand when the webhook fails."]),
+        k(&["- Webhooks replay evt_1NG8Du2eZvKYlo2CUI79vXWy from the dashboard."]),
+        k(&["- Test against sub_1MowQVLkdIwHu7ixeRlqHVzs, the yearly plan."]),
+        k(&["- Rows are keyed user_2x4y6z8a0b1c2d3e4f5g6h7j8k, TypeIDs."]),
+        k(&["- The seed admin is user_01h455vb4pex5vsknk084sn02q."]),
     ]);
     out
 }
