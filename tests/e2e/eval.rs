@@ -14,7 +14,13 @@
 //! - `api`: each fork request goes to the real Messages API with
 //!   `ANTHROPIC_API_KEY` (curl), the way a user measures their own model.
 //!
-//! `MEMORY_SAVE_EVAL_SCENARIO` runs one scenario by name. With
+//! Every `tests/e2e/eval/*.json` is a scenario (docs/quality.md says how to
+//! write one); `MEMORY_SAVE_EVAL_SCENARIO` runs one, by name or path. Each
+//! turn is a `claude -p` run, or with `MEMORY_SAVE_EVAL_INTERACTIVE=1` each
+//! session is one interactive session in tmux saving at the default
+//! cadence. A scenario's probes are questions a new session would ask,
+//! answered from the memory block as SessionStart loads it and nothing
+//! else (canned answers in the scripted mode prove the scorer). With
 //! `MEMORY_SAVE_EVAL_FRESH=1` every save is a fresh one (it resumes nothing
 //! and reads the turns since the last save): the debug build takes every
 //! cache for expired (`MEMORY_SAVE_DEBUG_CACHE_EXPIRED`), every save waits
@@ -50,6 +56,43 @@ struct Scenario {
     #[serde(default)]
     forks: Vec<Value>,
     truth: Truth,
+    /// Questions a new session would ask, answered from the loaded block.
+    #[serde(default)]
+    probes: Vec<Probe>,
+}
+
+#[derive(Deserialize)]
+struct Probe {
+    question: String,
+    /// What a right answer holds: each entry, or one of an entry's
+    /// alternatives, ignoring case.
+    #[serde(default)]
+    holds: Vec<OneOf>,
+    /// What a right answer must not hold.
+    #[serde(default)]
+    lacks: Vec<String>,
+    /// The scripted mode's answer.
+    #[serde(default)]
+    answer: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOf {
+    One(String),
+    Any(Vec<String>),
+}
+
+impl Probe {
+    /// Whether `answer` holds what a right one holds and nothing it lacks.
+    fn right(&self, answer: &str) -> bool {
+        let answer = answer.to_lowercase();
+        let has = |item: &String| answer.contains(&item.to_lowercase());
+        self.holds.iter().all(|h| match h {
+            OneOf::One(item) => has(item),
+            OneOf::Any(items) => items.iter().any(has),
+        }) && !self.lacks.iter().any(has)
+    }
 }
 
 #[derive(Deserialize)]
@@ -134,34 +177,117 @@ impl Mode {
     }
 }
 
-/// The fork's answer in this mode (the `n`-th fork of the run, from 0).
-fn answer_fork(mode: &Mode, name: &str, scenario: &Scenario, n: usize, req: &RecordedRequest) -> Reply {
+/// The fork's answer in this mode (the `n`-th fork of the run, from 0;
+/// `turns` are the scenario's turns it covers, by index).
+fn answer_fork(
+    mode: &Mode,
+    name: &str,
+    scenario: &Scenario,
+    n: usize,
+    turns: std::ops::Range<usize>,
+    req: &RecordedRequest,
+) -> Reply {
     match mode {
         Mode::Scripted => {
-            let reply = scenario.forks.get(n).cloned().unwrap_or_else(|| json!({"ops": [], "topics": []}));
+            // A scenario scripts one reply a turn; a save covering several
+            // turns answers with all of theirs.
+            let mut reply = json!({"ops": [], "topics": []});
+            for canned in turns.filter_map(|t| scenario.forks.get(t)) {
+                for key in ["ops", "topics"] {
+                    let more = canned[key].as_array().cloned().unwrap_or_default();
+                    reply[key].as_array_mut().unwrap().extend(more);
+                }
+            }
             Reply::text(reply.to_string().replace("{{SECRET}}", &secret()))
         }
         Mode::Player(dir) => {
-            std::fs::create_dir_all(dir).unwrap();
             let stem = dir.join(format!("{name}-{n:03}"));
             std::fs::write(stem.with_extension("request.json"), serde_json::to_vec_pretty(&req.body).unwrap()).unwrap();
-            std::fs::write(stem.with_extension("request.txt"), readable(&req.body)).unwrap();
-            let reply = stem.with_extension("reply.txt");
-            eprintln!("eval: fork {n:03} waits for {}", reply.display());
-            let start = Instant::now();
-            loop {
-                if let Ok(text) = std::fs::read_to_string(&reply) {
-                    return Reply::text(text.trim().to_string());
-                }
-                assert!(start.elapsed() < mode.fork_limit(), "no {} within {:?}", reply.display(), mode.fork_limit());
-                std::thread::sleep(Duration::from_millis(500));
-            }
+            Reply::text(played(mode, &stem, &readable(&req.body)))
         }
         Mode::Api(key) => match api_reply(key, &req.body) {
             Ok(text) => Reply::text(text),
             Err(why) => Reply::Error(500, why),
         },
     }
+}
+
+/// Writes `<stem>.request.txt` and waits for the player's `<stem>.reply.txt`.
+fn played(mode: &Mode, stem: &Path, request: &str) -> String {
+    std::fs::create_dir_all(stem.parent().unwrap()).unwrap();
+    std::fs::write(stem.with_extension("request.txt"), request).unwrap();
+    let reply = stem.with_extension("reply.txt");
+    eprintln!("eval: waits for {}", reply.display());
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&reply) {
+            return text.trim().to_string();
+        }
+        assert!(start.elapsed() < mode.fork_limit(), "no {} within {:?}", reply.display(), mode.fork_limit());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// What a probe's model is told: the block and the questions, nothing else.
+fn probe_request(block: &str, probes: &[Probe]) -> String {
+    let mut out = String::from(
+        "You are starting a new Claude Code session in this project. All you know of the project is the memory \
+block below, exactly as the session loads it. Answer each question from it alone, in a sentence or two; where \
+the block does not say, answer \"the memory does not say\". Reply with a JSON array of strings, one answer a \
+question, in order.\n\n<<<BLOCK\n",
+    );
+    out.push_str(block);
+    out.push_str("\nBLOCK>>>\n\nQUESTIONS\n");
+    for (i, p) in probes.iter().enumerate() {
+        out.push_str(&format!("{}. {}\n", i + 1, p.question));
+    }
+    out
+}
+
+/// The probes' answers in this mode; `model` is the forks' model.
+fn probe_answers(mode: &Mode, name: &str, probes: &[Probe], block: &str, model: &str) -> Vec<String> {
+    let text = match mode {
+        Mode::Scripted => return probes.iter().map(|p| p.answer.clone()).collect(),
+        Mode::Player(dir) => played(mode, &dir.join(format!("{name}-probes")), &probe_request(block, probes)),
+        Mode::Api(key) => {
+            let body = json!({"model": model, "max_tokens": 4096,
+                "messages": [{"role": "user", "content": probe_request(block, probes)}]});
+            api_reply(key, &body).unwrap_or_else(|why| panic!("the probes' request: {why}"))
+        }
+    };
+    // The array, wherever it stands in the reply.
+    let array = text.find('[').zip(text.rfind(']')).map_or("", |(a, b)| &text[a..=b]);
+    let answers: Vec<String> = serde_json::from_str(array).unwrap_or_default();
+    assert_eq!(answers.len(), probes.len(), "{name}: the probes' reply is not one answer a question: {text}");
+    answers
+}
+
+/// The memory block as SessionStart loads it: every part's context, run
+/// as Claude Code runs the hook, in a session that starts after the last.
+fn loaded_block(app: &App) -> String {
+    use std::io::Write;
+    let input = json!({"session_id": "eval-probes", "transcript_path": "/nonexistent", "cwd": app.bench.project,
+        "hook_event_name": "SessionStart", "source": "startup"})
+    .to_string();
+    let parts: Vec<String> = (1..=6)
+        .filter_map(|part| {
+            let mut child = std::process::Command::new(app::BIN)
+                .args(["hook", "session-start", "--part", &part.to_string()])
+                .current_dir(&app.bench.project)
+                .env_clear()
+                .env("HOME", app.home())
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            let answer: Value = serde_json::from_slice(&out.stdout).ok()?;
+            answer["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_string)
+        })
+        .collect();
+    parts.join("\n\n")
 }
 
 /// The fork's request sent to the real Messages API, not streamed.
@@ -364,24 +490,149 @@ fn all_text(dir: &Path) -> String {
     out
 }
 
-/// Runs scenario `name` and prints its score; returns the checks.
-fn run(name: &str) -> Option<Vec<Check>> {
-    let claude = harness::claude()?;
-    let wanted = std::env::var("MEMORY_SAVE_EVAL_SCENARIO").unwrap_or_default();
-    if !wanted.is_empty() && wanted != name {
-        return None;
+/// Whether each session runs as one interactive session.
+fn interactive_run() -> bool {
+    std::env::var("MEMORY_SAVE_EVAL_INTERACTIVE").is_ok_and(|v| v == "1")
+}
+
+/// The scenarios to run: `MEMORY_SAVE_EVAL_SCENARIO` (a name in
+/// tests/e2e/eval/ or a path), else every file there.
+fn scenario_paths() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/eval");
+    match std::env::var("MEMORY_SAVE_EVAL_SCENARIO").unwrap_or_default() {
+        wanted if wanted.ends_with(".json") => vec![PathBuf::from(wanted)],
+        wanted if !wanted.is_empty() => vec![dir.join(format!("{wanted}.json"))],
+        _ => {
+            let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            all.sort();
+            all
+        }
     }
+}
+
+/// What the run drives and the fork answers share: how many of the
+/// scenario's turns were sent, and how many the forks so far covered.
+#[derive(Default)]
+struct Progress {
+    sent: AtomicUsize,
+    covered: AtomicUsize,
+    forks: AtomicUsize,
+}
+
+/// How long a turn or a save may take in this mode.
+fn turn_limit(mode: &Mode) -> Duration {
+    mode.fork_limit() + Duration::from_secs(120)
+}
+
+/// Each session's turns as `claude -p` runs; every run ends a session.
+/// Returns, for each save, the turns it covered (from 1).
+fn drive_print(app: &App, scenario: &Scenario, progress: &Progress, limit: Duration) -> Vec<String> {
+    let mut covered = Vec::new();
+    for session in &scenario.sessions {
+        let mut id: Option<String> = None;
+        for (runs, turn) in session.iter().enumerate() {
+            let prompt = turn.prompt.replace("{{SECRET}}", &secret());
+            let mut args = vec!["--allowedTools", "Bash"];
+            if let Some(id) = &id {
+                args.extend(["--resume", id.as_str()]);
+            }
+            let n = progress.sent.fetch_add(1, Ordering::SeqCst) + 1;
+            let before = app.saves().len();
+            let out = app.bench.print(&prompt, &args, limit);
+            let sid = app::session_of(&out);
+            app.wait_saved(&sid, runs as u64 + 1, limit);
+            covered.extend((app.saves().len() > before).then(|| format!("turn {n}")));
+            id = Some(sid);
+        }
+    }
+    covered
+}
+
+/// Each session as one interactive session in tmux at the default cadence,
+/// ended with /exit. Returns, for each save, the turns it covered.
+fn drive_interactive(
+    app: &App,
+    standin: &StandIn,
+    scenario: &Scenario,
+    progress: &Progress,
+    limit: Duration,
+) -> Vec<String> {
+    harness::tmux().expect("the interactive eval needs tmux");
+    app.add_logging_hook();
+    let mut covered = Vec::new();
+    let mut from = 1;
+    let mut note = |app: &App, before: usize, to: usize, end: &str| {
+        if app.saves().len() > before {
+            let turns = if from == to { format!("turn {to}") } else { format!("turns {from}–{to}") };
+            covered.push(format!("{turns}{end}"));
+            from = to + 1;
+        }
+    };
+    let started = |app: &App| -> Vec<String> {
+        app.hook_log()
+            .iter()
+            .filter(|h| h["hook_event_name"] == "SessionStart")
+            .filter_map(|h| h["session_id"].as_str().map(str::to_string))
+            .collect()
+    };
+    for session in &scenario.sessions {
+        let known = started(app);
+        let tmux = app::Tmux::start(&app.bench, &["--allowedTools", "Bash"]);
+        let sid = app::wait_for(limit, "the session's start", || started(app).into_iter().find(|s| !known.contains(s)));
+        let idle = |what: &str| app::wait_for(limit, what, || app.session_state(&sid).idle().then_some(()));
+        for turn in session {
+            let prompt = turn.prompt.replace("{{SECRET}}", &secret());
+            let n = progress.sent.fetch_add(1, Ordering::SeqCst) + 1;
+            let before = app.saves().len();
+            tmux.send_line(&prompt);
+            let start = Instant::now();
+            while !standin.message_requests().iter().any(|r| !app::is_fork(r) && r.last_user_text().contains(&prompt)) {
+                assert!(
+                    start.elapsed() < limit,
+                    "no request for turn {n} within {limit:?}; the screen:\n{}",
+                    tmux.screen()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            app::wait_for(limit, "the turn's Stop", || (!app.session_state(&sid).turn_open()).then_some(()));
+            idle("the turn's save");
+            note(app, before, n, "");
+        }
+        let before = app.saves().len();
+        tmux.send_line("/exit");
+        app::wait_for(limit, "SessionEnd", || {
+            let log = app.hook_log();
+            log.iter().any(|h| h["hook_event_name"] == "SessionEnd" && h["session_id"] == sid.as_str()).then_some(())
+        });
+        idle("the session end's save");
+        note(app, before, progress.sent.load(Ordering::SeqCst), ", at the end");
+    }
+    covered
+}
+
+/// Runs the scenario at `path` and prints its score; returns the checks.
+fn run(path: &Path, interactive: bool) -> Option<Vec<Check>> {
+    let claude = harness::claude()?;
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let _serial = app::serial();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/e2e/eval/{name}.json"));
-    let scenario: Arc<Scenario> = Arc::new(serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap());
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let scenario: Arc<Scenario> =
+        Arc::new(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
     let mode = Arc::new(Mode::from_env());
-    let forks = Arc::new(AtomicUsize::new(0));
+    let progress = Arc::new(Progress::default());
     let standin = {
-        let (scenario, mode, forks, name) = (scenario.clone(), mode.clone(), forks.clone(), name.to_string());
+        let (scenario, mode, progress, name) = (scenario.clone(), mode.clone(), progress.clone(), name.clone());
         StandIn::start(move |req| {
             if app::is_fork(req) {
-                let n = forks.fetch_add(1, Ordering::SeqCst);
-                answer_fork(&mode, &name, &scenario, n, req)
+                let n = progress.forks.fetch_add(1, Ordering::SeqCst);
+                let sent = progress.sent.load(Ordering::SeqCst);
+                let from = progress.covered.swap(sent, Ordering::SeqCst);
+                answer_fork(&mode, &name, &scenario, n, from..sent, req)
             } else if req.is_title_request() {
                 Reply::text(r#"{"title":"eval"}"#)
             } else {
@@ -394,7 +645,10 @@ fn run(name: &str) -> Option<Vec<Check>> {
     app.bench.extra_env.retain(|(k, _)| k != "MEMORY_SAVE_FORK_TIMEOUT");
     app.bench.extra_env.push(("MEMORY_SAVE_FORK_TIMEOUT".into(), limit.as_secs().to_string()));
     app.bench.extra_env.push(("API_TIMEOUT_MS".into(), (limit.as_millis() as u64).to_string()));
-    if fresh_run() {
+    if interactive {
+        // As a user has it: the default cadence, no more.
+        app.config_exact(&scenario.config);
+    } else if fresh_run() {
         // Each `claude -p` turn ends its session: that end's save is the one.
         let fresh = format!("save_every_turns = 1000\nmax_cost_per_save_usd = {FRESH_COLD_CAP}\n");
         app.config(&format!("{}\n{fresh}", scenario.config));
@@ -410,20 +664,11 @@ fn run(name: &str) -> Option<Vec<Check>> {
     if let Some(seed) = &scenario.seed_memory {
         app.write_memory(seed);
     }
-    for session in &scenario.sessions {
-        let mut id: Option<String> = None;
-        for (runs, turn) in session.iter().enumerate() {
-            let prompt = turn.prompt.replace("{{SECRET}}", &secret());
-            let mut args = vec!["--allowedTools", "Bash"];
-            if let Some(id) = &id {
-                args.extend(["--resume", id.as_str()]);
-            }
-            let out = app.bench.print(&prompt, &args, limit + Duration::from_secs(120));
-            let sid = app::session_of(&out);
-            app.wait_saved(&sid, runs as u64 + 1, limit + Duration::from_secs(120));
-            id = Some(sid);
-        }
-    }
+    let covered = if interactive {
+        drive_interactive(&app, &standin, &scenario, &progress, turn_limit(&mode))
+    } else {
+        drive_print(&app, &scenario, &progress, turn_limit(&mode))
+    };
     let memory = app.memory().unwrap_or_default();
     let folder = app.memory_path().parent().unwrap().to_path_buf();
     let topics: Vec<(String, String)> = std::fs::read_dir(&folder)
@@ -438,15 +683,17 @@ fn run(name: &str) -> Option<Vec<Check>> {
         .collect();
     let guards_json = std::fs::read_to_string(folder.join("guards.json")).unwrap_or_default();
     let guards = binding_guards(&guards_json, &memory);
-    let checks = score(&scenario.truth, &memory, &topics, &all_text(&app.root()), &guards);
+    let mut checks = score(&scenario.truth, &memory, &topics, &all_text(&app.root()), &guards);
     let forks: Vec<RecordedRequest> = standin.message_requests().into_iter().filter(app::is_fork).collect();
-    println!("\neval {name}: {}", scenario.about);
+    let mode_name = if interactive { "interactive" } else { "claude -p" };
+    println!("\neval {name} ({mode_name}): {}", scenario.about);
     for (save, record) in app.saves().iter().enumerate() {
         let kind = forks.get(save).map_or("-", message_kind);
         let u = &record["usage"];
         println!(
-            "  save {}: {kind:<7} {:<32} in {} · cache read {} · cache write {} · out {}",
+            "  save {}: {:<22} {kind:<7} {:<32} in {} · cache read {} · cache write {} · out {}",
             save + 1,
+            covered.get(save).map_or("-", String::as_str),
             record["status"].as_str().unwrap_or("?"),
             u["input_tokens"],
             u["cache_read_input_tokens"],
@@ -454,45 +701,65 @@ fn run(name: &str) -> Option<Vec<Check>> {
             u["output_tokens"]
         );
     }
+    if !scenario.probes.is_empty() {
+        let model = forks.last().and_then(|f| f.body["model"].as_str()).unwrap_or("claude-sonnet-4-5").to_string();
+        let block = loaded_block(&app);
+        assert!(
+            block.contains(memory.lines().next().unwrap_or("# ")),
+            "{name}: no memory in the loaded block: {block}"
+        );
+        println!("  probes asked of the {} characters SessionStart loads", block.len());
+        let answers = probe_answers(&mode, &name, &scenario.probes, &block, &model);
+        for (probe, answer) in scenario.probes.iter().zip(&answers) {
+            let right = probe.right(answer);
+            checks.push(("probe", probe.question.clone(), right));
+            if !right {
+                println!("  answer to {:?}: {answer}", probe.question);
+            }
+        }
+    }
     for (kind, item, held) in &checks {
         println!("  {} {kind:<9} {item}", if *held { "ok  " } else { "MISS" });
     }
     for g in &guards {
         println!("  guard {:?} {:?} on {}", g.tool, g.pattern, g.rule);
     }
-    let held = checks.iter().filter(|c| c.2).count();
-    println!("eval {name}: {held} of {} checks held\n{memory}", checks.len());
+    let held = checks.iter().filter(|c| c.2 && c.0 != "probe").count();
+    let probes = checks.iter().filter(|c| c.0 == "probe");
+    let (asked, right) = (probes.clone().count(), probes.filter(|c| c.2).count());
+    println!(
+        "eval {name}: {held} of {} checks held, {right} of {asked} probes answered right\n{memory}",
+        checks.len() - asked
+    );
     Some(checks)
 }
 
-/// In the scripted mode every check holds: the canned replies are right,
-/// so a miss is memory-save's (or the scorer's) own.
-fn evaluate(name: &str) {
-    let Some(checks) = run(name) else { return };
-    if matches!(Mode::from_env(), Mode::Scripted) {
-        let missed: Vec<&Check> = checks.iter().filter(|c| !c.2).collect();
-        assert!(missed.is_empty(), "eval {name}: missed {missed:?}");
+/// Every scenario in turn. In the scripted mode every check and probe
+/// holds: the canned replies and answers are right, so a miss is
+/// memory-save's (or the scorer's) own.
+fn evaluate(interactive: bool) {
+    let mut missed = Vec::new();
+    for path in scenario_paths() {
+        let Some(checks) = run(&path, interactive) else { return };
+        if matches!(Mode::from_env(), Mode::Scripted) {
+            missed.extend(checks.into_iter().filter(|c| !c.2).map(|c| format!("{}: {c:?}", path.display())));
+        }
     }
+    assert!(missed.is_empty(), "missed: {missed:#?}");
 }
 
 #[test]
-fn eval_knowledge_that_changes_across_sessions() {
-    evaluate("changes");
+fn eval_every_scenario() {
+    evaluate(interactive_run());
 }
 
+/// The scripted run (CI's) drives the interactive sessions too; a run
+/// with a model behind the forks does what `scripts/eval` asked, once.
 #[test]
-fn eval_a_long_memory_near_the_caps() {
-    evaluate("caps");
-}
-
-#[test]
-fn eval_hostile_content_and_a_pasted_secret() {
-    evaluate("hostile");
-}
-
-#[test]
-fn eval_a_user_who_writes_in_turkish() {
-    evaluate("turkish");
+fn eval_every_scenario_in_interactive_sessions() {
+    if matches!(Mode::from_env(), Mode::Scripted) && !interactive_run() {
+        evaluate(true);
+    }
 }
 
 /// The scorer itself, on a memory that gets things wrong: it can fail.
@@ -533,4 +800,18 @@ fn the_scorer_counts_what_is_wrong() {
     let guards = binding_guards(&guards, &right);
     assert_eq!(guards.len(), 1);
     assert!(score(&truth, &right, &history, &right, &guards).iter().all(|c| c.2));
+}
+
+/// A probe's answer must hold each entry (one of an entry's alternatives)
+/// and none of what it lacks.
+#[test]
+fn a_probe_scores_the_answer_not_its_wording() {
+    let probe: Probe = serde_json::from_value(json!({"question": "Where are the settings?",
+        "holds": ["deploy/config.yaml", ["moved", "now"]], "lacks": ["config/app.yaml"]}))
+    .unwrap();
+    assert!(probe.right("They are NOW in Deploy/Config.yaml."));
+    assert!(probe.right("They moved to deploy/config.yaml."));
+    assert!(!probe.right("In deploy/config.yaml."), "one alternative of each entry");
+    assert!(!probe.right("Now in deploy/config.yaml, once config/app.yaml."), "what it lacks");
+    assert!(!probe.right("The memory does not say."));
 }
