@@ -132,6 +132,23 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
         let known = known_to_git(top, &paths);
         missing.retain(|r| !forms(&r.path).iter().any(|p| known.contains(p)));
     }
+    // A name under a folder the same line names (`crates/core` holds
+    // lib.rs, a vendored package's `conf/`), or a file the repository has
+    // by that name somewhere (`main.go`), is the repository's: two model
+    // runs rewrote good lines when such names were called gone.
+    missing.retain(|r| {
+        !refs.iter().filter(|o| o.line == r.line && o.path != r.path).any(|o| {
+            let parent = o.path.rsplit_once('/').map(|(dir, _)| dir);
+            [Some(o.path.as_str()), parent].into_iter().flatten().any(|dir| on_disk(&format!("{dir}/{}", r.path)))
+        })
+    });
+    if git && !missing.is_empty() {
+        let tracked = crate::git::local(top, &["ls-files", "-z"], b"", QUICK).map(|(out, _)| out).unwrap_or_default();
+        missing.retain(|r| {
+            let (file, folder) = (format!("/{}", r.path), format!("/{}/", r.path));
+            !tracked.split('\0').any(|f| f.ends_with(&file) || f.contains(&folder))
+        });
+    }
     // A repository with no commit has no log to walk.
     let found = if walk && !head.is_empty() && !missing.is_empty() {
         let wanted: Vec<String> = missing.iter().map(|r| r.path.clone()).collect();

@@ -167,3 +167,33 @@ fn an_ignored_folder_with_a_non_ascii_name_is_not_stale() {
     let stale: Vec<&str> = json["stale"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
     assert_eq!(stale, ["çıkış/plan.md"], "{json}");
 }
+
+/// Names the repository has: bare file names under a folder the same line
+/// names, a folder named relative to a vendored package, and a file named
+/// by its name alone. Two held-out model runs rewrote good lines when the
+/// STALE note called these gone. A name the repository lacks everywhere
+/// stays stale.
+#[test]
+fn a_name_under_a_folder_the_line_names_or_anywhere_in_the_repository_is_not_stale() {
+    let env = Env::new();
+    let p = &env.proj;
+    for file in ["crates/core/lib.rs", "crates/core/parser.rs", "vendor/widget/conf/widget.toml", "cmd/app/main.go"] {
+        fs::create_dir_all(p.join(file).parent().unwrap()).unwrap();
+        fs::write(p.join(file), "x\n").unwrap();
+    }
+    env.git(p, &["add", "-A"]);
+    env.git(p, &["commit", "-q", "-m", "first"]);
+    env.write_memory(&template_with(
+        "proj",
+        &[
+            "- Layout: `crates/core` holds lib.rs and parser.rs.",
+            "- The vendored widget (vendor/widget) keeps its settings in `conf/widget.toml`.",
+            "- The entry point is main.go.",
+            "- The lexer is lexer.rs, under `crates/core`.",
+        ],
+    ));
+    let out = env.cmd(&["show", "--check", "--json"]).in_dir(p).run().ok();
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    let stale: Vec<&str> = json["stale"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+    assert_eq!(stale, ["lexer.rs"], "{json}");
+}
