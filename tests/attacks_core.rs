@@ -199,6 +199,7 @@ fn prompt_input_default() -> memory_save::memory::prompt::PromptInput<'static> {
         stale: &[],
         duplicates: &[],
         let_through: &[],
+        guarded: &[],
     }
 }
 

@@ -21,6 +21,8 @@ pub(super) struct Gathered {
     pub notes: Notes,
     /// The rules of `notes.let_through`'s guards, as the file has them.
     pub let_through: Vec<String>,
+    /// The rules the fork sees that carry a guard.
+    guarded: Vec<String>,
     /// What the last SessionStart loaded, when the fork resumes it as it is.
     loaded: Option<String>,
     /// The memory the fork may see: the load's gate applied, held rules out.
@@ -65,16 +67,18 @@ pub(super) fn gather(
         _ => truth::ForFork::default(),
     };
     let topic_files = folder.topic_files();
-    // A let-through guard's rule, only as the fork sees it in the file.
-    let let_through = match (&shown, notes.let_through.is_empty()) {
-        (Some(shown), false) => crate::store::guards::read(&folder)
+    // A guard's rule, only as the fork sees it in the file.
+    let guards: Vec<_> = match &shown {
+        Some(shown) => crate::store::guards::read(&folder)
             .into_iter()
-            .filter(|g| notes.let_through.contains(&g.id) && shown.lines().any(|line| line == g.rule))
-            .map(|g| g.rule)
+            .filter(|g| shown.lines().any(|line| line == g.rule))
             .collect(),
-        _ => Vec::new(),
+        None => Vec::new(),
     };
-    Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told, let_through })
+    let let_through = guards.iter().filter(|g| notes.let_through.contains(&g.id)).map(|g| g.rule.clone()).collect();
+    let mut guarded: Vec<String> = guards.into_iter().map(|g| g.rule).collect();
+    guarded.dedup();
+    Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told, let_through, guarded })
 }
 
 impl Gathered {
@@ -94,6 +98,7 @@ impl Gathered {
             stale: &self.told.stale,
             duplicates: &self.told.duplicates,
             let_through: &self.let_through,
+            guarded: &self.guarded,
         })
     }
 
