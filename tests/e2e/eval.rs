@@ -591,12 +591,20 @@ fn drive_interactive(
             let before = app.saves().len();
             tmux.send_line(&prompt);
             let start = Instant::now();
+            let mut pressed = Instant::now();
             while !standin.message_requests().iter().any(|r| !app::is_fork(r) && r.last_user_text().contains(&prompt)) {
                 assert!(
                     start.elapsed() < limit,
                     "no request for turn {n} within {limit:?}; the screen:\n{}",
                     tmux.screen()
                 );
+                // An Enter the input box took while a hook's message was
+                // still being drawn is lost (seen): the prompt waits in it.
+                let head: String = prompt.chars().take(30).collect();
+                if pressed.elapsed() > Duration::from_secs(5) && tmux.screen().contains(&format!("❯ {head}")) {
+                    tmux.key("Enter");
+                    pressed = Instant::now();
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
             app::wait_for(limit, "the turn's Stop", || (!app.session_state(&sid).turn_open()).then_some(()));
