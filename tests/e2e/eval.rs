@@ -601,7 +601,8 @@ fn drive_interactive(
                 // An Enter the input box took while a hook's message was
                 // still being drawn is lost (seen): the prompt waits in it.
                 let head: String = prompt.chars().take(30).collect();
-                if pressed.elapsed() > Duration::from_secs(5) && tmux.screen().contains(&format!("❯ {head}")) {
+                if pressed.elapsed() > Duration::from_secs(5) && tmux.screen().contains(&head) {
+                    eprintln!("eval: turn {n}'s prompt waits in the input box; Enter again");
                     tmux.key("Enter");
                     pressed = Instant::now();
                 }
