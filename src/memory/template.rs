@@ -120,8 +120,13 @@ fn canonical_section(line: &str) -> Option<usize> {
 /// Exactly in the template: a `# ` title first and no other, and the four
 /// `##` headings once each, in order, spelled exactly.
 pub fn is_in_template(text: &str) -> bool {
-    let kinds = classify(text);
     let lines: Vec<&str> = text.lines().collect();
+    in_template(&lines, &classify(text))
+}
+
+/// `is_in_template` on lines already classified (`kinds`, one a line).
+pub fn in_template(lines: &[impl AsRef<str>], kinds: &[LineKind]) -> bool {
+    let lines: Vec<&str> = lines.iter().map(AsRef::as_ref).collect();
     let Some(first) = lines.iter().position(|l| !l.trim().is_empty()) else { return false };
     if kinds[first] != LineKind::Title {
         return false;

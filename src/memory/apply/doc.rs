@@ -34,27 +34,7 @@ impl Doc {
 
     /// `template::is_in_template` on the kept kinds, without rendering the text.
     pub fn in_template(&self) -> bool {
-        let Some(first) = self.lines.iter().position(|l| !l.trim().is_empty()) else {
-            return false;
-        };
-        if self.kinds[first] != LineKind::Title {
-            return false;
-        }
-        let mut sections = SECTIONS.iter();
-        for (i, kind) in self.kinds.iter().enumerate() {
-            match kind {
-                LineKind::Title if i != first => return false,
-                LineKind::Section
-                    if sections
-                        .next()
-                        .is_none_or(|want| self.lines[i].trim_end().strip_prefix("## ") != Some(want)) =>
-                {
-                    return false;
-                }
-                _ => {}
-            }
-        }
-        sections.next().is_none()
+        template::in_template(&self.lines, &self.kinds)
     }
 
     pub fn reclassify(&mut self) {

@@ -460,6 +460,24 @@ Plain paragraph line
         assert!(is_in_template(&out.memory));
     }
 
+    /// One template check: the apply's, on kept kinds, says what the
+    /// write's says of the same text.
+    #[test]
+    fn the_apply_and_the_write_judge_the_template_alike() {
+        let sections = "## CRITICAL RULES\n- a\n## Architecture & Config Facts\n## Active Warnings\n## Topic Files\n";
+        for text in [
+            format!("# a\n{sections}"),
+            format!("# a\n### Sub\n{sections}"),
+            format!("# a\n```\n## x\n```\n{sections}"),
+            format!("# a\n# b\n{sections}"),
+            format!("note\n# a\n{sections}"),
+            sections.to_string(),
+            format!("# a\n{}", sections.replace("## Active Warnings\n", "")),
+        ] {
+            assert_eq!(doc::Doc::new(&text).in_template(), is_in_template(&text), "{text}");
+        }
+    }
+
     #[test]
     fn removing_a_critical_rule_retires_it_to_history() {
         let out = run(r#"{"op":"remove","line":"- Run tests with cargo test"}"#);
