@@ -52,10 +52,10 @@ pub fn find(memory: &str) -> Vec<Pair> {
         }
         bullets.clear();
     };
-    for (n, line) in memory.lines().enumerate() {
-        if let Some(heading) = line.strip_prefix("## ") {
+    for ((n, line), kind) in memory.lines().enumerate().zip(super::template::classify(memory)) {
+        if kind == super::template::LineKind::Section {
             flush(&section, &mut bullets, &mut pairs);
-            section = heading.trim().to_string();
+            section = super::template::heading_name(line).to_string();
         } else if line.starts_with("- ") && !is_placeholder(line) && bullets.len() < MAX_BULLETS {
             let words = words(line);
             if words.len() >= 2 {
@@ -253,6 +253,16 @@ mod tests {
         assert_eq!(find(memory), Vec::<Pair>::new());
         let same = "# app\n\n## Active Warnings\n- The export times out.\n- The export times out!\n";
         assert_eq!(find(same).len(), 1, "a line said twice is a pair");
+    }
+
+    /// A heading inside a code fence splits no section.
+    #[test]
+    fn a_fenced_heading_is_no_section() {
+        let memory = "# app\n\n## Architecture & Config Facts\n- The API server listens on port 8080.\n\
+```md\n## Active Warnings\n```\n- API server port is 8080.\n";
+        let pairs = find(memory);
+        assert_eq!(pairs.len(), 1, "{pairs:#?}");
+        assert_eq!(pairs[0].section, "Architecture & Config Facts");
     }
 
     #[test]

@@ -328,7 +328,17 @@ is no reason to drop or change a rule: keep each one unless the conversation lif
 /// name may not be the project's, so it is not the only sign.
 fn project_note(memory: &str, project: &str) -> Option<String> {
     let name = project.to_lowercase();
-    let facts = memory.split("\n## ").find(|s| s.starts_with("Architecture & Config Facts"))?;
+    let kinds = template::classify(memory);
+    let facts: Vec<(&str, template::LineKind)> = memory
+        .lines()
+        .zip(template::sections_of_lines(memory))
+        .zip(kinds)
+        .filter(|((_, section), _)| *section == Some(template::ARCHITECTURE))
+        .map(|((line, _), kind)| (line, kind))
+        .collect();
+    if facts.is_empty() {
+        return None;
+    }
     let says_what = |l: &str| {
         let l = l.to_lowercase();
         const SAYS: [&str; 11] = [
@@ -346,7 +356,7 @@ fn project_note(memory: &str, project: &str) -> Option<String> {
         ];
         l.contains(&name) || SAYS.iter().any(|w| l.contains(w))
     };
-    (!facts.lines().skip(1).any(says_what)).then(|| {
+    (!facts.iter().any(|&(line, kind)| kind != template::LineKind::Section && says_what(line))).then(|| {
         "PROJECT NOTE\nNo line of ## Architecture & Config Facts says what the project is. When the session shows it, \
 add one bullet that says what the project is and its stack; when it does not, leave it for a later save.\n"
             .to_string()
@@ -415,6 +425,10 @@ mod tests {
         let with = |line: &str| skeleton("app").replace("## Active Warnings", &format!("{line}\n\n## Active Warnings"));
         assert!(project_note(&skeleton("app"), "app").is_some());
         assert!(project_note(&with("- Deploy with make ship."), "app").is_some());
+        // A fenced heading is the snippet's: the facts below it are still
+        // the section's.
+        let fenced = with("- Example:\n```md\n## Active Warnings\n```\n- app runs payroll.");
+        assert_eq!(project_note(&fenced, "app"), None, "{fenced}");
         for says in [
             "- app runs payroll.",
             "- fatura-servisi: a billing service in Rust.",

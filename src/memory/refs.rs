@@ -23,9 +23,10 @@ pub struct Reference {
 pub fn find(memory: &str) -> Vec<Reference> {
     let mut found = Vec::new();
     let mut in_topic_files = false;
-    for (n, line) in memory.lines().enumerate().take(MAX_LINES) {
-        if let Some(heading) = line.strip_prefix("## ") {
-            in_topic_files = heading.trim() == "Topic Files";
+    let kinds = super::template::classify(memory);
+    for ((n, line), kind) in memory.lines().enumerate().zip(kinds).take(MAX_LINES) {
+        if kind == super::template::LineKind::Section {
+            in_topic_files = super::template::heading_name(line) == "Topic Files";
         }
         if line.trim_start().starts_with('#') || in_topic_files {
             continue;
@@ -434,6 +435,14 @@ mod tests {
         let text =
             "# app\n\n## Architecture & Config Facts\n- `src/a.rs`\n\n## Topic Files\n- history.md\n- services.md\n";
         assert_eq!(find(text), vec![Reference { line: 4, path: "src/a.rs".into() }]);
+    }
+
+    /// A heading inside a code fence is the snippet's, not the file's: the
+    /// lines after it are still the section's own.
+    #[test]
+    fn a_fenced_heading_is_no_section() {
+        let text = "# app\n\n## Architecture & Config Facts\n- A topic file looks like:\n```md\n## Topic Files\n```\n- Build with `./scripts/build.sh`.\n\n## Topic Files\n- history.md\n";
+        assert_eq!(find(text), vec![Reference { line: 8, path: "scripts/build.sh".into() }]);
     }
 
     #[test]
