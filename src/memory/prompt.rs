@@ -296,7 +296,8 @@ fn rules_note(memory: &str, guarded: &[String]) -> Option<String> {
     if super::template::critical_rules(memory).is_empty() {
         return None;
     }
-    let head = "RULES NOTE\nA CRITICAL RULE you replace or remove moves to history.md (listed under ## Topic Files).";
+    let head = "RULES NOTE\nmemory-save itself moves a CRITICAL RULE you replace or remove to history.md (listed under ## \
+Topic Files).";
     let listed = listed_note(
         &format!("{head} These carry a guard, which a remove, or a replace without \"guard\", drops:\n"),
         guarded,
@@ -554,7 +555,7 @@ mod tests {
         let rule = "- Never push to main.";
         let ruled = skeleton("app").replacen("- None yet.", rule, 1);
         let text = message(Some(&ruled), &[], &[]);
-        assert!(text.contains("RULES NOTE\nA CRITICAL RULE you replace or remove moves to history.md"), "{text}");
+        assert!(text.contains("RULES NOTE\nmemory-save itself moves a CRITICAL RULE you replace or remove"), "{text}");
         assert!(!text.contains("carry a guard"), "{text}");
         let guarded = [rule.to_string()];
         let text = fork_message(&PromptInput { guarded: &guarded, ..input(&ruled) });
