@@ -309,8 +309,19 @@ Topic Files).";
 
 /// STALE: quoted whole, since a replace or remove op copies them.
 fn stale_note(stale: &[StaleNote]) -> Option<String> {
-    let (rules, facts): (Vec<&StaleNote>, Vec<&StaleNote>) = stale.iter().partition(|s| s.rule);
-    let entry = |s: &&StaleNote| format!("  {}\n    `{}`: {}\n", s.line, s.path, s.found);
+    // A line naming two missing paths is quoted once, its paths under it.
+    let mut lines: Vec<(&StaleNote, Vec<&StaleNote>)> = Vec::new();
+    for s in stale {
+        match lines.iter_mut().find(|(first, _)| first.line == s.line) {
+            Some((_, paths)) => paths.push(s),
+            None => lines.push((s, vec![s])),
+        }
+    }
+    let (rules, facts): (Vec<_>, Vec<_>) = lines.into_iter().partition(|(first, _)| first.rule);
+    let entry = |(first, paths): &(&StaleNote, Vec<&StaleNote>)| {
+        let found: String = paths.iter().map(|s| format!("    `{}`: {}\n", s.path, s.found)).collect();
+        format!("  {}\n{found}", first.line)
+    };
     let head = "STALE NOTE\nThese lines of MEMORY.md name a path the repository no longer has. Replace each with its new path \
 (a replace op), or remove it when what it says is gone. Keep a line only when the conversation shows the path is \
 still meant (a file about to be created):\n";
@@ -420,6 +431,13 @@ mod tests {
             |line: &str, rule| StaleNote { line: line.into(), path: "x.sql".into(), found: "not found".into(), rule };
         let stale = [note("- See x.sql for the schema.", false), note("- Never edit x.sql by hand.", true)];
         let text = stale_note(&stale).unwrap();
+        let twice = [
+            note("- Never edit x.sql or y.sql.", true),
+            StaleNote { path: "y.sql".into(), ..note("- Never edit x.sql or y.sql.", true) },
+        ];
+        let once = stale_note(&twice).unwrap();
+        assert_eq!(once.matches("- Never edit x.sql or y.sql.").count(), 1, "{once}");
+        assert!(once.contains("    `x.sql`: not found\n    `y.sql`: not found\n"), "{once}");
         let (facts, rules) = text.split_once("STALE RULES NOTE").unwrap();
         assert!(facts.contains("- See x.sql") && !facts.contains("Never edit"), "{text}");
         assert!(rules.contains("- Never edit x.sql") && rules.contains("keep each one"), "{text}");
