@@ -152,14 +152,22 @@ fn secret() -> String {
 enum Mode {
     Scripted,
     Player(PathBuf),
-    Api(String),
+    /// The key, and the Messages API's base URL
+    /// (`MEMORY_SAVE_EVAL_API_URL`, else Anthropic's).
+    Api {
+        key: String,
+        url: String,
+    },
 }
 
 impl Mode {
     fn from_env() -> Mode {
         match std::env::var("MEMORY_SAVE_EVAL").unwrap_or_default().as_str() {
             "" | "scripted" => Mode::Scripted,
-            "api" => Mode::Api(std::env::var("ANTHROPIC_API_KEY").expect("--api needs ANTHROPIC_API_KEY")),
+            "api" => Mode::Api {
+                key: std::env::var("ANTHROPIC_API_KEY").expect("--api needs ANTHROPIC_API_KEY"),
+                url: std::env::var("MEMORY_SAVE_EVAL_API_URL").unwrap_or("https://api.anthropic.com".into()),
+            },
             other => match other.strip_prefix("player:") {
                 Some(dir) => Mode::Player(PathBuf::from(dir)),
                 None => panic!("MEMORY_SAVE_EVAL={other:?}: scripted, player:<dir> or api"),
@@ -171,7 +179,7 @@ impl Mode {
     fn fork_limit(&self) -> Duration {
         match self {
             Mode::Scripted => Duration::from_secs(60),
-            Mode::Api(_) => Duration::from_secs(600),
+            Mode::Api { .. } => Duration::from_secs(600),
             Mode::Player(_) => Duration::from_secs(3 * 3600),
         }
     }
@@ -205,7 +213,7 @@ fn answer_fork(
             std::fs::write(stem.with_extension("request.json"), serde_json::to_vec_pretty(&req.body).unwrap()).unwrap();
             Reply::text(played(mode, &stem, &readable(&req.body)))
         }
-        Mode::Api(key) => match api_reply(key, &req.body) {
+        Mode::Api { key, url } => match api_reply(key, url, &req.body) {
             Ok(text) => Reply::text(text),
             Err(why) => Reply::Error(500, why),
         },
@@ -249,10 +257,10 @@ fn probe_answers(mode: &Mode, name: &str, probes: &[Probe], block: &str, model: 
     let text = match mode {
         Mode::Scripted => return probes.iter().map(|p| p.answer.clone()).collect(),
         Mode::Player(dir) => played(mode, &dir.join(format!("{name}-probes")), &probe_request(block, probes)),
-        Mode::Api(key) => {
+        Mode::Api { key, url } => {
             let body = json!({"model": model, "max_tokens": 4096,
                 "messages": [{"role": "user", "content": probe_request(block, probes)}]});
-            api_reply(key, &body).unwrap_or_else(|why| panic!("the probes' request: {why}"))
+            api_reply(key, url, &body).unwrap_or_else(|why| panic!("the probes' request: {why}"))
         }
     };
     // The array, wherever it stands in the reply.
@@ -291,11 +299,11 @@ fn loaded_block(app: &App) -> String {
 }
 
 /// The fork's request sent to the real Messages API, not streamed.
-fn api_reply(key: &str, body: &Value) -> Result<String, String> {
+fn api_reply(key: &str, url: &str, body: &Value) -> Result<String, String> {
     let mut body = body.clone();
     body["stream"] = json!(false);
     let out = std::process::Command::new("curl")
-        .args(["-sS", "--max-time", "600", "https://api.anthropic.com/v1/messages"])
+        .args(["-sS", "--max-time", "600", &format!("{url}/v1/messages")])
         .args(["-H", "content-type: application/json", "-H", "anthropic-version: 2023-06-01"])
         .args(["-H", &format!("x-api-key: {key}"), "--data-binary", "@-"])
         .stdin(std::process::Stdio::piped())
@@ -809,6 +817,30 @@ fn the_scorer_counts_what_is_wrong() {
     let guards = binding_guards(&guards, &right);
     assert_eq!(guards.len(), 1);
     assert!(score(&truth, &right, &history, &right, &guards).iter().all(|c| c.2));
+}
+
+/// The API mode sends the block and the questions alone, with the key,
+/// and reads the answers from the reply's text.
+#[test]
+fn the_api_mode_asks_the_probes_of_the_messages_api() {
+    let standin = StandIn::start(|_| Reply::text("Here they are: [\"With `make deploy`.\", \"Go 1.22.\"]"));
+    let mode = Mode::Api { key: "test-key".into(), url: standin.base_url() };
+    let probes: Vec<Probe> = serde_json::from_value(json!([
+        {"question": "How is it deployed?", "holds": ["make deploy"]},
+        {"question": "Which Go?", "holds": ["1.22"]}
+    ]))
+    .unwrap();
+    let answers = probe_answers(&mode, "api", &probes, "# app\n- Deploy with `make deploy`.", "claude-test");
+    assert_eq!(answers, ["With `make deploy`.", "Go 1.22."]);
+    assert!(probes.iter().zip(&answers).all(|(p, a)| p.right(a)));
+    let asked = standin.message_requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].body["model"], "claude-test");
+    let text = asked[0].last_user_text();
+    assert!(
+        text.contains("<<<BLOCK\n# app\n- Deploy with `make deploy`.\nBLOCK>>>") && text.contains("2. Which Go?"),
+        "{text}"
+    );
 }
 
 /// A probe's answer must hold each entry (one of an entry's alternatives)
