@@ -168,11 +168,22 @@ impl SessionStore {
         self.ensure_dir()?;
         let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
         let path = self.path(id, "json");
+        // One parse on the hot path: only a file that does not parse is
+        // asked whether a newer release wrote it.
         let bytes = read_state_bytes(&path);
-        if let Some(version) = bytes.as_deref().and_then(newer_version) {
-            bail!("{} was written by a newer memory-save (version {version}); upgrade memory-save", path.display());
-        }
-        let before = bytes.and_then(|bytes| parse_state(&bytes)).unwrap_or_default();
+        let before = match bytes.as_deref().map(|bytes| (bytes, parse_state(bytes))) {
+            Some((_, Some(state))) => state,
+            Some((bytes, None)) => {
+                if let Some(version) = newer_version(bytes) {
+                    bail!(
+                        "{} was written by a newer memory-save (version {version}); upgrade memory-save",
+                        path.display()
+                    );
+                }
+                SessionState::default()
+            }
+            None => SessionState::default(),
+        };
         let mut state = before.clone();
         let result = change(&mut state);
         if state != before {
