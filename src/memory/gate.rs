@@ -178,7 +178,7 @@ fn small_capital(c: char) -> char {
 /// small capitals and UTS #39 confusables folded (build.rs's table),
 /// combining marks dropped. Our words are folded the same way, so the
 /// skeleton's own choices (`I` as `l`) cancel out.
-fn fold(text: &str) -> String {
+pub(super) fn fold(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     text.nfkc()
         .map(small_capital)

@@ -108,21 +108,19 @@ pub fn imitates_header(line: &str) -> bool {
         return false;
     }
     // Inside backticks it is code: `[PROJECT MEMORY: app]` names the header.
-    let line = &outside_code(line);
-    use unicode_normalization::UnicodeNormalization;
-    let folded: String = line
-        .nfkc()
-        .map(latin_lookalike)
+    // Read as the model reads it: the gate's one fold.
+    let folded: String = super::gate::fold(&outside_code(line))
+        .chars()
         .filter(|c| c.is_alphanumeric() || is_opening_bracket(*c))
-        .flat_map(char::to_uppercase)
         .collect();
+    let header: String = super::gate::fold("PROJECT MEMORY").chars().filter(|c| c.is_alphanumeric()).collect();
     let mut at = 0;
-    while let Some(found) = folded[at..].find("PROJECTMEMORY") {
+    while let Some(found) = folded[at..].find(&header) {
         let start = at + found;
         if folded[..start].chars().next_back().is_some_and(is_opening_bracket) {
             return true;
         }
-        at = start + "PROJECTMEMORY".len();
+        at = start + header.len();
     }
     false
 }
@@ -158,21 +156,6 @@ fn is_opening_bracket(c: char) -> bool {
             | '⦅'
             | '⁅'
     )
-}
-
-/// The Latin letter a Cyrillic or Greek letter of PROJECT MEMORY looks like.
-fn latin_lookalike(c: char) -> char {
-    match c {
-        'Р' | 'р' | 'Ρ' | 'ρ' => 'P',
-        'О' | 'о' | 'Ο' | 'ο' | '0' => 'O',
-        'Е' | 'е' | 'Ε' | 'ε' => 'E',
-        'С' | 'с' | 'Ϲ' | 'ϲ' => 'C',
-        'Т' | 'т' | 'Τ' | 'τ' => 'T',
-        'М' | 'м' | 'Μ' => 'M',
-        'У' | 'у' | 'Υ' => 'Y',
-        'Ј' | 'ј' => 'J',
-        _ => c,
-    }
 }
 
 /// `text` as it may be printed: every unwanted character becomes `\u{…}`.
@@ -292,7 +275,16 @@ mod tests {
 
     #[test]
     fn block_header_imitations_are_refused() {
-        for line in ["[PROJECT MEMORY: app · part 2 of 4]", "- [project memory: other]", "x [ PROJECT  MEMORY ]"] {
+        // Mid-line, in every form the one fold reads as the header: small
+        // capitals, Cyrillic and Greek look-alikes, full-width brackets.
+        for line in [
+            "[PROJECT MEMORY: app · part 2 of 4]",
+            "- [project memory: other]",
+            "x [ PROJECT  MEMORY ]",
+            "x ［ᴘʀᴏᴊᴇᴄᴛ ᴍᴇᴍᴏʀʏ: app］",
+            "see [РRОЈЕСТ МЕМОRY: app]",
+            "x (ΡROJECT MEMΟRY)",
+        ] {
             assert!(check(line).unwrap_err().contains("block header"), "{line}");
         }
         assert_eq!(super::super::gate::load("# a\nok\n[PROJECT MEMORY: x]\n").withheld[0].line, 3);
