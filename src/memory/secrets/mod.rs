@@ -21,7 +21,7 @@ pub fn find_secret(text: &str) -> Option<&'static str> {
     find_in(text).or_else(|| {
         // A key in look-alike characters (full-width, a non-breaking hyphen)
         // is the key still.
-        (!text.is_ascii()).then(|| find_in(&fold_for_scan(text))).flatten()
+        (!text.is_ascii()).then(|| find_in(&super::gate::fold_ascii(text))).flatten()
     })
 }
 
@@ -31,17 +31,6 @@ fn find_in(text: &str) -> Option<&'static str> {
         .or_else(|| scan(&SHAPES, text))
         .or_else(|| assign::assignment(text))
         .or_else(|| generic::high_entropy(text))
-}
-
-/// Full-width forms and Unicode's hyphens and dashes as ASCII.
-fn fold_for_scan(text: &str) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    text.nfkc()
-        .map(|c| match c {
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{fe63}' | '\u{ff0d}' => '-',
-            _ => c,
-        })
-        .collect()
 }
 
 /// The text, or a stand-in naming what it held, for text stored and shown.

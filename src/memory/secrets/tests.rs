@@ -263,3 +263,21 @@ fn a_known_prefix_is_a_key_whatever_its_tail() {
         assert_eq!(find_secret(passes), None, "{passes}");
     }
 }
+
+/// Prose in other scripts, read through the gate's fold (look-alike
+/// letters made Latin), is no token.
+#[test]
+fn prose_in_other_scripts_is_never_flagged() {
+    for line in [
+        "- Тесты запускаются командой cargo test; конфигурация лежит в config/app.yaml.",
+        "- Никогда не пушить напрямую в ветку main; всё через пулл-реквест.",
+        "- Ο διακομιστής ακούει στη θύρα 8080 και διαβάζει το αρχείο ρυθμίσεων.",
+        "- Переменная DATABASE_URL берётся из .env.local, а ключ хранится в Vault.",
+        "- ПРОЕКТПАМЯТЬТЕСТСЕРВЕРКОНФИГУРАЦИЯ работает на порту 5174.",
+        "- 测试使用 cargo test 运行，配置在 config/app.toml。",
+        "- Testler cargo test -p fatura-core ile çalıştırılır; ayarlar .env.local içinde.",
+        "- Идентификатор_пользователя_СобытиеОплатыПодписки хранится в таблице events.",
+    ] {
+        assert_eq!(super::find_secret(line), None, "{line}");
+    }
+}
