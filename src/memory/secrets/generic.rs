@@ -107,6 +107,10 @@ fn candidate(line: &str, start: usize, end: usize, joined: bool) -> bool {
     if context.cleared || (joined && !context.keyword) {
         return false;
     }
+    // An id's shape is public unless a secret's word stands before it.
+    if !context.keyword && (stripe_object_id(token) || type_id(token)) {
+        return false;
+    }
     let keyword = context.keyword;
     // A vendor's key needs no keyword: its prefix and body give it away.
     if vendor_key(line, start, token) {
@@ -218,7 +222,7 @@ fn public_shape(token: &str) -> bool {
         "sha1-", "sha256-", "sha384-", "sha512-", "SHA256:", "SHA1:", "MD5:", "AAAAB3Nza", "AAAAC3Nza",
         "AAAAE2VjZHNh", "MII", "MF",
     ];
-    PUBLIC.iter().any(|p| token.starts_with(p)) || stripe_object_id(token) || type_id(token)
+    PUBLIC.iter().any(|p| token.starts_with(p))
 }
 
 /// A Stripe object's id (`price_1MoBy5LkdIwHu7ixZhnattbh`): an object's

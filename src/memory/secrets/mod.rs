@@ -21,8 +21,21 @@ pub fn find_secret(text: &str) -> Option<&'static str> {
     find_in(text).or_else(|| {
         // A key in look-alike characters (full-width, a non-breaking hyphen)
         // is the key still.
-        (!text.is_ascii()).then(|| find_in(&super::gate::fold_ascii(text))).flatten()
+        (!text.is_ascii()).then(|| find_in(&dashes_as_hyphens(&super::gate::fold_ascii(text)))).flatten()
     })
+}
+
+/// Every dash Unicode has, as the hyphen a key's parts are joined by: the
+/// gate's fold leaves an em dash or a horizontal bar as it is.
+fn dashes_as_hyphens(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{2e3a}' | '\u{2e3b}' | '\u{fe58}' | '\u{fe63}' | '\u{ff0d}' => {
+                '-'
+            }
+            _ => c,
+        })
+        .collect()
 }
 
 fn find_in(text: &str) -> Option<&'static str> {

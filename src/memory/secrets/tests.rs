@@ -212,6 +212,14 @@ fn a_key_with_a_stand_in_tail_inside_another_or_in_look_alikes_is_caught() {
         k(&["export ANTHROPIC_API_KEY=\"", &anthropic, "-xxxx\""]),
         k(&["sk-proj-", &github, "_xxxxxxxxxxxxxxxxxxxxxxx"]),
         anthropic.replace('-', "\u{2011}"),
+        // Every dash Unicode has is a hyphen to the scan: an em dash or a
+        // horizontal bar in a Postman key (no keyword on the line).
+        k(&["- Postman CI uses PMAK\u{2014}", &hx(44, 24), "\u{2014}", &hx(45, 34)]),
+        k(&["- Postman CI uses PMAK\u{2015}", &hx(46, 24), "\u{2015}", &hx(47, 34)]),
+        // A Stripe id's or a TypeID's shape is public, but not after a
+        // secret's word.
+        k(&["- The admin secret is in_1Zq8Hk2Lm9Np3Rs5Tv7Wx0Yb4Cd6"]),
+        k(&["- The deploy token is user_01h455vb4pex5vsknk084sn02q"]),
         k(&["\u{ff53}\u{ff4b}-ant-api03-", &an(43, 61)]),
     ];
     for text in &caught {
