@@ -144,10 +144,18 @@ pub fn stale(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk:
     });
     if git && !missing.is_empty() {
         let tracked = crate::git::local(top, &["ls-files", "-z"], b"", QUICK).map(|(out, _)| out).unwrap_or_default();
-        missing.retain(|r| {
-            let (file, folder) = (format!("/{}", r.path), format!("/{}/", r.path));
-            !tracked.split('\0').any(|f| f.ends_with(&file) || f.contains(&folder))
-        });
+        // One pass over the list, whatever its size: each tail after a `/`
+        // is a file's name, and each of its folder prefixes a folder's.
+        let wanted: std::collections::HashSet<&str> = missing.iter().map(|r| r.path.as_str()).collect();
+        let mut present = std::collections::HashSet::new();
+        for file in tracked.split('\0') {
+            for (at, _) in file.match_indices('/') {
+                let tail = &file[at + 1..];
+                let folders = tail.match_indices('/').map(|(end, _)| &tail[..end]);
+                present.extend(std::iter::once(tail).chain(folders).filter(|name| wanted.contains(name)));
+            }
+        }
+        missing.retain(|r| !present.contains(r.path.as_str()));
     }
     // A repository with no commit has no log to walk.
     let found = if walk && !head.is_empty() && !missing.is_empty() {
