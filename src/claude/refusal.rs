@@ -158,7 +158,6 @@ mod tests {
                 "API Error: Server is temporarily limiting requests (not your usage limit) · Usage credits required",
                 "allowance",
             ),
-            (Some(400), "Credit balance is too low", "allowance"),
             (
                 Some(429),
                 "API Error: Usage credits required for 1M context · turn on usage credits at https://claude.ai/settings/usage?from=cc_cli_limit_message (they take effect in a new session), or use --model to switch to standard context",

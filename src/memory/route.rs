@@ -110,12 +110,6 @@ impl Route {
         self.is_subscription() || (self.payer == Payer::Gateway && self.header == Header::Bearer)
     }
 
-    /// What a dollar figure of this route's saves is: money billed, or for
-    /// a plan what its usage would cost at API prices.
-    pub fn dollars(&self) -> &'static str {
-        if self.is_subscription() { "at API prices; not billed on your plan" } else { "billed" }
-    }
-
     /// One plain sentence: who pays for this route's saves.
     pub fn sentence(&self) -> String {
         match self.payer {
@@ -218,8 +212,6 @@ mod tests {
         assert_eq!(route(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")], false).key(), "gateway:127.0.0.1");
         assert_eq!(route(&[], false).key(), "subscription");
         assert!(route(&[], false).sentence().starts_with("saves draw on your Claude plan's usage limits"));
-        assert_eq!(route(&[], false).dollars(), "at API prices; not billed on your plan");
-        assert_eq!(route(&[("ANTHROPIC_API_KEY", "k")], false).dollars(), "billed");
         let windows = |vars: &[(&'static str, &'static str)]| route(vars, false).draws_on_plan_windows();
         assert!(windows(&[]) && windows(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]));
         assert!(!windows(&[("ANTHROPIC_API_KEY", "k")]));
