@@ -76,8 +76,13 @@ pub(super) fn gather(
         None => Vec::new(),
     };
     let let_through = guards.iter().filter(|g| notes.let_through.contains(&g.id)).map(|g| g.rule.clone()).collect();
-    let mut guarded: Vec<String> = guards.into_iter().map(|g| g.rule).collect();
-    guarded.dedup();
+    // A rule with two guards is named once.
+    let mut guarded: Vec<String> = Vec::new();
+    for g in guards {
+        if !guarded.contains(&g.rule) {
+            guarded.push(g.rule);
+        }
+    }
     Ok(Gathered { folder, memory, repaired, notes, loaded, shown, topic_files, told, let_through, guarded })
 }
 

@@ -1074,3 +1074,27 @@ fn a_guard_from_elsewhere_is_told_once_when_it_first_binds() {
     assert!(told.contains(&NO_ITEST[2..]), "{told}");
     assert!(!start("33333333-3333-4333-8333-333333333333").contains("did not come from this machine binds"));
 }
+
+/// The fork is told which rules carry a guard, each rule once however
+/// many guards it has, and that a remove or a bare replace drops them.
+#[test]
+fn the_fork_is_told_each_guarded_rule_once() {
+    let env = Env::new();
+    let other = "- Never push to main.";
+    let ops =
+        json!([guarded(NO_ITEST, "Bash", "pytest tests/integration"), guarded(other, "Bash", "git push origin main")]);
+    env.script_reply(1, &reply(ops, json!([])));
+    env.saved_turn(SID, 1);
+    let path = env.memory_dir("proj").join("guards.json");
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let second = json!({"id": "dd44dd44", "rule": NO_ITEST, "tool": "Bash", "match": "pytest -m integration", "decision": "ask"});
+    file["guards"].as_array_mut().unwrap().push(second);
+    std::fs::write(&path, file.to_string()).unwrap();
+    env.script_reply(2, &reply(json!([]), json!([])));
+    env.saved_turn(SID, 2);
+    let message = env.call(2).stdin;
+    let note = message.split("RULES NOTE\n").nth(1).and_then(|n| n.split("\n\n").next()).unwrap_or_default();
+    assert!(note.contains("a remove, or a replace without \"guard\", drops:"), "{message}");
+    assert_eq!(note.matches(NO_ITEST.trim_start_matches("- ")).count(), 1, "{note}");
+    assert_eq!(note.matches(other.trim_start_matches("- ")).count(), 1, "{note}");
+}
