@@ -42,16 +42,14 @@ impl super::Run for ReviewArgs {
         // A team memory's new CRITICAL RULES (by a pull) wait here too. A
         // personal memory's foreign rules (a sync pull, a hand edit) are held
         // with the gate on, approved here, and the approval travels with sync.
+        // Only what the load gate lets through: a withheld line loads as nothing to approve.
+        let memory = folder.gated(&folder.read_memory()?.unwrap_or_default(), false).text;
         let (team_held, foreign) = match &project.team_dir {
             Some(dir) if gate => {
-                let memory = folder.read_memory()?.unwrap_or_default();
                 (crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory), Vec::new())
             }
             Some(_) => (Vec::new(), Vec::new()),
-            None => {
-                let memory = folder.read_memory()?.unwrap_or_default();
-                (Vec::new(), crate::store::approvals::foreign(&roots, &folder, &memory))
-            }
+            None => (Vec::new(), crate::store::approvals::foreign(&roots, &folder, &memory)),
         };
         let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id);
         let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id);

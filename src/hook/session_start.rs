@@ -111,24 +111,24 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     let topics = folder.topic_files();
     let topic_line =
         (!topics.is_empty()).then(|| format!("Topic files in {}: {}", folder.dir.display(), topics.join(", ")));
+    // The last gate: a line no door could have admitted never reaches the
+    // model, nor the user as a rule to quote or review; a text found clean is remembered by hash (docs/design.md §5).
+    let gated = folder.gated(&memory, part == 1);
     // A team memory's new CRITICAL RULES wait for review when the gate is
     // on: every part leaves the same lines out.
     let team_gate = label != project && config.review_rules();
     let mut held = if team_gate {
-        crate::team::held_rules(&ctx.roots, &located.identity, &project, &folder.dir, &memory)
+        crate::team::held_rules(&ctx.roots, &located.identity, &project, &folder.dir, &gated.text)
     } else {
         Vec::new()
     };
     // A personal memory's foreign rules (a sync pull, a hand edit outside
     // `memory-save edit`): held with the gate on, quoted once with it off.
     let foreign =
-        if label == project { crate::store::approvals::foreign(&ctx.roots, &folder, &memory) } else { Vec::new() };
+        if label == project { crate::store::approvals::foreign(&ctx.roots, &folder, &gated.text) } else { Vec::new() };
     if config.review_rules() {
         held.extend(foreign.iter().cloned());
     }
-    // The last gate: a line no door could have admitted never reaches the
-    // model; a text found clean is remembered by hash (docs/design.md §5).
-    let gated = folder.gated(&memory, part == 1);
     let loaded = crate::team::without(&gated.text, &held);
     let note = gate::block_note(gated.withheld.len());
     let held_note = gate::held_note(held.len());
@@ -186,7 +186,7 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
         let rules = if team_gate {
             crate::team::held_report(&held)
         } else {
-            crate::team::new_rules(&ctx.roots, &project, &folder.dir, &memory)
+            crate::team::new_rules(&ctx.roots, &project, &folder.dir, &gated.text)
         };
         report.extend(rules);
     }
