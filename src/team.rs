@@ -68,18 +68,16 @@ pub fn new_rules(roots: &Roots, project: &str, dir: &Path, memory: &str) -> Opti
 
 /// The team rules this machine approved, kept by the repository's identity,
 /// never a path, so every clone and worktree of it shares them; beside
-/// `projects/`, where a folder named `team-<8 hex>.approved` keeps its
-/// record at the path an installed version used.
-fn approved_paths(roots: &Roots, identity: &str) -> (PathBuf, PathBuf) {
+/// `projects/`, where a folder named `team-<8 hex>.approved` keeps its record.
+fn approved_path(roots: &Roots, identity: &str) -> PathBuf {
     let file = format!("team-{}.approved.json", crate::memory::stable_id(identity));
-    (roots.state.join("team-approvals").join(&file), roots.projects_state_dir().join(file))
+    roots.state.join("team-approvals").join(file)
 }
 
 /// The rules approved for `identity`; until the first approval, the rules this
 /// clone last saw stand in, so none disappear.
 fn approved(roots: &Roots, identity: &str, project: &str, dir: &Path) -> Vec<String> {
-    let (path, earlier) = approved_paths(roots, identity);
-    crate::store::record::read_moved(&path, &earlier)
+    crate::store::record::read(&approved_path(roots, identity))
         .unwrap_or_else(|| read_seen(roots, project, dir).unwrap_or_default())
 }
 
@@ -121,8 +119,7 @@ pub fn approve(roots: &Roots, identity: &str, project: &str, dir: &Path, rule: &
     if !approved.iter().any(|r| r == rule) {
         approved.push(rule.to_string());
     }
-    let (path, earlier) = approved_paths(roots, identity);
-    crate::store::record::write_moved(&path, &earlier, &approved)
+    crate::store::record::write(&approved_path(roots, identity), &approved)
 }
 
 /// `memory-save team init` in `cwd`'s repository; what it wrote.

@@ -49,7 +49,7 @@ impl super::Run for ReviewArgs {
                 (crate::team::held_rules(&roots, &project.identity, &folder.project, dir, &memory), Vec::new())
             }
             Some(_) => (Vec::new(), Vec::new()),
-            None => (Vec::new(), crate::store::approvals::foreign(&roots, &folder, &memory)),
+            None => (Vec::new(), crate::store::approvals::foreign(&folder, &memory)),
         };
         let team_rule = |id: &str| team_held.iter().find(|r| crate::team::rule_id(r) == id);
         let foreign_rule = |id: &str| foreign.iter().find(|r| foreign_id(r) == id);

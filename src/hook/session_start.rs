@@ -124,8 +124,7 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
     };
     // A personal memory's foreign rules (a sync pull, a hand edit outside
     // `memory-save edit`): held with the gate on, quoted once with it off.
-    let foreign =
-        if label == project { crate::store::approvals::foreign(&ctx.roots, &folder, &gated.text) } else { Vec::new() };
+    let foreign = if label == project { crate::store::approvals::foreign(&folder, &gated.text) } else { Vec::new() };
     if config.review_rules() {
         held.extend(foreign.iter().cloned());
     }

@@ -117,11 +117,7 @@ pub fn locate(cwd: &Path, roots: &Roots, config: &crate::config::Config) -> Resu
     // (`Folder::key`, by the working tree's path), so no folder of the
     // memory root, recorded or pulled later, has a say in its name.
     let Choice { name, why, provisional } = match &team_dir {
-        Some(dir) => {
-            let choice = choice::team_name(&base, explicit)?;
-            crate::store::folder::Folder::team(roots, &choice.name, dir).take_earlier_team_state(roots);
-            choice
-        }
+        Some(_) => choice::team_name(&base, explicit)?,
         None => choose_folder(roots, &base, &identities, explicit, found.common_dir.is_some())?,
     };
     let mut roots = vec![found.top];

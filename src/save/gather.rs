@@ -56,9 +56,7 @@ pub(super) fn gather(
         (Some(dir), Some(text)) if config.review_rules() => {
             crate::team::held_rules(roots, &located.identity, &located.name, dir, text)
         }
-        (None, Some(text)) if config.review_rules() => {
-            crate::store::approvals::foreign_as_recorded(roots, &folder, text)
-        }
+        (None, Some(text)) if config.review_rules() => crate::store::approvals::foreign(&folder, text),
         _ => Vec::new(),
     };
     let shown = memory.as_deref().map(|text| crate::team::without(&crate::memory::gate::load(text).text, &held_rules));

@@ -79,7 +79,7 @@ pub fn commit(folder: &Folder, current: &str, outcome: &apply::Outcome, message:
     // look-alike of a rule still held as foreign stays foreign, so a reply
     // cannot launder one.
     let before = crate::memory::gate::instruction_lines(current);
-    let foreign = crate::store::approvals::unapproved(folder, current);
+    let foreign = crate::store::approvals::foreign(folder, current);
     let own: Vec<String> = crate::memory::gate::instruction_lines(&outcome.memory)
         .into_iter()
         .filter(|r| !before.contains(r))

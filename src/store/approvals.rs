@@ -5,13 +5,12 @@
 //! travels with sync but counts only where it was made (`approved_here`),
 //! since anyone who can push can write it (docs/design.md §5).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::folder::Folder;
 use super::folder_record::{FolderRecord, Orders, read, update};
-use super::paths::Roots;
 
 pub const APPROVED_FILE: &str = ".approved";
 
@@ -86,57 +85,9 @@ pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
     update(folder, false, |r| r.quoted = rules.to_vec())
 }
 
-fn upgrade_mark(state: &Path) -> PathBuf {
-    state.join("rules-upgraded.json")
-}
-
-fn upgraded(roots: &Roots) -> bool {
-    super::fsutil::read_regular(&upgrade_mark(&roots.state), 64).ok().flatten().is_some()
-}
-
-pub fn mark_upgraded(state: &Path) {
-    let recorded =
-        super::fsutil::create_private_dir(state).and_then(|()| super::record::write(&upgrade_mark(state), &true));
-    if let Err(e) = recorded {
-        crate::store::log::error(&format!("cannot record the approved rules: {e:#}"));
-    }
-}
-
-/// The one-time approval of the rules already on this machine, at its
-/// first load or sync pull: every folder's rules count as its own, so none
-/// of a user's rules disappears. A machine with per-folder
-/// `.upgraded.json` marks was upgraded already.
-pub fn upgrade_once(roots: &Roots) {
-    if upgraded(roots) {
-        return;
-    }
-    let earlier = std::fs::read_dir(roots.projects_state_dir())
-        .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".upgraded.json")));
-    if !earlier {
-        for (name, _) in super::owner::all(roots) {
-            let folder = Folder::new(roots, &name);
-            let Ok(Some(memory)) = folder.read_memory() else { continue };
-            // Not `.approved`: an upgrade's approval never travels as the user's.
-            if let Err(e) = add_own(&folder, &instruction_lines(&folder, &read(&folder), &memory)) {
-                crate::store::log::error(&format!("cannot record the approved rules of {name}: {e:#}"));
-            }
-        }
-    }
-    mark_upgraded(&roots.state);
-}
-
-/// `foreign`, without recording anything: before this machine's upgrade,
-/// no rule is foreign (a write checks this; only a load records).
-pub fn foreign_as_recorded(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
-    if !upgraded(roots) {
-        return Vec::new();
-    }
-    unapproved(folder, memory)
-}
-
 /// The rules neither approved nor this machine's own: what a write must not
 /// launder as its own.
-pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
+pub fn foreign(folder: &Folder, memory: &str) -> Vec<String> {
     // One read of the record: every session start asks.
     let record = read(folder);
     let approved = counted(folder, &record);
@@ -144,13 +95,6 @@ pub fn unapproved(folder: &Folder, memory: &str) -> Vec<String> {
         .into_iter()
         .filter(|r| !approved.contains(r) && !record.own.contains(r))
         .collect()
-}
-
-/// `unapproved`, after the machine's one-time upgrade (a mark of its own, so
-/// a remote that deletes `.approved` approves nothing again).
-pub fn foreign(roots: &Roots, folder: &Folder, memory: &str) -> Vec<String> {
-    upgrade_once(roots);
-    unapproved(folder, memory)
 }
 
 /// `gate::instruction_lines`, remembered for the text last asked about:

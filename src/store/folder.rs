@@ -54,30 +54,6 @@ impl Folder {
         Folder { dir: dir.to_path_buf(), lock_path, team: true, ..Folder::new(roots, project) }
     }
 
-    /// Takes a team working tree's state an installed version kept under
-    /// another name (its name then hung on the memory root's folders), once:
-    /// the working tree's tag, from its path, is the same. A personal
-    /// folder's record of such a name (one made before names were checked
-    /// for it) is that folder's.
-    pub fn take_earlier_team_state(&self, roots: &Roots) {
-        let record = self.state_file("json");
-        let tag = self.key().rsplit_once(".team-").map(|(_, tag)| format!(".team-{tag}.json"));
-        let (Some(tag), false) = (tag, record.exists()) else { return };
-        let Some(dir) = self.lock_path.parent() else { return };
-        let team_state = |name: &str| {
-            name.strip_suffix(".json").is_some_and(|stem| name.ends_with(&tag) && !roots.project_dir(stem).exists())
-        };
-        let earlier = std::fs::read_dir(dir).into_iter().flatten().flatten();
-        if let Some(found) =
-            earlier.into_iter().find(|e| team_state(&e.file_name().to_string_lossy())).map(|e| e.path())
-        {
-            let _ = std::fs::rename(found.with_extension("history"), self.history_dir());
-            if let Err(e) = std::fs::rename(&found, &record) {
-                crate::store::log::error(&format!("cannot take over {}: {e}", found.display()));
-            }
-        }
-    }
-
     /// Beside MEMORY.md for a personal memory (sync never carries it), in
     /// the state folder for a team memory, never inside a working tree.
     pub fn history_dir(&self) -> PathBuf {

@@ -64,13 +64,11 @@ pub struct Orders {
     pub lines: Vec<String>,
 }
 
-/// A fresh record when there is none or it cannot be read; an installed
-/// version's files are folded in first.
+/// The record, or a fresh one when there is none, it cannot be read, or a
+/// newer memory-save wrote it (read only: `update` refuses to change that one).
 pub fn read(folder: &Folder) -> FolderRecord {
     match super::record::read::<FolderRecord>(&folder.state_file("json")) {
         Some(record) if record.version == VERSION => record,
-        Some(record) if record.version > VERSION => FolderRecord::default(),
-        _ if EARLIER.iter().chain(["json"].iter()).any(|ext| folder.state_file(ext).exists()) => fold_once(folder),
         _ => FolderRecord { version: VERSION, ..FolderRecord::default() },
     }
 }
@@ -81,18 +79,19 @@ pub fn read(folder: &Folder) -> FolderRecord {
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
     let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
     let path = folder.state_file("json");
-    let found = super::record::load::<FolderRecord>(&path)?;
-    if let Some(newer) = found.as_ref().filter(|r| r.version > VERSION) {
+    let found = super::record::load::<serde_json::Value>(&path)?;
+    // By its version alone: a newer record's fields may not parse here.
+    let version = found.as_ref().and_then(|v| v.get("version")).and_then(serde_json::Value::as_u64);
+    if let Some(newer) = version.filter(|&v| v > u64::from(VERSION)) {
         bail!(
-            "{} was written by a newer memory-save (record version {}); upgrade memory-save to change it",
-            path.display(),
-            newer.version
+            "{} was written by a newer memory-save (record version {newer}); upgrade memory-save to change it",
+            path.display()
         );
     }
-    let mut record = match found {
-        Some(record) if record.version == VERSION => record,
-        _ => fold(folder),
-    };
+    let mut record = found
+        .and_then(|value| serde_json::from_value::<FolderRecord>(value).ok())
+        .filter(|record| record.version == VERSION)
+        .unwrap_or(FolderRecord { version: VERSION, ..FolderRecord::default() });
     let before = record.clone();
     let result = change(&mut record);
     if record != before || !path.exists() {
@@ -101,87 +100,14 @@ pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut Folder
     Ok(result)
 }
 
-/// The files an installed version kept per folder beside the lock (its
-/// notes were `<folder>.json`, where the record is now).
-const EARLIER: &[&str] = &[
-    "review.json",
-    "own.json",
-    "approvals-seen.json",
-    "quoted.json",
-    "paths.json",
-    "rules.json",
-    "noted.json",
-    "checked",
-    "orders.json",
-    "check.json",
-    "upgraded.json",
-];
-
 /// Whether a folder of this name would have its record or lock where another
-/// folder's state is: `<other>.own.json` is where an installed version kept
-/// `<other>`'s own rules, `<other>.team-<tag>.json` a team working tree's record.
+/// folder's state is: `<other>.team-<tag>.json` is a team working tree's record.
 /// Compared without case: a case-insensitive file system (macOS's default)
-/// keeps `app.OWN.json` and `app.own.json` in one file.
+/// keeps `app.TEAM-…` and `app.team-…` in one file.
 pub fn shares_state(name: &str) -> bool {
     let Some((_, ext)) = name.rsplit_once('.') else { return false };
     let ext = ext.to_ascii_lowercase();
-    let team_tag = |tag: &str| tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit());
-    EARLIER.iter().any(|file| file.strip_suffix(".json") == Some(ext.as_str()))
-        || ext.strip_prefix("team-").is_some_and(team_tag)
-}
-
-/// Folds the earlier files in under the lock, once: the record then has its version.
-fn fold_once(folder: &Folder) -> FolderRecord {
-    let folded = update(folder, true, |record| record.clone());
-    folded.unwrap_or_else(|e| {
-        crate::store::log::error(&format!("cannot fold the state of {}: {e:#}", folder.dir.display()));
-        fold(folder)
-    })
-}
-
-/// The record the earlier files make, removing them once written. Call under the lock.
-fn fold(folder: &Folder) -> FolderRecord {
-    fn list<T: serde::de::DeserializeOwned + Default>(folder: &Folder, ext: &str) -> T {
-        earlier(folder, ext).and_then(|path| super::record::read(&path)).unwrap_or_default()
-    }
-    let upgraded = earlier(folder, "upgraded.json").is_some_and(|path| path.exists());
-    let checked = super::fsutil::read_regular(&folder.state_file("checked"), 256).ok().flatten();
-    let record = FolderRecord {
-        version: VERSION,
-        notes: list(folder, "json"),
-        review: list(folder, "review.json"),
-        own: list(folder, "own.json"),
-        approved_here: list(folder, "approvals-seen.json"),
-        quoted: list(folder, "quoted.json"),
-        paths: list(folder, "paths.json"),
-        team_rules: list(folder, "rules.json"),
-        noted: list(folder, "noted.json"),
-        checked: checked.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()),
-        orders: list(folder, "orders.json"),
-        check: list(folder, "check.json"),
-        ..FolderRecord::default()
-    };
-    // Written before anything goes: a crash in between leaves the earlier
-    // files, folded again the same way.
-    if super::record::write_durable(&folder.state_file("json"), &record).is_ok() {
-        if upgraded {
-            // This machine had its one-time approval already.
-            super::approvals::mark_upgraded(&folder.state_root());
-        }
-        for path in EARLIER.iter().filter_map(|ext| earlier(folder, ext)) {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-    record
-}
-
-/// An installed version's file of this folder, unless the path holds a
-/// record, of a folder whose name made the same path (`app.own`'s record is
-/// where `app` kept `own.json`): that is never read nor removed here.
-fn earlier(folder: &Folder, ext: &str) -> Option<std::path::PathBuf> {
-    let path = folder.state_file(ext);
-    let versioned = |map: serde_json::Map<String, serde_json::Value>| map.contains_key("version");
-    (!super::record::read(&path).is_some_and(versioned)).then_some(path)
+    ext.strip_prefix("team-").is_some_and(|tag| tag.len() == 8 && tag.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -198,9 +124,8 @@ mod tests {
     #[test]
     fn a_name_ending_like_another_folders_state_files_shares_state() {
         for (name, shares) in [
-            ("app.own", true),
-            ("app.approvals-seen", true),
-            ("x.y.check", true),
+            ("app.own", false),
+            ("x.y.check", false),
             ("proj.team-0123abcd", true),
             ("proj.team-0123abc", false),
             ("proj.team-0123abcg", false),
@@ -209,7 +134,6 @@ mod tests {
             ("app", false),
             ("app.own-0123abcd", false),
             // A case-insensitive file system (macOS's default) holds one file for both.
-            ("app.OWN", true),
             ("proj.TEAM-0123abcd", true),
             ("proj.Team-0123ABCD", true),
         ] {
@@ -218,62 +142,18 @@ mod tests {
     }
 
     #[test]
-    fn the_files_an_installed_version_wrote_are_folded_into_one_record_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let (roots, folder) = folder(dir.path());
-        let projects = roots.projects_state_dir();
-        std::fs::create_dir_all(&projects).unwrap();
-        let put = |name: &str, text: &str| std::fs::write(projects.join(name), text).unwrap();
-        put("proj.json", r#"{"skipped": ["- gone"], "refused": [], "more_skipped": 2, "more_refused": 0}"#);
-        let op = r#"{"op": "add", "section": "CRITICAL RULES", "text": "- Never push."}"#;
-        put("proj.review.json", &format!(r#"[{{"id": "ab12", "op": {op}, "at": 7}}]"#));
-        put("proj.own.json", r#"["- Always test."]"#);
-        put("proj.approvals-seen.json", r#"["- Approved here."]"#);
-        put("proj.quoted.json", r#"["- Quoted once."]"#);
-        put("proj.paths.json", r#"["path:/home/me/app"]"#);
-        put("proj.noted.json", r#"{"stale": [["- a line", "src/a.rs"]], "duplicates": []}"#);
-        put("proj.checked", "3:abc\n");
-        put("proj.orders.json", r#"{"mark": "3:abc", "lines": ["- Always test."]}"#);
-        put("proj.check.json", r#"{"head": "h"}"#);
-        put("proj.upgraded.json", "true");
-        put("proj.lock", "");
-        put("other.own.json", r#"["- Another folder's."]"#);
-
-        let record = read(&folder);
-        assert_eq!(record.version, VERSION);
-        assert_eq!(record.notes.skipped, vec!["- gone".to_string()]);
-        assert_eq!(record.notes.more_skipped, 2);
-        assert_eq!(record.review.len(), 1);
-        assert_eq!(record.review[0].id, "ab12");
-        assert_eq!(record.own, vec!["- Always test.".to_string()]);
-        assert_eq!(record.approved_here, vec!["- Approved here.".to_string()]);
-        assert_eq!(record.quoted, vec!["- Quoted once.".to_string()]);
-        assert_eq!(record.paths, vec!["path:/home/me/app".to_string()]);
-        assert_eq!(record.noted.stale, vec![("- a line".to_string(), "src/a.rs".to_string())]);
-        assert_eq!(record.checked.as_deref(), Some("3:abc"));
-        assert_eq!(record.orders.as_ref().map(|o| o.lines.clone()), Some(vec!["- Always test.".to_string()]));
-        assert_eq!(record.check, Some(serde_json::json!({"head": "h"})));
-        let mut left: Vec<String> =
-            std::fs::read_dir(&projects).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        left.sort();
-        assert_eq!(left, ["other.own.json", "proj.json", "proj.lock"], "the folder's state is its record and its lock");
-        assert!(roots.state.join("rules-upgraded.json").exists(), "an earlier per-folder upgrade mark is kept");
-        // Once: the record is read as it is from now on.
-        update(&folder, false, |r| r.own.push("- New.".to_string())).unwrap();
-        assert_eq!(read(&folder).own.len(), 2);
-    }
-
-    #[test]
     fn a_record_of_a_newer_version_is_never_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let (roots, folder) = folder(dir.path());
         std::fs::create_dir_all(roots.projects_state_dir()).unwrap();
-        let newer = r#"{"version": 99, "own": ["- kept"]}"#;
-        std::fs::write(folder.state_file("json"), newer).unwrap();
-        assert_eq!(read(&folder), FolderRecord::default());
-        let err = update(&folder, false, |r| r.own.clear()).unwrap_err();
-        assert!(format!("{err:#}").contains("newer memory-save"), "{err:#}");
-        assert_eq!(std::fs::read_to_string(folder.state_file("json")).unwrap(), newer);
+        // The second's fields are of a shape this version cannot read.
+        for newer in [r#"{"version": 99, "own": ["- kept"]}"#, r#"{"version": 2, "own": {"rules": ["- kept"]}}"#] {
+            std::fs::write(folder.state_file("json"), newer).unwrap();
+            assert_eq!(read(&folder).own, Vec::<String>::new());
+            let err = update(&folder, false, |r| r.own.push("- new".to_string())).unwrap_err();
+            assert!(format!("{err:#}").contains("record version"), "{err:#}");
+            assert_eq!(std::fs::read_to_string(folder.state_file("json")).unwrap(), newer);
+        }
     }
 
     #[test]

@@ -277,7 +277,7 @@ pub fn active(folder: &Folder, rules: impl FnOnce() -> Vec<String>, review: bool
 /// gate holds.
 pub fn rules_loaded_now(folder: &Folder, review: bool) -> Vec<String> {
     let memory = folder.read_memory().ok().flatten().unwrap_or_default();
-    let held = if review { super::approvals::unapproved(folder, &memory) } else { Vec::new() };
+    let held = if review { super::approvals::foreign(folder, &memory) } else { Vec::new() };
     let loaded = folder.gated(&memory, false).text;
     crate::memory::template::critical_rules(&loaded).into_iter().filter(|r| !held.contains(r)).collect()
 }

@@ -113,25 +113,24 @@ pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
 
 /// Aliases from an identity to the folder it adopted, which a lookup by name
 /// would miss. Beside `projects/`, not in it, where a folder named `adopted`
-/// keeps its record at the path an installed version used.
+/// keeps its record.
 type Aliases = std::collections::BTreeMap<String, String>;
 
-fn adopted_paths(roots: &Roots) -> (PathBuf, PathBuf) {
-    (roots.state.join("adopted.json"), roots.projects_state_dir().join("adopted.json"))
+fn adopted_path(roots: &Roots) -> PathBuf {
+    roots.state.join("adopted.json")
 }
 
 /// The folder adopted for any of `identities`, the first that has one.
 pub fn adopted(roots: &Roots, identities: &[String]) -> Option<String> {
-    let (path, earlier) = adopted_paths(roots);
-    let aliases: Aliases = crate::store::record::read_moved(&path, &earlier)?;
+    let aliases: Aliases = crate::store::record::read(&adopted_path(roots))?;
     identities.iter().find_map(|id| aliases.get(id).cloned())
 }
 
 pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
-    let (path, earlier) = adopted_paths(roots);
-    let mut aliases: Aliases = crate::store::record::read_moved(&path, &earlier).unwrap_or_default();
+    let path = adopted_path(roots);
+    let mut aliases: Aliases = crate::store::record::read(&path).unwrap_or_default();
     aliases.insert(identity.to_string(), folder.to_string());
-    crate::store::record::write_moved(&path, &earlier, &aliases)
+    crate::store::record::write(&path, &aliases)
 }
 
 /// Every folder under the memory root with a record, by name (bounded).
@@ -154,7 +153,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_record_of_an_earlier_version_reads_as_its_one_identity() {
+    fn a_record_of_one_identity_reads_as_it_and_a_forged_one_is_never_shown() {
         let record = parse(br#"{"identity":"path:/gone/app"}"#).unwrap();
         assert_eq!(record.names().collect::<Vec<_>>(), ["path:/gone/app"]);
         assert!(record.orphaned());
@@ -177,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn the_text_keeps_what_a_reader_of_an_earlier_version_reads() {
+    fn the_text_keeps_this_machines_paths_out() {
         let mut record = Record::new("path:/a");
         record.root = Some("abc".into());
         record.here.push("path:/b".into());

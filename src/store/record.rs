@@ -39,23 +39,6 @@ pub fn write_durable<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, true)
 }
 
-/// The record at `path`, or where an installed version kept it (`earlier`)
-/// when it is there in the record's shape: a file of another shape there is
-/// not ours to read (a folder's record, whose name made the same path).
-pub fn read_moved<T: DeserializeOwned>(path: &Path, earlier: &Path) -> Option<T> {
-    read(path).or_else(|| read(earlier))
-}
-
-/// Writes the record at `path` and removes the installed version's copy at
-/// `earlier`, only when it is in the record's shape.
-pub fn write_moved<T: Serialize + DeserializeOwned>(path: &Path, earlier: &Path, record: &T) -> Result<()> {
-    write(path, record)?;
-    if read::<T>(earlier).is_some() {
-        let _ = std::fs::remove_file(earlier);
-    }
-    Ok(())
-}
-
 /// `write`, or `write_durable` when `durable`.
 pub fn write_record<T: Serialize>(path: &Path, record: &T, durable: bool) -> Result<()> {
     if let Some(dir) = path.parent() {
@@ -87,22 +70,5 @@ mod tests {
         assert_eq!(read::<Vec<String>>(&link), None);
         assert!(format!("{:#}", load::<Vec<String>>(&link).unwrap_err()).contains("symlink"));
         assert_eq!(read_bounded::<Vec<String>>(&path, 3), None, "over its bound");
-    }
-
-    #[test]
-    fn a_moved_record_is_read_where_it_was_and_only_its_own_shape_is_removed_there() {
-        let dir = tempfile::tempdir().unwrap();
-        let (path, earlier) = (dir.path().join("new/a.json"), dir.path().join("a.json"));
-        write(&earlier, &vec!["kept".to_string()]).unwrap();
-        assert_eq!(read_moved::<Vec<String>>(&path, &earlier), Some(vec!["kept".to_string()]));
-        write_moved(&path, &earlier, &vec!["kept".to_string(), "new".to_string()]).unwrap();
-        assert!(!earlier.exists());
-        assert_eq!(read_moved::<Vec<String>>(&path, &earlier).unwrap().len(), 2);
-        // Another record at the earlier path (a folder's, whose name made it) stays.
-        std::fs::write(&earlier, r#"{"version": 1, "own": []}"#).unwrap();
-        write_moved(&path, &earlier, &vec!["x".to_string()]).unwrap();
-        assert!(earlier.exists());
-        std::fs::remove_file(&path).unwrap();
-        assert_eq!(read_moved::<Vec<String>>(&path, &earlier), None);
     }
 }

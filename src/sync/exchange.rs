@@ -11,17 +11,10 @@ use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
 use crate::store::paths::Roots;
 
-/// What `.gitattributes` may say: ours, or what an earlier version wrote.
-const KNOWN_GITATTRIBUTES: [&str; 3] =
-    [GITATTRIBUTES, "*.md merge=memory-save\n", "*.md merge=memory-save\n.approved merge=union\n"];
-
 pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
     let mut report = Vec::new();
-    // The rules this machine holds are approved once, before anything
-    // arrives: what a pull brings is foreign.
-    crate::store::approvals::upgrade_once(roots);
-    // Any other `.gitattributes` or `.gitignore` (an earlier version's) is
-    // written back to ours before anything merges.
+    // Any other `.gitattributes` or `.gitignore` is written back to ours
+    // before anything merges.
     for (name, text) in [(".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)] {
         let path = root.join(name);
         if fsutil::read_regular(&path, 64 * 1024)?.as_deref() != Some(text.as_bytes()) {
@@ -38,7 +31,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         // driver taken away) would act during the merge itself.
         let theirs =
             git::run(root, &["show", &format!("{remote_branch}:.gitattributes")], git::LIMIT).unwrap_or_default();
-        if !theirs.is_empty() && !KNOWN_GITATTRIBUTES.contains(&theirs.as_str()) {
+        if !theirs.is_empty() && theirs != GITATTRIBUTES {
             bail!(
                 "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\", \".approved merge=union\" and \"guards.json merge=memory-save\" there, then sync"
             );

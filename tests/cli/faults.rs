@@ -195,7 +195,7 @@ fn a_save_left_by_a_dead_worker_is_not_shown_as_running_and_runs_again() {
     let env = Env::new();
     fs::create_dir_all(env.sessions_dir()).unwrap();
     let state = json!({
-        "version": 2,
+        "version": 1,
         "input": {"cwd": env.proj.to_str().unwrap(), "transcript_path": env.transcript_path().to_str().unwrap()},
         "protocol": {"job": {"claimed": {"since": 1_000_000, "takeovers": 0, "queued": "save"}}},
         "outcome": {"status": {"text": "+1", "at": 1_000_000, "kind": "saved"}},

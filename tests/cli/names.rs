@@ -78,9 +78,9 @@ fn saved_repo(env: &Env, path: &str, script: usize) -> PathBuf {
     dir
 }
 
-/// An installed version kept `adopt`'s aliases at `projects/adopted.json`,
-/// the record path of a folder named `adopted`: such a repository never
-/// takes another repository's adoption away.
+/// `adopt`'s aliases are kept beside `projects/`, where a folder named
+/// `adopted` keeps its record: such a repository never takes another
+/// repository's adoption away.
 #[test]
 fn a_repository_named_adopted_never_undoes_another_repositorys_adoption() {
     let env = Env::new();
@@ -101,9 +101,9 @@ fn an_adoption_never_overwrites_the_record_of_a_folder_named_adopted() {
     assert!(denied(&env, "after", &user), "the guard promoted in `adopted` no longer refuses after an adopt elsewhere");
 }
 
-/// An installed version kept a team's approvals at
-/// `projects/team-<8 hex>.approved.json`, the record path of a folder named
-/// `team-<8 hex>.approved`: such a repository never takes them away.
+/// A team's approvals are `team-approvals/team-<8 hex>.approved.json`, not
+/// in `projects/`, where a folder named `team-<8 hex>.approved` keeps its
+/// record: such a repository never takes them away.
 #[test]
 fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
     let env = Env::new();
@@ -125,45 +125,13 @@ fn a_repository_named_like_a_teams_approvals_never_takes_them_away() {
     };
     assert!(loaded("approved").contains("A teammate's rule, approved here."));
     let state = env.mem.join("state/memory-save");
-    let approvals = [state.join("team-approvals"), state.join("projects")]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+    let approvals = std::fs::read_dir(state.join("team-approvals"))
+        .into_iter()
+        .flatten()
+        .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with("team-") && n.ends_with(".approved.json"))
         .expect("the team's approvals file");
     saved_repo(&env, &format!("clones/{}", approvals.strip_suffix(".json").unwrap()), 1);
     assert!(loaded("later").contains("A teammate's rule, approved here."), "the approved team rule is held again");
-}
-
-/// A repository named `app` never takes the state of one named `app.own`
-/// (whose record file an installed version used for `app`'s own rules): the
-/// guard its user promoted to deny keeps refusing after `app` first saves.
-#[test]
-fn a_repository_named_app_never_takes_the_state_of_one_named_app_own() {
-    let env = Env::new();
-    let user = repo(&env, "work/app.own");
-    denying_guard(&env, &user, 1);
-    saved_repo(&env, "clones/app", 2);
-    assert!(denied(&env, "after", &user));
-}
-
-/// The same for a folder `app.own` that the release before the naming rule
-/// recorded (its `.identity` names this repository) and so kept its name:
-/// its record is still `projects/app.own.json`, which a later folder
-/// `app`'s first read must not fold in as its own nor delete.
-#[test]
-fn a_kept_app_own_folder_never_loses_its_record_to_a_new_app() {
-    let env = Env::new();
-    let user = repo(&env, "work/app.own");
-    let canon = user.canonicalize().unwrap();
-    let dir = env.memory_dir("app.own");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("MEMORY.md"), template_with("app.own", &["- Written by the release before."])).unwrap();
-    std::fs::write(dir.join(".identity"), json!({"identity": format!("path:{}", canon.display())}).to_string())
-        .unwrap();
-    assert!(session_start(&env, "u1", &user).contains("- Written by the release before."));
-    denying_guard(&env, &user, 1);
-    assert!(env.memory_of("app.own").unwrap().contains(NO_ITEST), "kept its folder");
-    saved_repo(&env, "clones/app", 2);
-    assert!(denied(&env, "after", &user), "app.own's promoted guard no longer refuses");
 }

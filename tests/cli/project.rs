@@ -75,10 +75,9 @@ fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
     out.assert_silent();
 }
 
-/// A folder's state files are `<name>.<what>` beside its lock, and an
-/// installed version kept `<name>.own.json` and the like: a repository
-/// whose name ends so (`app.own`, or a team working tree's `proj.team-<tag>`)
-/// takes `<name>-<hash>`, so no two folders ever share a state file.
+/// A folder's state files are `<name>.json` and `<name>.lock`, a team working
+/// tree's `<name>.team-<tag>.json`: a repository whose name ends so takes
+/// `<name>-<hash>`, so no two folders ever share a state file.
 #[test]
 fn a_name_that_another_folders_state_files_use_takes_a_name_of_its_own() {
     let env = Env::new();
@@ -89,7 +88,7 @@ fn a_name_that_another_folders_state_files_use_takes_a_name_of_its_own() {
         env.saved_turn_in(&session, &dir, 1);
         let folder = env.memory_tree().into_iter().find(|f| f.starts_with(name) && !f.contains('/')).unwrap();
         let hashed = folder.len() == name.len() + 9 && folder.as_bytes()[name.len()] == b'-';
-        assert_eq!(hashed, name != "app.v2", "{name} saved into {folder}");
+        assert_eq!(hashed, name == "proj.team-0123abcd", "{name} saved into {folder}");
         assert!(env.memory_of(&folder).unwrap().contains(&format!("- Saved in {name}.")));
     }
 }
@@ -185,12 +184,12 @@ fn a_name_set_in_the_config_wins() {
     env.script_default(&adds("- Named by hand."));
     env.saved_turn(SID, 1);
     assert!(env.memory_of("work notes").unwrap().contains("- Named by hand."));
-    env.config("[names]\n\"github.com/me/proj\" = \"notes.own\"\n");
+    env.config("[names]\n\"github.com/me/proj\" = \"notes.team-0123abcd\"\n");
     env.cmd(&["status"])
         .in_dir(&env.proj)
         .status(1)
         .stderr(concat!(
-            "memory-save: the name set for github.com/me/proj in the config, \"notes.own\": a name ending in \".own\" ",
+            "memory-save: the name set for github.com/me/proj in the config, \"notes.team-0123abcd\": a name ending in \".team-0123abcd\" ",
             "could share another folder's state files; choose another name\n"
         ))
         .run();

@@ -533,6 +533,11 @@ impl Env {
         fs::write(self.memory_path(), text).unwrap();
     }
 
+    /// Writes MEMORY.md with `memory-save edit`: its rules are this machine's own.
+    pub fn edit_memory(&self, text: &str) {
+        self.cmd(&["edit"]).var("EDITOR", &self.editor(text, "")).in_dir(&self.proj).run().ok();
+    }
+
     pub fn memory_file(&self, name: &str) -> Option<String> {
         fs::read_to_string(self.memory_dir("proj").join(name)).ok()
     }

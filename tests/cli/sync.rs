@@ -464,13 +464,11 @@ fn rule(env: &Env, n: usize, dir: &Path, session: &str, text: &str) {
 }
 
 /// Someone who can push to the sync remote adds a folder this machine has
-/// never loaded: its rules are foreign, held with the gate on, never
-/// approved by the machine's one-time upgrade.
+/// never loaded: its rules are foreign, held with the gate on.
 #[test]
 fn a_folder_that_first_arrives_by_sync_is_reviewed_before_its_rules_load() {
     let (a, b, remote) = reviewing_and_planting();
     let url = remote.to_str().unwrap();
-    // A has loaded its own project: its machine is upgraded.
     save(&a, 1, "- From machine A.");
     start_in(&a, &a.proj, "a-start");
     sync(&a, &["--init", url]).ok();
@@ -496,7 +494,7 @@ fn a_folder_that_first_arrives_by_sync_is_reviewed_before_its_rules_load() {
 }
 
 /// A rule pulled into a folder this machine made, before the folder's
-/// first load here, is foreign too: the upgrade happened before the pull.
+/// first load here, is foreign too: no load here made it this machine's own.
 #[test]
 fn a_rule_pulled_before_a_folders_first_load_is_reviewed() {
     let (a, b, remote) = reviewing_and_planting();
@@ -511,32 +509,6 @@ fn a_rule_pulled_before_a_folders_first_load_is_reviewed() {
     let out = start_in(&a, &a.proj, "a-first-load");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- From machine A.") && !context.contains("Never push to main"), "{context}");
-}
-
-/// A machine that ran an earlier version keeps its rules: the first load
-/// approves what its folders hold, once, for the whole machine.
-#[test]
-fn the_upgrade_approves_every_folder_this_machine_holds_once() {
-    let env = Env::new();
-    env.config("review = \"rules\"\n");
-    let memory = template_with("proj", &["- A fact."])
-        .replace("## CRITICAL RULES\n- None yet.", "## CRITICAL RULES\n- Old rule.");
-    env.write_memory(&memory);
-    let other = env.git_init("other");
-    fs::create_dir_all(env.memory_dir("other")).unwrap();
-    fs::write(
-        env.memory_dir("other").join("MEMORY.md"),
-        memory.replace("# proj", "# other").replace("Old rule", "Other rule"),
-    )
-    .unwrap();
-    fs::write(env.memory_dir("other").join(".identity"), format!("{{\"identity\":\"path:{}\"}}", other.display()))
-        .unwrap();
-    let out = start_in(&env, &env.proj, "s1");
-    assert!(out["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Old rule."), "{out}");
-    // The other folder was approved by the same upgrade, before its load.
-    let out = start_in(&env, &other, "s2");
-    assert!(out["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("- Other rule."), "{out}");
-    assert!(out["systemMessage"].is_null(), "{out}");
 }
 
 /// A file memory-save wrote into the root but did not commit (here, an

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -315,33 +315,6 @@ fn a_plain_repository_named_like_a_team_never_sees_its_held_rules() {
         !theirs.contains("The team's held rule"),
         "a stranger's repository lists the team's held rule: {theirs}\nfolders: {folders:?}"
     );
-}
-
-/// A team working tree's state (its own guards, what it saw, its notes) is
-/// kept by its key; one an installed version kept under another name of the
-/// same working tree (`proj-<hash>.team-<tag>.json`) is its own still.
-#[test]
-fn a_team_working_trees_state_under_an_earlier_name_is_kept() {
-    let env = Env::new();
-    env.team_init();
-    env.load_part1(&env.proj, "first");
-    let projects = env.mem.join("state/memory-save/projects");
-    let record = fs::read_dir(&projects)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
-    let mut state: Value = serde_json::from_str(&fs::read_to_string(&record).unwrap()).unwrap();
-    state["quoted"] = json!(["- A rule quoted before the upgrade."]);
-    let name = record.file_name().unwrap().to_string_lossy().into_owned();
-    let earlier = projects.join(name.replacen("proj.team-", "proj-0123abcd.team-", 1));
-    fs::write(&earlier, state.to_string()).unwrap();
-    fs::remove_file(&record).unwrap();
-    env.load_part1(&env.proj, "upgraded");
-    let now: Value = serde_json::from_str(&fs::read_to_string(&record).unwrap()).unwrap();
-    assert_eq!(now["quoted"], json!(["- A rule quoted before the upgrade."]), "{now}");
-    assert!(!earlier.exists());
 }
 
 /// A teammate's new rule that the load gate withholds (framing markup) is

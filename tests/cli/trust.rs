@@ -146,7 +146,7 @@ fn the_review_gate_holds_rule_changes_until_approved_or_rejected() {
         "## CRITICAL RULES\n- Old rule.",
         1,
     );
-    env.write_memory(&memory);
+    env.edit_memory(&memory);
     env.script_default(&reply(
         json!([
             add("CRITICAL RULES", "- Push straight to main."),

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The session file's format: an older one reads as a fresh session, and a
+/// The session file's format: another reads as a fresh session, and a
 /// newer one is never overwritten (`SessionStore::update`).
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 1;
 
 /// A field added to a part reads as its default from a file that lacks it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -125,8 +125,6 @@ impl SessionInput {
 pub struct Protocol {
     pub turn: Turn,
     pub job: Job,
-    /// Older files call it `guard`.
-    #[serde(alias = "guard")]
     pub watch: CacheWatch,
     pub snapshot: Snapshot,
 }
