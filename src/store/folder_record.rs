@@ -3,14 +3,14 @@
 //! and never syncs (docs/design.md §6). One of a newer version is never
 //! overwritten; every change is a read-modify-write under the lock.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::folder::Folder;
 use super::notes::Notes;
 use super::review::Pending;
 
-pub const VERSION: u32 = 1;
+pub use super::record::VERSION;
 
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -79,17 +79,12 @@ pub fn read(folder: &Folder) -> FolderRecord {
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
     let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
     let path = folder.state_file("json");
-    let found = super::record::load::<serde_json::Value>(&path)?;
-    // By its version alone: a newer record's fields may not parse here.
-    let version = found.as_ref().and_then(|v| v.get("version")).and_then(serde_json::Value::as_u64);
-    if let Some(newer) = version.filter(|&v| v > u64::from(VERSION)) {
-        bail!(
-            "{} was written by a newer memory-save (record version {newer}); upgrade memory-save to change it",
-            path.display()
-        );
+    let bytes = super::fsutil::read_regular(&path, 1024 * 1024)?;
+    if let Some(bytes) = &bytes {
+        super::record::check_version(&path, bytes)?;
     }
-    let mut record = found
-        .and_then(|value| serde_json::from_value::<FolderRecord>(value).ok())
+    let mut record = bytes
+        .and_then(|bytes| serde_json::from_slice::<FolderRecord>(&bytes).ok())
         .filter(|record| record.version == VERSION)
         .unwrap_or(FolderRecord { version: VERSION, ..FolderRecord::default() });
     let before = record.clone();

@@ -14,7 +14,7 @@ use crate::memory::guard::{Active, Decision, Spec};
 
 pub const GUARDS_FILE: &str = "guards.json";
 /// `guards.json`'s format: another version binds nothing and is never overwritten.
-pub const VERSION: u32 = 1;
+pub use super::record::VERSION;
 /// A guards file is a few kilobytes; anything larger is not ours.
 const MAX_BYTES: u64 = 256 * 1024;
 

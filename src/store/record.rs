@@ -3,12 +3,32 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// A record is a few kilobytes; anything larger is not ours.
 const MAX_BYTES: u64 = 1024 * 1024;
+
+/// The format every record of ours is at. One with a later `version` is a
+/// newer memory-save's: never overwritten, whatever its fields hold.
+pub const VERSION: u32 = 1;
+
+/// Refuses a record (its first JSON value) that a newer memory-save wrote.
+pub fn check_version(path: &Path, bytes: &[u8]) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: u32,
+    }
+    let found = serde_json::Deserializer::from_slice(bytes).into_iter::<Versioned>().next();
+    match found {
+        Some(Ok(Versioned { version })) if version > VERSION => bail!(
+            "{} was written by a newer memory-save (record version {version}); upgrade memory-save to change it",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
 
 /// The record at `path`; `None` when it is missing, not ours, or unreadable
 /// (a record is state, never worth failing over).
@@ -22,13 +42,6 @@ pub fn read_bounded<T: DeserializeOwned>(path: &Path, max: u64) -> Option<T> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// `read`, but a link, FIFO or oversized file is an error, not a missing
-/// record. Missing, or not the record's shape: `None`.
-pub fn load<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
-    let bytes = crate::store::fsutil::read_regular(path, MAX_BYTES)?;
-    Ok(bytes.and_then(|bytes| serde_json::from_slice(&bytes).ok()))
-}
-
 /// Replaces the record at `path`, atomically, in a private folder.
 pub fn write<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, false)
@@ -39,8 +52,11 @@ pub fn write_durable<T: Serialize>(path: &Path, record: &T) -> Result<()> {
     write_record(path, record, true)
 }
 
-/// `write`, or `write_durable` when `durable`.
+/// `write`, or `write_durable` when `durable`; never over a newer record.
 pub fn write_record<T: Serialize>(path: &Path, record: &T, durable: bool) -> Result<()> {
+    if let Ok(Some(bytes)) = crate::store::fsutil::read_regular(path, MAX_BYTES) {
+        check_version(path, &bytes)?;
+    }
     if let Some(dir) = path.parent() {
         crate::store::fsutil::create_private_dir(dir)?;
     }
@@ -59,16 +75,31 @@ mod tests {
         write(&path, &vec!["a".to_string()]).unwrap();
         assert_eq!(read::<Vec<String>>(&path), Some(vec!["a".to_string()]));
         write_durable(&path, &vec!["b".to_string()]).unwrap();
-        assert_eq!(load::<Vec<String>>(&path).unwrap(), Some(vec!["b".to_string()]));
-        assert_eq!(load::<Vec<String>>(&dir.path().join("missing.json")).unwrap(), None);
+        assert_eq!(read::<Vec<String>>(&path), Some(vec!["b".to_string()]));
+        assert_eq!(read::<Vec<String>>(&dir.path().join("missing.json")), None);
         // Not the record's shape: none, as a fresh record.
         std::fs::write(&path, "{not json").unwrap();
-        assert_eq!(load::<Vec<String>>(&path).unwrap(), None);
-        // A link: `read` takes it for none, `load` names it.
+        assert_eq!(read::<Vec<String>>(&path), None);
+        // A link is taken for none.
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink(&path, &link).unwrap();
         assert_eq!(read::<Vec<String>>(&link), None);
-        assert!(format!("{:#}", load::<Vec<String>>(&link).unwrap_err()).contains("symlink"));
         assert_eq!(read_bounded::<Vec<String>>(&path, 3), None, "over its bound");
+    }
+
+    #[test]
+    fn a_record_of_a_newer_version_is_never_overwritten_whatever_its_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("limits.json");
+        for newer in [r#"{"version": 2, "told": "a shape of its own"}"#, "{\"version\": 9}\n{\"tail\""] {
+            std::fs::write(&path, newer).unwrap();
+            let err = write(&path, &vec!["x".to_string()]).unwrap_err();
+            assert!(format!("{err:#}").contains("record version"), "{err:#}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+        }
+        for ours in [r#"{"version": 1}"#, r#"["a"]"#, "{not json"] {
+            std::fs::write(&path, ours).unwrap();
+            write(&path, &vec!["x".to_string()]).unwrap();
+        }
     }
 }

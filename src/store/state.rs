@@ -174,12 +174,7 @@ impl SessionStore {
         let before = match bytes.as_deref().map(|bytes| (bytes, parse_state(bytes))) {
             Some((_, Some(state))) => state,
             Some((bytes, None)) => {
-                if let Some(version) = newer_version(bytes) {
-                    bail!(
-                        "{} was written by a newer memory-save (version {version}); upgrade memory-save",
-                        path.display()
-                    );
-                }
+                crate::store::record::check_version(&path, bytes)?;
                 SessionState::default()
             }
             None => SessionState::default(),
@@ -240,16 +235,6 @@ pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {
 /// (`fsutil::overwrite`).
 pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
-}
-
-/// The version of a session file newer than this release reads, if it is one.
-fn newer_version(bytes: &[u8]) -> Option<u32> {
-    #[derive(serde::Deserialize)]
-    struct Versioned {
-        version: u32,
-    }
-    let found = serde_json::Deserializer::from_slice(bytes).into_iter::<Versioned>().next()?.ok()?;
-    (found.version > VERSION).then_some(found.version)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The session file's format: another reads as a fresh session, and a
 /// newer one is never overwritten (`SessionStore::update`).
-pub const VERSION: u32 = 1;
+pub use crate::store::record::VERSION;
 
 /// A field added to a part reads as its default from a file that lacks it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
