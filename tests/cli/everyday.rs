@@ -505,3 +505,59 @@ fn doctor_auto_memory_fix_for_the_plugin_names_the_file_that_decides() {
     assert!(out.stdout.contains(&format!("{FIX}{}", local.display())), "{out:#?}");
     assert!(!out.stdout.contains("--disable-auto-memory"), "{out:#?}");
 }
+
+/// The kinds of file one ordinary use leaves (an install, saves with a
+/// topic file and a guard that fires, review on, a sync remote, a
+/// compaction, the session's end): exactly the list docs/design.md §6 gives.
+#[test]
+fn one_ordinary_use_leaves_the_kinds_of_file_design_lists() {
+    let env = Env::new();
+    env.cmd(&["install"]).run().ok();
+    env.config("review = \"rules\"\n");
+    let guard = json!({"op": "add", "section": "CRITICAL RULES", "text": "- Never run make ship by hand.",
+        "guard": {"tool": "Bash", "match": "make ship"}});
+    let topic = json!([{"file": "history.md", "append": "- x"}]);
+    env.script_reply(1, &reply(json!([guard, add(ARCH, "- Uses cargo.")]), topic));
+    env.saved_turn(SID, 1);
+    env.hook("pre-tool-use")
+        .fixture("PreToolUse-bash.json")
+        .set("tool_input", json!({"command": "make ship"}))
+        .run()
+        .ok();
+    let remote = env.bare_remote("memories.git");
+    env.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&env.proj).run().ok();
+    env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID).run().ok();
+    env.script_reply(2, &adds("- After the compaction."));
+    env.saved_turn(SID, 2);
+    env.hook("session-end").fixture("SessionEnd-prompt_input_exit.json").session(SID).run().ok();
+
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut stack = vec![env.mem.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path.strip_prefix(&env.mem).unwrap().to_string_lossy().into_owned();
+            if path.is_dir() && name != "memory/.git" {
+                stack.push(path);
+                continue;
+            }
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            let kind = name.replace(SID, "<id>").replace("/proj/", "/<folder>/").replace("/proj.", "/<folder>.");
+            let kind = match kind.rsplit_once('/') {
+                Some((dir, file)) if file.strip_suffix(".json").is_some_and(digits) => format!("{dir}/<n>.json"),
+                Some((dir, file))
+                    if file.strip_prefix("slot-").and_then(|f| f.strip_suffix(".lock")).is_some_and(digits) =>
+                {
+                    format!("{dir}/slot-<n>.lock")
+                }
+                _ => kind,
+            };
+            kinds.insert(kind);
+        }
+    }
+    let design = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/design.md")).unwrap();
+    let listed = design.split_once("One ordinary use leaves").and_then(|(_, rest)| rest.split_once("```text\n"));
+    let listed = listed.and_then(|(_, rest)| rest.split_once("```")).map(|(block, _)| block).unwrap_or_default();
+    let found: String = kinds.iter().map(|k| format!("{k}\n")).collect();
+    assert_eq!(found, listed, "docs/design.md §6's list of the kinds of file");
+}
