@@ -308,7 +308,7 @@ pub struct Loaded {
     pub withheld: Vec<Withheld>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Withheld {
     pub line: usize,
     pub why: String,

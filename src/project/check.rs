@@ -301,6 +301,8 @@ fn event_for(gone: &BTreeMap<String, Fate>, path: &str) -> Option<Fate> {
 #[derive(Debug, Serialize)]
 pub struct Findings {
     pub memory: String,
+    /// The lines the load gate leaves out of every session and fork.
+    pub withheld: Vec<crate::memory::gate::Withheld>,
     pub stale: Vec<Stale>,
     pub duplicates: Vec<Duplicate>,
 }
@@ -319,6 +321,7 @@ pub struct Duplicate {
 pub fn findings(project: &Project, folder: &Folder, memory: &str, cwd: &Path, walk: bool) -> Findings {
     Findings {
         memory: folder.memory_path().display().to_string(),
+        withheld: crate::memory::gate::load(memory).withheld,
         stale: stale(project, folder, memory, cwd, walk),
         duplicates: crate::memory::duplicates::find(memory)
             .into_iter()
@@ -333,10 +336,14 @@ pub fn findings(project: &Project, folder: &Folder, memory: &str, cwd: &Path, wa
 }
 
 impl Findings {
-    /// `2 stale lines, 1 near-duplicate pair`, or `None` when all is well.
+    /// `1 line no session loads, 2 stale lines, 1 near-duplicate pair`, or
+    /// `None` when all is well.
     pub fn count(&self) -> Option<String> {
         let plural = crate::memory::report::plural;
         let mut parts = Vec::new();
+        if !self.withheld.is_empty() {
+            parts.push(format!("{} no session loads", plural(self.withheld.len() as u64, "line")));
+        }
         if !self.stale.is_empty() {
             parts.push(format!(
                 "{} naming a path the repository no longer has",
@@ -352,6 +359,9 @@ impl Findings {
     /// Each finding with its line numbers, for a person.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        for w in &self.withheld {
+            out.push_str(&format!("line {}: {}; no session loads it: memory-save edit\n", w.line, w.why));
+        }
         for s in &self.stale {
             out.push_str(&format!("line {}: `{}` {}\n    {}\n", s.line, s.path, s.found.describe(), s.text));
         }

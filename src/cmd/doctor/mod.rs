@@ -194,10 +194,9 @@ fn check_memory_text(report: &mut Report) {
     // Said as it stands: a finding a fork was told of is not told again.
     let noted = crate::store::folder_record::read(&folder).noted;
     let rules = crate::memory::template::critical_rules(&text);
-    let gated = crate::memory::gate::load(&text);
-    let shown: std::collections::HashSet<&str> = gated.text.lines().collect();
+    let withheld = |line: usize| findings.withheld.iter().any(|w| w.line == line);
     for s in findings.stale.iter().take(10) {
-        let fix = if !shown.contains(s.text.as_str()) {
+        let fix = if withheld(s.line) {
             "no session nor fork is shown this line (below): edit it: memory-save edit"
         } else if noted.stale.contains(&(s.text.clone(), s.path.clone())) {
             "a save has asked the fork about it already, and it kept the line; if it is wrong, edit it: memory-save edit"
@@ -216,11 +215,11 @@ fn check_memory_text(report: &mut Report) {
         };
         report.warn(&format!("{file} lines {} and {} say nearly the same thing", d.lines[0], d.lines[1]), fix);
     }
-    if gated.withheld.is_empty() {
+    if findings.withheld.is_empty() {
         report.ok(&format!("{file} holds plain text"));
     }
     // The lines the load gate leaves out of every session.
-    for w in &gated.withheld {
+    for w in &findings.withheld {
         report.problem(
             &format!("{file} line {}: {}; sessions do not load it", w.line, w.why),
             "edit that line (memory-save edit): every session loads this file as instructions",
