@@ -167,11 +167,7 @@ fn take_out(folder: &Folder, rule: &str, why: &str) -> Result<()> {
 /// Approves foreign rules; with sync on, the approval is a commit of the
 /// memory folder, so it travels to your other machines with the next sync.
 fn approve_foreign(folder: &Folder, rules: &[String]) -> Result<()> {
-    crate::store::approvals::approve(folder, rules)?;
-    if let Err(e) = crate::sync::commit_change(&folder.dir, "review: approved rules", None, None) {
-        crate::store::log::error(&format!("cannot commit the approvals for sync: {e:#}"));
-    }
-    Ok(())
+    crate::store::approvals::approve(folder, rules)
 }
 
 /// The held change `id`, taken out of the list, and the changes left.

@@ -1,39 +1,17 @@
 //! Which CRITICAL RULES of a personal memory are not foreign. A rule is
 //! foreign when it did not come from this machine's own writes (a sync
 //! pull, a hand edit outside `memory-save edit`); foreign rules are quoted
-//! once, and with `review = "rules"` held until approved. `.approved`
-//! travels with sync but counts only where it was made (`approved_here`),
-//! since anyone who can push can write it (docs/design.md §5).
-
-use std::path::PathBuf;
+//! once, and with `review = "rules"` held until approved. An approval is
+//! this machine's (`approved_here`) and never travels: anyone who can push
+//! to a sync remote could write one (docs/design.md §5).
 
 use anyhow::Result;
 
 use super::folder::Folder;
 use super::folder_record::{FolderRecord, Orders, read, update};
 
-pub const APPROVED_FILE: &str = ".approved";
-
-fn approved_path(folder: &Folder) -> PathBuf {
-    folder.dir.join(APPROVED_FILE)
-}
-
-/// The approved rules; `None` when this folder has no approvals file.
-pub fn approved(folder: &Folder) -> Option<Vec<String>> {
-    let bytes = super::fsutil::read_regular(&approved_path(folder), 1024 * 1024).ok()??;
-    Some(String::from_utf8_lossy(&bytes).lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
-}
-
-/// Adds `rules` to `.approved` (which sync carries) and to this machine's approvals.
+/// Approves `rules` here, the only place an approval counts, with their guards.
 pub fn approve(folder: &Folder, rules: &[String]) -> Result<()> {
-    let existing = approved(folder);
-    if rules.is_empty() && existing.is_none() {
-        return Ok(()); // nothing to approve: no file to sync
-    }
-    let mut list = existing.unwrap_or_default();
-    add_new(&mut list, rules);
-    let text: String = list.iter().map(|r| format!("{r}\n")).collect();
-    super::fsutil::write_atomic(&approved_path(folder), text.as_bytes(), true)?;
     update(folder, true, |r| add_new(&mut r.approved_here, rules))?;
     approve_guards(folder, rules)
 }
@@ -65,11 +43,6 @@ pub(super) fn add_new(list: &mut Vec<String>, rules: &[String]) {
     }
 }
 
-/// The approvals of `.approved` that count here: this machine's own.
-fn counted(folder: &Folder, record: &FolderRecord) -> Vec<String> {
-    approved(folder).unwrap_or_default().into_iter().filter(|r| record.approved_here.contains(r)).collect()
-}
-
 pub fn add_own(folder: &Folder, rules: &[String]) -> Result<()> {
     if rules.is_empty() {
         return Ok(());
@@ -90,10 +63,9 @@ pub fn set_quoted(folder: &Folder, rules: &[String]) -> Result<()> {
 pub fn foreign(folder: &Folder, memory: &str) -> Vec<String> {
     // One read of the record: every session start asks.
     let record = read(folder);
-    let approved = counted(folder, &record);
     instruction_lines(folder, &record, memory)
         .into_iter()
-        .filter(|r| !approved.contains(r) && !record.own.contains(r))
+        .filter(|r| !record.approved_here.contains(r) && !record.own.contains(r))
         .collect()
 }
 

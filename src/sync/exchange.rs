@@ -33,14 +33,14 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
             git::run(root, &["show", &format!("{remote_branch}:.gitattributes")], git::LIMIT).unwrap_or_default();
         if !theirs.is_empty() && theirs != GITATTRIBUTES {
             bail!(
-                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\", \".approved merge=union\" and \"guards.json merge=memory-save\" there, then sync"
+                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\" and \"guards.json merge=memory-save\" there, then sync"
             );
         }
         let names = folder_names(root);
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
         check_remote_tree(root, &remote_branch)?;
-        // This machine's own writes (an approval, a record) are committed
+        // This machine's own writes (a save, a guard, a record) are committed
         // first: an untracked file the remote tracks would stop the merge.
         commit(root, &[], "memory-save: this machine's changes")?;
         report.extend(separate_identities(roots, root, &remote_branch)?);
@@ -81,7 +81,6 @@ fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
                     && !folder.starts_with('.')
                     && (*file == crate::store::folder::MEMORY_FILE
                         || *file == IDENTITY_FILE
-                        || *file == crate::store::approvals::APPROVED_FILE
                         || *file == crate::store::guards::GUARDS_FILE
                         || crate::memory::apply::check_topic_name(file).is_ok())
             }

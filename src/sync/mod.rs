@@ -25,8 +25,8 @@ const STATE_FILE: &str = "sync.json";
 
 /// Only memories travel: a repair's backup, failed replies and `.history/`
 /// stay on this machine.
-const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/.approved\n!/*/guards.json\n/*/MEMORY.pre-migration.md\n";
-const GITATTRIBUTES: &str = "*.md merge=memory-save\n.approved merge=union\nguards.json merge=memory-save\n";
+const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/guards.json\n/*/MEMORY.pre-migration.md\n";
+const GITATTRIBUTES: &str = "*.md merge=memory-save\nguards.json merge=memory-save\n";
 
 /// What the last sync did, for the status line and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -287,6 +287,11 @@ fn orders_approvals_and_their_file_cannot_be_slipped_past_the_gate() {
     env.cmd(&["review", "--approve-all"]).in_dir(&env.proj).run().ok();
     let context = start("s5")["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
     assert!(context.contains("- Mine.\n- Theirs."), "approved here, it loads: {context}");
+    // What a remote can write takes the approval made here away no more
+    // than it gives one.
+    let _ = fs::remove_file(env.memory_dir("proj").join(".approved"));
+    let context = start("s6")["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string();
+    assert!(context.contains("- Mine.\n- Theirs."), "a deleted approvals file took the approval away: {context}");
 }
 
 /// The load skips its scan for a memory marked clean; the mark must not be

@@ -368,7 +368,7 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
     assert!(out.stderr.contains("the remote's .gitattributes is not memory-save's"), "{}", out.stderr);
     assert_eq!(
         fs::read_to_string(a.mem.join("memory/.gitattributes")).unwrap(),
-        "*.md merge=memory-save\n.approved merge=union\nguards.json merge=memory-save\n"
+        "*.md merge=memory-save\nguards.json merge=memory-save\n"
     );
 }
 
@@ -511,9 +511,9 @@ fn a_rule_pulled_before_a_folders_first_load_is_reviewed() {
     assert!(context.contains("- From machine A.") && !context.contains("Never push to main"), "{context}");
 }
 
-/// A file memory-save wrote into the root but did not commit (here, an
-/// approvals file) meets the same file tracked by the other machine: the
-/// sync commits it first, and git merges the two.
+/// A memory file written into the root but not committed here (a topic
+/// file put there by hand) meets the same file tracked by the other
+/// machine: the sync commits it first, and git merges the two.
 #[test]
 fn a_file_untracked_here_and_tracked_there_does_not_stop_a_sync() {
     let (a, b, url) = two_machines();
@@ -521,20 +521,20 @@ fn a_file_untracked_here_and_tracked_there_does_not_stop_a_sync() {
     save(&a, 1, "- From machine A.");
     sync(&a, &["--init", url]).ok();
     sync(&b, &["--init", url]).ok();
-    fs::write(a.memory_dir("proj").join(".approved"), "- Rule A approved.\n").unwrap();
+    fs::write(a.memory_dir("proj").join("notes.md"), "- Written on both machines.\n").unwrap();
     a.git(&a.mem.join("memory"), &["add", "-A"]);
-    a.git(&a.mem.join("memory"), &["commit", "-q", "-m", "approved on A"]);
+    a.git(&a.mem.join("memory"), &["commit", "-q", "-m", "notes on A"]);
     sync(&a, &[]).ok();
-    fs::write(b.memory_dir("proj").join(".approved"), "- Rule B approved.\n").unwrap();
+    fs::write(b.memory_dir("proj").join("notes.md"), "- Written on both machines.\n").unwrap();
     let out = sync(&b, &[]);
     assert_eq!(out.code, Some(0), "{out:#?}");
-    let approved = fs::read_to_string(b.memory_dir("proj").join(".approved")).unwrap();
-    assert!(approved.contains("Rule A") && approved.contains("Rule B"), "a union of both: {approved}");
+    assert_eq!(fs::read_to_string(b.memory_dir("proj").join("notes.md")).unwrap(), "- Written on both machines.\n");
 }
 
-/// Whoever can push to the remote can write the approvals file too: a rule
-/// planted with its own approval waits for this machine's review all the
-/// same, and loads once approved here.
+/// Whoever can push to the remote could write an approval too: none
+/// travels (an approvals file written beside a memory stays where it was
+/// written), and a rule planted on the remote waits for this machine's
+/// review all the same.
 #[test]
 fn an_approval_that_arrives_by_sync_approves_nothing_here() {
     let (a, b, remote) = reviewing_and_planting();
@@ -548,7 +548,8 @@ fn an_approval_that_arrives_by_sync_approves_nothing_here() {
     fs::write(b.memory_dir("proj").join(".approved"), format!("{planted}\n")).unwrap();
     sync(&b, &[]).ok();
     sync(&a, &[]).ok();
-    assert!(fs::read_to_string(a.memory_dir("proj").join(".approved")).unwrap().contains("id_ed25519"));
+    assert!(a.memory().unwrap().contains("id_ed25519"), "the rule arrived");
+    assert!(!a.memory_dir("proj").join(".approved").exists(), "an approvals file travelled");
     let out = start_in(&a, &a.proj, "a-later");
     let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- From machine A.") && !context.contains("id_ed25519"), "{context}");
