@@ -231,8 +231,11 @@ mod fault {
     }
 }
 
-/// An exclusive advisory lock on a separate `.lock` file, released on drop.
-/// Never lock the file that gets renamed over: the rename would orphan the lock.
+/// An exclusive advisory lock on a file, released on drop. The file may be
+/// the record it guards when the holder's one write of it (in place, or a
+/// rename over it) is its last step: a waiter that wakes holding a file
+/// renamed away locks the one there now (`still_linked`), and a newcomer
+/// that locks the new one reads the finished write.
 pub struct Lock {
     _file: File,
     path: PathBuf,
@@ -295,14 +298,20 @@ impl Lock {
 
     /// `None` when another process holds it.
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
-        let file = open_lock_file(path)?;
-        match file.try_lock() {
-            Ok(()) if still_linked(&file, path) => Ok(Some(Lock::held(file, path))),
-            // Unlinked between our open and our lock: as if another held it.
-            Ok(()) => Ok(None),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+        // A file replaced between our open and our lock was the last step
+        // of a holder that is done: the one there now is tried, a few times.
+        for _ in 0..3 {
+            let file = open_lock_file(path)?;
+            match file.try_lock() {
+                Ok(()) if still_linked(&file, path) => return Ok(Some(Lock::held(file, path))),
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
+                }
+            }
         }
+        Ok(None)
     }
 }
 
@@ -376,5 +385,34 @@ mod tests {
         assert!(is_locked(&path), "the lock is on the file others see");
         drop(lock);
         assert!(Lock::try_acquire(&path).unwrap().is_some());
+    }
+
+    /// A record that is its own lock: its holder's last step renames the
+    /// new record over it. One waiting on the old file then locks the new
+    /// one, after any newcomer that locked it first, and reads the write.
+    #[test]
+    fn a_record_renamed_over_while_locked_is_locked_again_by_whoever_waited() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("installs.json");
+        let holder = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        assert!(Lock::try_acquire(&path).unwrap().is_none(), "held");
+        let waiter = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                let lock = Lock::acquire(&path, Duration::from_secs(5)).unwrap();
+                (std::fs::read_to_string(&path).unwrap(), is_locked(&path), lock)
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        write_atomic(&path, b"written", false).unwrap();
+        let newcomer = Lock::try_acquire(&path).unwrap().expect("the new record is free once written");
+        std::thread::sleep(Duration::from_millis(50));
+        drop(holder);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "the waiter waits for the newcomer, on the record there now");
+        drop(newcomer);
+        let (read, locked, _lock) = waiter.join().unwrap();
+        assert_eq!(read, "written");
+        assert!(locked, "the waiter holds the file others see");
     }
 }

@@ -1,5 +1,6 @@
 //! Per-session state on disk: every hook is a new process, so it lives in
-//! one small JSON file per session, under a separate `.lock` file.
+//! one small JSON file per session, which is also its lock (it is rewritten
+//! in place).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -166,8 +167,8 @@ impl SessionStore {
     /// Runs `change` under the session's lock, writing back only a change.
     pub fn update<R>(&self, id: &SessionId, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
         self.ensure_dir()?;
-        let _lock = Lock::acquire(&self.path(id, "lock"), LOCK_WAIT)?;
         let path = self.path(id, "json");
+        let _lock = Lock::acquire(&path, LOCK_WAIT)?;
         // One parse on the hot path: only a file that does not parse is
         // asked whether a newer release wrote it.
         let bytes = read_state_bytes(&path);
@@ -213,7 +214,7 @@ impl SessionStore {
                 .and_then(|m| now.duration_since(m).ok())
                 .is_some_and(|age| age > STALE_AFTER);
             if stale && path.extension().is_some_and(|e| e == "json") {
-                for ext in ["json", "lock", "worker.lock", "claim", "baseline.md"] {
+                for ext in ["json", "worker.lock", "claim", "baseline.md"] {
                     let _ = std::fs::remove_file(path.with_extension(ext));
                 }
             }

@@ -281,7 +281,7 @@ fn pre_compact_copies_the_transcript_outside_the_session_lock() {
     let message = json!({"type": "assistant", "uuid": "0b4f1c2e-0000-4000-8000-000000000002", "message": {"role": "assistant", "model": "m", "content": []}});
     fs::write(env.transcript_path(), format!("{message}\n")).unwrap();
     env.turn(SID);
-    let lock = fs::OpenOptions::new().write(true).open(env.sessions_dir().join(format!("{SID}.lock"))).unwrap();
+    let lock = fs::OpenOptions::new().write(true).open(env.sessions_dir().join(format!("{SID}.json"))).unwrap();
     lock.lock().unwrap();
     let hook = {
         let run = env.hook("pre-compact").fixture("PreCompact-manual.json").session(SID);

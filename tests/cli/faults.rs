@@ -126,7 +126,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
         assert!(!statusline(&env).contains("saving"), "kill {k}: {}", statusline(&env));
         for lock in [
             env.sessions_dir().join(format!("{SID}.worker.lock")),
-            env.sessions_dir().join(format!("{SID}.lock")),
+            env.sessions_dir().join(format!("{SID}.json")),
             env.mem.join("state/memory-save/projects/proj.lock"),
         ] {
             assert!(lock_free(&lock), "kill {k}: {} is held", lock.display());

@@ -282,12 +282,7 @@ fn links_planted_at_state_file_names_are_never_followed() {
     fs::create_dir_all(state.join("sessions")).unwrap();
     let target = env.root().join("target.txt");
     fs::write(&target, "untouched\n").unwrap();
-    for name in [
-        format!("sessions/{SID}.json"),
-        format!("sessions/{SID}.lock"),
-        "saves.jsonl".to_string(),
-        "memory-save.log".to_string(),
-    ] {
+    for name in [format!("sessions/{SID}.json"), "saves.jsonl".to_string(), "memory-save.log".to_string()] {
         symlink(&target, state.join(name)).unwrap();
     }
     env.turn(SID);

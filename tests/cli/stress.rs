@@ -87,13 +87,15 @@ fn person_edits(env: &Env) {
     fs::rename(tmp, path).unwrap();
 }
 
-/// Every lock file under `dir`, recursively.
+/// Every lock file under `dir`, recursively: a session's state file is its lock.
 fn lock_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
+        let state =
+            path.parent().is_some_and(|p| p.ends_with("sessions")) && path.extension().is_some_and(|e| e == "json");
         if path.is_dir() {
             lock_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "lock") {
+        } else if state || path.extension().is_some_and(|e| e == "lock") {
             out.push(path);
         }
     }

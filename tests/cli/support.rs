@@ -416,15 +416,19 @@ impl Env {
         self.mem.join("state/memory-save/sessions")
     }
 
-    /// The session's state (empty when there is none). Hooks rewrite the
-    /// file in place, so a read can land mid-write: like the product, take
-    /// the first JSON value, and read again when even that is not whole.
+    /// The session's state (empty when there is none, or its file is only
+    /// the lock so far). Hooks rewrite the file in place, so a read can land
+    /// mid-write: like the product, take the first JSON value, and read
+    /// again when even that is not whole.
     pub fn state(&self, session: &str) -> Session {
         let path = self.sessions_dir().join(format!("{session}.json"));
         for _ in 0..200 {
             let Ok(bytes) = fs::read(&path) else {
                 return Session(json!({}));
             };
+            if bytes.is_empty() {
+                return Session(json!({}));
+            }
             if let Some(state) = Session::parse(&bytes) {
                 return state;
             }
