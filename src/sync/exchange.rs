@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Caller, GITATTRIBUTES, GITIGNORE, commit, state};
+use super::{Caller, commit, state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
@@ -13,29 +13,12 @@ use crate::store::paths::Roots;
 
 pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Result<Vec<String>> {
     let mut report = Vec::new();
-    // Any other `.gitattributes` or `.gitignore` is written back to ours
-    // before anything merges.
-    for (name, text) in [(".gitattributes", GITATTRIBUTES), (".gitignore", GITIGNORE)] {
-        let path = root.join(name);
-        if fsutil::read_regular(&path, 64 * 1024)?.as_deref() != Some(text.as_bytes()) {
-            fsutil::write_atomic(&path, text.as_bytes(), true)?;
-            commit(root, &[name], &format!("memory-save: its own {name}"))?;
-        }
-    }
+    super::write_git_info(root)?;
     let branch = state(roots).map(|s| s.branch().to_string()).unwrap_or_default();
     git::remote(root, &["fetch", "-q", "origin"], caller)?;
     let remote_branch = format!("origin/{branch}");
     let has_remote = git::run(root, &["rev-parse", "--verify", "-q", &remote_branch], git::LIMIT).is_ok();
     if has_remote {
-        // A remote's own attributes (`working-tree-encoding=UTF-16LE`, the
-        // driver taken away) would act during the merge itself.
-        let theirs =
-            git::run(root, &["show", &format!("{remote_branch}:.gitattributes")], git::LIMIT).unwrap_or_default();
-        if !theirs.is_empty() && theirs != GITATTRIBUTES {
-            bail!(
-                "the remote's .gitattributes is not memory-save's; nothing was merged: put back \"*.md merge=memory-save\" and \"guards.json merge=memory-save\" there, then sync"
-            );
-        }
         let names = folder_names(root);
         let _locks: Vec<_> =
             names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
@@ -68,14 +51,15 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
 }
 
 /// What the remote holds must be memory alone: plain files (no link, no
-/// submodule) at `<folder>/<file>` with names a memory may have, and our two.
+/// submodule) at `<folder>/<file>` with names a memory may have. A tree's
+/// own `.gitattributes` (`working-tree-encoding=UTF-16LE`) would act during
+/// the merge itself, so it is refused here, before.
 fn check_remote_tree(root: &Path, remote_branch: &str) -> Result<()> {
     let tree = git::run(root, &["ls-tree", "-r", "-z", remote_branch], git::LIMIT)?;
     for entry in tree.split('\0').filter(|e| !e.is_empty()) {
         let (meta, path) = entry.split_once('\t').unwrap_or((entry, ""));
         let plain = meta.starts_with("100644 blob") || meta.starts_with("100755 blob");
         let allowed = match path.split('/').collect::<Vec<_>>().as_slice() {
-            [".gitignore" | ".gitattributes"] => true,
             [folder, file] => {
                 crate::project::check_name(folder).is_ok()
                     && !folder.starts_with('.')

@@ -25,8 +25,23 @@ const STATE_FILE: &str = "sync.json";
 
 /// Only memories travel: a repair's backup, failed replies and `.history/`
 /// stay on this machine.
-const GITIGNORE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/guards.json\n/*/MEMORY.pre-migration.md\n";
-const GITATTRIBUTES: &str = "*.md merge=memory-save\nguards.json merge=memory-save\n";
+const EXCLUDE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/guards.json\n/*/MEMORY.pre-migration.md\n";
+const ATTRIBUTES: &str = "*.md merge=memory-save\nguards.json merge=memory-save\n";
+
+/// Writes which files travel and which merge through our driver into the
+/// repository's own `info/exclude` and `info/attributes`: nothing of ours is
+/// tracked, and `info/attributes` outranks any a tree could carry.
+fn write_git_info(root: &Path) -> Result<()> {
+    let info = root.join(".git/info");
+    fsutil::create_private_dir(&info)?;
+    for (name, text) in [("exclude", EXCLUDE), ("attributes", ATTRIBUTES)] {
+        let path = info.join(name);
+        if fsutil::read_regular(&path, 64 * 1024)?.as_deref() != Some(text.as_bytes()) {
+            fsutil::write_atomic(&path, text.as_bytes(), true)?;
+        }
+    }
+    Ok(())
+}
 
 /// What the last sync did, for the status line and `doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -64,7 +79,7 @@ fn write_state(roots: &Roots, state: &SyncState) -> Result<()> {
 /// Whether the memory root at `root` syncs: it holds our repository.
 pub fn is_on(root: &Path) -> bool {
     root.join(".git").is_dir()
-        && std::fs::read_to_string(root.join(".gitattributes")).is_ok_and(|t| t.contains("merge=memory-save"))
+        && std::fs::read_to_string(root.join(".git/info/attributes")).is_ok_and(|t| t.contains("merge=memory-save"))
 }
 
 /// Commits the files of one memory folder after a change (called under

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{Caller, GITATTRIBUTES, GITIGNORE, SyncState, state_path, sync_now, write_state};
+use super::{Caller, SyncState, state_path, sync_now, write_state};
 use crate::git;
 use crate::store::fsutil;
 use crate::store::paths::Roots;
@@ -32,8 +32,7 @@ pub fn init(roots: &Roots, url: &str, caller: Caller) -> Result<Vec<String>> {
         git::run(root, &["init", "-q"], git::LIMIT)?;
         report.push(format!("made {} a git repository", root.display()));
     }
-    fsutil::write_atomic(&root.join(".gitignore"), GITIGNORE.as_bytes(), true)?;
-    fsutil::write_atomic(&root.join(".gitattributes"), GITATTRIBUTES.as_bytes(), true)?;
+    super::write_git_info(root)?;
     register_driver(&root.join(".git"))?;
     if git::run(root, &["config", "user.email"], git::LIMIT).is_err() {
         git::run(root, &["config", "user.email", "memory-save@localhost"], git::LIMIT)?;
@@ -104,7 +103,7 @@ fn git_at_least(root: &Path, wanted: (u32, u32)) -> bool {
 
 /// Stops syncing: the remote and merge setup go; the repository (the history) stays.
 pub fn off(roots: &Roots) -> Result<()> {
-    let _ = std::fs::remove_file(roots.memory.join(".gitattributes"));
+    let _ = std::fs::remove_file(roots.memory.join(".git/info/attributes"));
     let _ = git::run(&roots.memory, &["remote", "remove", "origin"], git::LIMIT);
     let _ = std::fs::remove_file(state_path(roots));
     Ok(())

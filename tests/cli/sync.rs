@@ -361,15 +361,19 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
     // Then its own attributes.
     a.git(&other, &["pull", "-q", "--no-rebase", "origin", "main"]);
     fs::write(other.join(".gitattributes"), "*.md working-tree-encoding=UTF-16LE\n").unwrap();
-    a.git(&other, &["commit", "-q", "-am", "attributes"]);
+    a.git(&other, &["add", ".gitattributes"]);
+    a.git(&other, &["commit", "-q", "-m", "attributes"]);
     a.git(&other, &["push", "-q", "origin", "HEAD"]);
     let out = sync(&a, &[]);
     assert_eq!(out.code, Some(1), "{out:#?}");
-    assert!(out.stderr.contains("the remote's .gitattributes is not memory-save's"), "{}", out.stderr);
+    assert!(out.stderr.contains("the remote holds .gitattributes, which is not a memory file"), "{}", out.stderr);
     assert_eq!(
-        fs::read_to_string(a.mem.join("memory/.gitattributes")).unwrap(),
+        fs::read_to_string(a.mem.join("memory/.git/info/attributes")).unwrap(),
         "*.md merge=memory-save\nguards.json merge=memory-save\n"
     );
+    // Nothing of memory-save's own is tracked: only memories travel.
+    let tracked = git_out(&a.mem.join("memory"), &["ls-files"]);
+    assert!(tracked.lines().all(|f| f.starts_with("proj/")), "{tracked}");
 }
 
 /// `memory-save sync` run by a person at a terminal reaches the remote in

@@ -136,7 +136,7 @@ fn check_sync(report: &mut Report, roots: &Roots) {
 fn check_attributes(report: &mut Report, roots: &Roots) {
     let cwd = std::env::current_dir().unwrap_or_default();
     let files = [
-        (roots.memory.join(".gitattributes"), ["*.md", "guards.json"]),
+        (roots.memory.join(".git/info/attributes"), ["*.md", "guards.json"]),
         (
             crate::project::work_tree_top(&cwd).join(".gitattributes"),
             [".claude/memory/*.md", ".claude/memory/guards.json"],
