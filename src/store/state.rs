@@ -242,6 +242,37 @@ pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
 mod tests {
     use super::*;
 
+    /// A session idle two weeks loses its files, at most one sweep an hour
+    /// (the sweep's mark keeps the time of the last).
+    #[test]
+    fn the_sweep_removes_an_idle_sessions_files_at_most_once_an_hour() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path().join("sessions"));
+        store.ensure_dir().unwrap();
+        let ago = |d: Duration| std::time::SystemTime::now() - d;
+        let plant = |id: &str| {
+            let state = store.dir.join(format!("{id}.json"));
+            std::fs::write(&state, "{}").unwrap();
+            std::fs::write(store.dir.join(format!("{id}.worker.lock")), "").unwrap();
+            let file = std::fs::File::options().write(true).open(&state).unwrap();
+            file.set_modified(ago(STALE_AFTER + SWEEP_EVERY)).unwrap();
+        };
+        let left = |id: &str| store.dir.join(format!("{id}.json")).exists();
+        plant("a");
+        store.remove_stale();
+        assert!(!left("a") && !store.dir.join("a.worker.lock").exists(), "swept");
+        plant("b");
+        store.remove_stale();
+        assert!(left("b"), "a second sweep within the hour");
+        let mark = std::fs::File::options().write(true).open(store.dir.join(".swept")).unwrap();
+        mark.set_modified(ago(SWEEP_EVERY * 2)).unwrap();
+        store.remove_stale();
+        assert!(!left("b"), "swept an hour later");
+        plant("c");
+        store.remove_stale();
+        assert!(left("c"), "the mark's time was set again");
+    }
+
     #[test]
     fn a_state_rewritten_in_place_reads_back_whole_or_as_new() {
         let dir = tempfile::tempdir().unwrap();
