@@ -31,6 +31,11 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     let Some(file) = open_regular(path)? else {
         return Ok(None);
     };
+    read_open(&file, path, max).map(Some)
+}
+
+/// At most `max` bytes of an open file, from where it stands.
+fn read_open(file: &File, path: &Path, max: u64) -> Result<Vec<u8>> {
     // Sized up front: one read for a 49 KB MEMORY.md, where a growing Vec took a dozen.
     let len = file.metadata().map_or(0, |m| m.len()).min(max);
     let mut bytes = Vec::with_capacity(len as usize + 1);
@@ -40,7 +45,7 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     if bytes.len() as u64 > max {
         bail!("{} is larger than {max} bytes; memory-save does not read it", path.display());
     }
-    Ok(Some(bytes))
+    Ok(bytes)
 }
 
 fn check_regular(file: &File, path: &Path) -> Result<()> {
@@ -114,15 +119,10 @@ pub fn create_new_private(path: &Path) -> std::io::Result<File> {
     }
 }
 
-/// Rewrites a small file of ours in place, for the session state only: a
-/// rename costs a journal commit, 0.2 ms of a 1 ms hook (docs/design.md §3).
-/// Killed before the truncation, the file holds the new JSON and the old
-/// one's tail; its reader takes the first JSON value only.
-pub fn overwrite(path: &Path, contents: &[u8]) -> Result<()> {
-    let mut file =
-        fs_err::File::from_parts(open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?, path);
-    file.write_all(contents)?;
-    Ok(file.set_len(contents.len() as u64)?)
+/// Creates a mark of ours, or sets its time to now.
+pub fn touch(path: &Path) -> Result<()> {
+    let file = open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?;
+    file.set_modified(std::time::SystemTime::now()).with_context(|| format!("cannot touch {}", path.display()))
 }
 
 /// Removes the temp files (`.<name>.<pid>.tmp`) a killed `write_atomic` left
@@ -237,7 +237,7 @@ mod fault {
 /// renamed away locks the one there now (`still_linked`), and a newcomer
 /// that locks the new one reads the finished write.
 pub struct Lock {
-    _file: File,
+    file: File,
     path: PathBuf,
 }
 
@@ -264,7 +264,24 @@ impl Lock {
         if let Ok(mut held) = HELD.lock() {
             held.push(path.to_path_buf());
         }
-        Lock { _file: file, path: path.to_path_buf() }
+        Lock { file, path: path.to_path_buf() }
+    }
+
+    /// The locked file's text, at most `max` bytes: for a file that is its
+    /// own lock, read through the lock's descriptor.
+    pub fn read(&self, max: u64) -> Result<Vec<u8>> {
+        std::io::Seek::seek(&mut &self.file, std::io::SeekFrom::Start(0))?;
+        read_open(&self.file, &self.path, max)
+    }
+
+    /// Rewrites the locked file in place, for the session state: a rename
+    /// costs a journal commit, 0.2 ms of a 1 ms hook (docs/design.md §3).
+    /// Killed before the truncation, the file holds the new JSON and the
+    /// old one's tail; its reader takes the first JSON value only.
+    pub fn rewrite(&self, contents: &[u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let written = self.file.write_all_at(contents, 0).and_then(|()| self.file.set_len(contents.len() as u64));
+        written.with_context(|| format!("cannot write {}", self.path.display()))
     }
 
     /// Waits at most `limit`: a holder that hangs must not hang the hooks behind it.
@@ -381,7 +398,7 @@ mod tests {
         std::fs::write(&path, b"").unwrap();
         assert!(!still_linked(&_old, &path), "another file at the path");
         let lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        assert!(still_linked(&lock._file, &path));
+        assert!(still_linked(&lock.file, &path));
         assert!(is_locked(&path), "the lock is on the file others see");
         drop(lock);
         assert!(Lock::try_acquire(&path).unwrap().is_some());

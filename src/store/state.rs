@@ -166,12 +166,15 @@ impl SessionStore {
 
     /// Runs `change` under the session's lock, writing back only a change.
     pub fn update<R>(&self, id: &SessionId, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
-        self.ensure_dir()?;
         let path = self.path(id, "json");
-        let _lock = Lock::acquire(&path, LOCK_WAIT)?;
+        // The folders are made, and checked, with the state's first write.
+        if std::fs::symlink_metadata(&path).is_err() {
+            self.ensure_dir()?;
+        }
+        let lock = Lock::acquire(&path, LOCK_WAIT)?;
         // One parse on the hot path: only a file that does not parse is
         // asked whether a newer release wrote it.
-        let bytes = read_state_bytes(&path);
+        let bytes = lock.read(MAX_STATE_BYTES).ok();
         let before = match bytes.as_deref().map(|bytes| (bytes, parse_state(bytes))) {
             Some((_, Some(state))) => state,
             Some((bytes, None)) => {
@@ -184,7 +187,7 @@ impl SessionStore {
         let result = change(&mut state);
         if state != before {
             let text = serde_json::to_vec(&state).context("cannot encode session state")?;
-            fsutil::overwrite(&path, &text)?;
+            lock.rewrite(&text)?;
         }
         Ok(result)
     }
@@ -198,7 +201,7 @@ impl SessionStore {
             .ok()
             .and_then(|at| at.elapsed().ok())
             .is_some_and(|age| age < SWEEP_EVERY);
-        if recent || self.ensure_dir().is_err() || fsutil::overwrite(&mark, b"").is_err() {
+        if recent || self.ensure_dir().is_err() || fsutil::touch(&mark).is_err() {
             return;
         }
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
@@ -233,7 +236,7 @@ pub fn read_state_bytes(path: &Path) -> Option<Vec<u8>> {
 
 /// The state in a session file. Only the first JSON value counts: the file
 /// is rewritten in place and may end in the old state's tail
-/// (`fsutil::overwrite`).
+/// (`fsutil::Lock::rewrite`).
 pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     serde_json::Deserializer::from_slice(bytes).into_iter::<SessionState>().next()?.ok()
 }
