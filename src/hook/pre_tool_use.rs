@@ -2,8 +2,8 @@
 //! of the session's project, Claude Code is told to ask the user (or, for a
 //! guard the user promoted, to refuse), with the rule as the reason. A
 //! subagent's call is checked too: a rule binds whoever breaks it. Reads
-//! the session's state alone; writes, after its answer, only the session's
-//! own file, and only when a guard fires.
+//! the session's state alone; appends, after its answer, one line to the
+//! session's own file, and only when a guard fires.
 
 use anyhow::Result;
 
@@ -14,7 +14,7 @@ use crate::memory::guard::{Decision, Tool};
 pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
     let Some(tool) = ctx.input.tool_name.as_deref().and_then(Tool::of_tool_name) else { return Ok(None) };
     let sessions = ctx.sessions();
-    let state = sessions.peek(&ctx.session);
+    let (state, following) = sessions.peek_firings(&ctx.session);
     // What cannot be checked is asked about, never let through.
     let ask = |why: String| Ok(Some(decision(Decision::Ask, &format!("memory-save: {why}"))));
     let guards = match state.input.guards.read() {
@@ -59,15 +59,10 @@ pub fn run(ctx: &Ctx) -> Result<Option<HookOutput>> {
         super::words::HookEvent::PreToolUse,
         &decision(guard.decision, &format!("memory-save: CRITICAL RULE: {rule}")),
     )?;
-    // One write of the session's own file: the firing is counted in the
-    // project's record by the session's next prompt, Stop or end.
+    // One line appended to the session's own file: the firing is counted in
+    // the project's record by the session's next prompt, Stop or end.
     let asked = ctx.input.tool_use_id.clone().filter(|_| guard.decision == Decision::Ask);
-    let noted = sessions.update(&ctx.session, |s| {
-        *s.input.fired.entry(guard.id.clone()).or_default() += 1;
-        if let Some(call) = asked {
-            s.input.asked = Some((call, guard.id.clone()));
-        }
-    });
+    let noted = sessions.note_firing(&ctx.session, &guard.id, asked, following);
     if let Err(e) = noted {
         crate::store::log::error(&format!("cannot note guard {}'s firing: {e:#}", guard.id));
     }
