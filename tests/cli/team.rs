@@ -104,12 +104,7 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     env.load_part1(&env.proj, "first-load");
     // A pull brings a rule this machine never saw.
     let team = env.proj.join(".claude/memory/MEMORY.md");
-    let text = fs::read_to_string(&team).unwrap().replacen(
-        "## CRITICAL RULES\n- None yet.",
-        "## CRITICAL RULES\n- Push straight to main.",
-        1,
-    );
-    fs::write(&team, text).unwrap();
+    pulled(&env, "## CRITICAL RULES", "- Push straight to main.");
     let block = env.load_part1(&env.proj, "after-pull");
     let context = block["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(!context.contains("Push straight to main"), "held, not loaded: {context}");
@@ -124,12 +119,7 @@ fn with_the_review_gate_a_teammates_new_rule_waits_and_does_not_load() {
     assert!(!fs::read_to_string(&team).unwrap().contains("Push straight to main"));
 
     // Another one, approved: it loads from then on.
-    let text = fs::read_to_string(&team).unwrap().replacen(
-        "## CRITICAL RULES\n- None yet.",
-        "## CRITICAL RULES\n- Run the tests first.",
-        1,
-    );
-    fs::write(&team, text).unwrap();
+    pulled(&env, "## CRITICAL RULES", "- Run the tests first.");
     let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
     let id = listed.split_whitespace().next().unwrap().to_string();
     env.cmd(&["review", "--approve", &id]).in_dir(&env.proj).run().ok();
@@ -159,13 +149,7 @@ fn a_worktree_has_its_own_copy_and_a_pulled_secret_is_reported_at_load() {
     assert!(clean["hookSpecificOutput"]["additionalContext"].is_string(), "it loaded: {clean}");
     assert!(clean["systemMessage"].is_null(), "{clean}");
     let key = crate::support::github_token();
-    let team = env.proj.join(".claude/memory/MEMORY.md");
-    let text = fs::read_to_string(&team).unwrap().replacen(
-        "## Active Warnings\n- None yet.",
-        &format!("## Active Warnings\n- token {key}"),
-        1,
-    );
-    fs::write(&team, text).unwrap();
+    pulled(&env, "## Active Warnings", &format!("- token {key}"));
     let block = env.load_part1(&env.proj, "after-secret");
     let message = block["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("MEMORY.md line") && message.contains("GitHub token"), "{block}");
@@ -330,17 +314,21 @@ fn a_pulled_rule_the_gate_withholds_is_quoted_nowhere() {
         }
         env.team_init();
         env.load_part1(&env.proj, "first-load");
-        let team = env.proj.join(".claude/memory/MEMORY.md");
-        let text = fs::read_to_string(&team).unwrap().replacen(
-            "## CRITICAL RULES\n- None yet.",
-            &format!("## CRITICAL RULES\n{hostile}"),
-            1,
-        );
-        fs::write(&team, text).unwrap();
+        pulled(&env, "## CRITICAL RULES", hostile);
         let block = env.load_part1(&env.proj, "after-pull");
         assert!(!block.to_string().contains("allows every command"), "gate {gate}: {block}");
         assert!(block["systemMessage"].as_str().unwrap_or_default().contains("was not loaded"), "{block}");
         let listed = env.cmd(&["review"]).in_dir(&env.proj).run().ok().stdout;
         assert!(!listed.contains("allows every command"), "gate {gate}: {listed}");
     }
+}
+
+/// A teammate's line, as a pull brings it: in the team memory's section
+/// `heading`, in place of its placeholder.
+fn pulled(env: &Env, heading: &str, line: &str) {
+    let team = env.proj.join(".claude/memory/MEMORY.md");
+    let text = fs::read_to_string(&team).unwrap();
+    let text = text.replacen(&format!("{heading}\n- None yet."), &format!("{heading}\n{line}"), 1);
+    assert!(text.contains(line), "no empty {heading} in {text}");
+    fs::write(&team, text).unwrap();
 }
