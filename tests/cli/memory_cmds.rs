@@ -235,29 +235,3 @@ fn list_names_every_projects_memory_on_this_machine() {
     assert_eq!(json[1]["lines"], env.memory().unwrap().lines().count());
     assert_eq!(json[0]["lines"], serde_json::Value::Null);
 }
-
-/// A newer memory-save's folder record (a `--shared` install's older binary
-/// on PATH is enough to meet one) is never overwritten: a command that would
-/// change it refuses, names the file, the version and what to do, and the
-/// record is as it was.
-#[test]
-fn a_folder_record_of_a_newer_version_is_refused_not_overwritten() {
-    let env = Env::new();
-    env.script_reply(1, &adds("- A fact."));
-    env.saved_turn(SID, 1);
-    let record = env.mem.join("state/memory-save/projects/proj.json");
-    let newer = r#"{"version": 2, "own": {"rules": ["- Kept by the newer release."]}}"#;
-    fs::write(&record, newer).unwrap();
-    let edited = template_with("proj", &["- A fact."]).replace("- None yet.", "- Never push on Fridays.");
-    let before = env.memory().unwrap();
-    let out = env.cmd(&["edit"]).var("EDITOR", &env.editor(&edited, "")).in_dir(&env.proj).status(1).run();
-    assert_eq!(
-        out.stderr,
-        format!(
-            "memory-save: {} was written by a newer memory-save (record version 2); upgrade memory-save to change it\n",
-            record.display()
-        )
-    );
-    assert_eq!(fs::read_to_string(&record).unwrap(), newer);
-    assert_eq!(env.memory().unwrap(), before, "nothing half-written");
-}

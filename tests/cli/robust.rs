@@ -187,8 +187,10 @@ fn the_worker_holds_none_of_the_hooks_descriptors() {
 }
 
 /// A record a newer memory-save wrote (the folder's record in the state
-/// folder) is never overwritten by this one: a save, a start and an
-/// approval leave it byte for byte, and say which version wrote it.
+/// folder; a `--shared` install's older binary on PATH is enough to meet
+/// one) is never overwritten by this one: a save, a start, an approval and
+/// an edit leave it byte for byte, and say which version wrote it and what
+/// to do; the edit's memory is not half-written.
 #[test]
 fn a_newer_versions_folder_record_is_never_overwritten() {
     let env = Env::new();
@@ -206,4 +208,16 @@ fn a_newer_versions_folder_record_is_never_overwritten() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), newer, "a newer record was overwritten");
     let status = env.state(SID).status().to_string();
     assert!(status.contains("newer memory-save (record version 99)"), "{status}");
+    let edited = env.memory().unwrap().replace("- None yet.", "- Never push on Fridays.");
+    let before = env.memory().unwrap();
+    let out = env.cmd(&["edit"]).var("EDITOR", &env.editor(&edited, "")).in_dir(&env.proj).status(1).run();
+    assert_eq!(
+        out.stderr,
+        format!(
+            "memory-save: {} was written by a newer memory-save (record version 99); upgrade memory-save to change it\n",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), newer);
+    assert_eq!(env.memory().unwrap(), before, "nothing half-written");
 }
