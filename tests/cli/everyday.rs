@@ -145,8 +145,11 @@ fn doctor_flags_a_broken_state_file_and_an_open_folder() {
     env.cmd(&["install"]).run().ok();
     env.saved_turn(SID, 1);
     fs::write(env.sessions_dir().join("broken.json"), "{not json").unwrap();
+    // A state file that is only its lock so far holds no state to read.
+    fs::write(env.sessions_dir().join("locked-only.json"), "").unwrap();
     let out = env.cmd(&["doctor"]).status(3).run();
     assert!(out.stdout.contains("unreadable session state") && out.stdout.contains("broken.json"), "{out:#?}");
+    assert!(!out.stdout.contains("locked-only.json"), "{out:#?}");
     fs::remove_file(env.sessions_dir().join("broken.json")).unwrap();
     let state = env.mem.join("state/memory-save");
     fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
