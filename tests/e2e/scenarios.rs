@@ -417,7 +417,11 @@ fn s6_task_notification_turn_is_not_saved() {
     eprintln!("s6: prompts={prompts:?} subagent tool calls={sub_tools} stops={stops}");
     assert!(sub_tools >= 1, "the subagent's Bash call did not run: {log:?}");
     assert!(prompts.iter().any(|p| p.starts_with("<task-notification>")), "no task-notification turn: {prompts:?}");
-    assert_eq!(stops, 2, "expected the delegating turn's and the notification turn's Stop");
+    // A subagent that finishes before the delegating turn ends: Claude Code
+    // goes on to the notification with no Stop for that turn (its SubagentStop
+    // and the notification's prompt come first; about one run in twenty).
+    // Either way, one save.
+    assert!((1..=2).contains(&stops), "expected the notification turn's Stop, and the delegating turn's unless merged");
     app.wait_saved(&sid, 1, SAVE_LIMIT);
     std::thread::sleep(Duration::from_secs(3));
     let state = app.wait_saved(&sid, 1, SAVE_LIMIT);
