@@ -171,13 +171,19 @@ impl SessionStore {
 
     /// Runs `change` under the session's lock, writing back only a change.
     pub fn update<R>(&self, id: &SessionId, change: impl FnOnce(&mut SessionState) -> R) -> Result<R> {
+        let (path, lock) = self.lock(id)?;
+        change_locked(&path, &lock, change)
+    }
+
+    /// The session's state file, locked: it is its own lock. The folders
+    /// are made, and checked, with the state's first write.
+    fn lock(&self, id: &SessionId) -> Result<(PathBuf, Lock)> {
         let path = self.path(id, "json");
-        // The folders are made, and checked, with the state's first write.
         if std::fs::symlink_metadata(&path).is_err() {
             self.ensure_dir()?;
         }
         let lock = Lock::acquire(&path, LOCK_WAIT)?;
-        change_locked(&path, &lock, change)
+        Ok((path, lock))
     }
 
     /// Notes that guard `guard` fired (and the call it asked about) after
@@ -187,13 +193,9 @@ impl SessionStore {
     /// into the state, as this does after `FOLD_AFTER` (`following`, as
     /// the caller's `peek_firings` found them), so every read stays short.
     pub fn note_firing(&self, id: &SessionId, guard: &str, asked: Option<String>, following: usize) -> Result<()> {
-        let path = self.path(id, "json");
-        if std::fs::symlink_metadata(&path).is_err() {
-            self.ensure_dir()?;
-        }
         let mut line = serde_json::to_vec(&Firing { fired: guard.to_string(), asked })?;
         line.push(b'\n');
-        let lock = Lock::acquire(&path, LOCK_WAIT)?;
+        let (path, lock) = self.lock(id)?;
         lock.append(&line)?;
         if following >= FOLD_AFTER {
             change_locked(&path, &lock, |_| ())?;
@@ -286,8 +288,12 @@ pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     parse_with_firings(bytes).map(|(state, _)| state)
 }
 
-/// `parse_state`, and how many firings it folded in.
+/// `parse_state`, and how many firings it folded in. An empty file is a
+/// lock taken before any state was written: a fresh session.
 fn parse_with_firings(bytes: &[u8]) -> Option<(SessionState, usize)> {
+    if bytes.is_empty() {
+        return Some((SessionState::default(), 0));
+    }
     let mut values = serde_json::Deserializer::from_slice(bytes);
     let mut state: SessionState = serde::Deserialize::deserialize(&mut values).ok()?;
     let mut firings = 0;
@@ -393,6 +399,13 @@ mod tests {
 
         std::fs::write(&path, b"{not json").unwrap();
         assert_eq!(store.peek(id), SessionState::default(), "a corrupt file is a fresh session");
+        assert!(parse_state(b"{not json").is_none(), "and one doctor reports");
+
+        // The lock taken before any state was written leaves an empty file.
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(parse_state(b""), Some(SessionState::default()), "an empty file is a fresh session");
+        assert_eq!(store.update(id, |s| std::mem::replace(&mut s.outcome.saves, 3)).unwrap(), 0);
+        assert_eq!(store.peek(id).outcome.saves, 3);
     }
 
     /// The file is the types under a version: every part round-trips, a

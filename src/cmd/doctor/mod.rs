@@ -326,8 +326,7 @@ fn check_state(report: &mut Report, roots: &Roots) {
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        // An empty file is a lock that has held no state yet.
-        .filter(|p| read_state_bytes(p).is_none_or(|b| !b.is_empty() && parse_state(&b).is_none()))
+        .filter(|p| read_state_bytes(p).and_then(|b| parse_state(&b)).is_none())
         .map(|p| p.display().to_string())
         .collect();
     if broken.is_empty() {
