@@ -6,7 +6,7 @@
 use anyhow::Result;
 
 use crate::env::now_unix;
-use crate::store::fsutil::Lock;
+use crate::store::lock::Lock;
 use crate::store::paths::Roots;
 use crate::store::state::{SessionId, SessionState, SessionStore, Status, StatusKind};
 

@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::memory::apply::check_topic_name;
 use crate::memory::reply::TopicAppend;
-use crate::store::fsutil::{self, Lock};
 use crate::store::paths::Roots;
+use crate::store::{fsutil, lock::Lock};
 
 pub const MEMORY_FILE: &str = "MEMORY.md";
 /// A team memory's key starts so (`Folder::key`).
@@ -26,7 +26,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 pub struct Folder {
     pub project: String,
     pub dir: PathBuf,
-    lock_path: PathBuf,
+    /// The folder's record in the state folder (`folder_record`), which is
+    /// also the lock every writer of the folder's files holds.
+    record_path: PathBuf,
     /// The repository this folder belongs to, recorded in it on the first
     /// write (see `claim`); `None` for a folder named by hand in a test.
     identity: Option<crate::store::owner::Record>,
@@ -40,7 +42,7 @@ impl Folder {
         Folder {
             project: project.to_string(),
             dir: roots.project_dir(project),
-            lock_path: roots.projects_state_dir().join(format!("{project}.lock")),
+            record_path: roots.projects_state_dir().join(format!("{project}.json")),
             team: false,
             identity: None,
         }
@@ -50,15 +52,15 @@ impl Folder {
     /// (the repository says whose it is), and a lock per worktree.
     pub fn team(roots: &Roots, project: &str, dir: &Path) -> Folder {
         let tag = crate::memory::stable_id(&dir.display().to_string());
-        let lock_path = roots.projects_state_dir().join(format!("{project}.team-{tag}.lock"));
-        Folder { dir: dir.to_path_buf(), lock_path, team: true, ..Folder::new(roots, project) }
+        let record_path = roots.projects_state_dir().join(format!("{project}.team-{tag}.json"));
+        Folder { dir: dir.to_path_buf(), record_path, team: true, ..Folder::new(roots, project) }
     }
 
     /// Beside MEMORY.md for a personal memory (sync never carries it), in
     /// the state folder for a team memory, never inside a working tree.
     pub fn history_dir(&self) -> PathBuf {
         if self.team {
-            self.lock_path.with_extension("history")
+            self.record_path.with_extension("history")
         } else {
             self.dir.join(crate::store::history::HISTORY_DIR)
         }
@@ -127,16 +129,11 @@ impl Folder {
         }
     }
 
-    /// A state file of this folder's, beside its lock (`<folder>.<ext>`).
-    pub fn state_file(&self, ext: &str) -> PathBuf {
-        self.lock_path.with_extension(ext)
-    }
-
     /// A session's project: the memory's name, or a team memory's
     /// `team/<name>.team-<tag>`, one per working tree, since each holds its
     /// own copy; a name never holds `/`, so no folder's name is a team's key.
     pub fn key(&self) -> String {
-        let stem = self.lock_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = self.record_path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default();
         if self.team { format!("{TEAM_KEY}{stem}") } else { stem }
     }
 
@@ -144,7 +141,7 @@ impl Folder {
     pub fn of_key(roots: &Roots, key: &str) -> Folder {
         match key.strip_prefix(TEAM_KEY) {
             Some(stem) => Folder {
-                lock_path: roots.projects_state_dir().join(format!("{stem}.lock")),
+                record_path: roots.projects_state_dir().join(format!("{stem}.json")),
                 team: true,
                 ..Folder::new(roots, stem.rsplit_once(".team-").map_or(stem, |(name, _)| name))
             },
@@ -152,13 +149,13 @@ impl Folder {
         }
     }
 
-    pub fn lock_path(&self) -> &Path {
-        &self.lock_path
+    pub fn record_path(&self) -> &Path {
+        &self.record_path
     }
 
     /// The state folder the folder's record is in.
     pub fn state_root(&self) -> PathBuf {
-        self.lock_path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default()
+        self.record_path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default()
     }
 
     pub fn memory_path(&self) -> PathBuf {
@@ -171,10 +168,10 @@ impl Folder {
     }
 
     pub fn lock_within(&self, limit: Duration) -> Result<Lock> {
-        if let Some(parent) = self.lock_path.parent() {
+        if let Some(parent) = self.record_path.parent() {
             fsutil::create_private_dir(parent)?;
         }
-        Lock::acquire(&self.lock_path, limit)
+        Lock::acquire(&self.record_path, limit)
     }
 
     /// MEMORY.md, `None` when there is none. A folder planted as a link

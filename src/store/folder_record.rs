@@ -1,7 +1,8 @@
-//! One record per memory folder in the state folder, beside its lock
-//! (`projects/<folder>.json`): what this machine keeps about the folder
-//! and never syncs (docs/design.md §6). One of a newer version is never
-//! overwritten; every change is a read-modify-write under the lock.
+//! One record per memory folder in the state folder (`projects/<folder>.json`):
+//! what this machine keeps about the folder and never syncs (docs/design.md
+//! §6). It is also the folder's lock (`Folder::lock`); an empty one is the
+//! lock taken before any record was written. One of a newer version is
+//! never overwritten; every change is a read-modify-write under the lock.
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -67,7 +68,7 @@ pub struct Orders {
 /// The record, or a fresh one when there is none, it cannot be read, or a
 /// newer memory-save wrote it (read only: `update` refuses to change that one).
 pub fn read(folder: &Folder) -> FolderRecord {
-    match super::record::read::<FolderRecord>(&folder.state_file("json")) {
+    match super::record::read::<FolderRecord>(folder.record_path()) {
         Some(record) if record.version == VERSION => record,
         _ => FolderRecord { version: VERSION, ..FolderRecord::default() },
     }
@@ -77,25 +78,23 @@ pub fn read(folder: &Folder) -> FolderRecord {
 /// it), writing only a change. `durable`: a person's change a crash must
 /// not take back.
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
-    let _lock = if super::fsutil::held_here(folder.lock_path()) { None } else { Some(folder.lock()?) };
-    let path = folder.state_file("json");
-    let bytes = super::fsutil::read_regular(&path, 1024 * 1024)?;
-    if let Some(bytes) = &bytes {
-        super::record::check_version(&path, bytes)?;
-    }
-    let mut record = bytes
-        .and_then(|bytes| serde_json::from_slice::<FolderRecord>(&bytes).ok())
+    let _lock = if super::lock::held_here(folder.record_path()) { None } else { Some(folder.lock()?) };
+    let path = folder.record_path();
+    let bytes = super::fsutil::read_regular(path, 1024 * 1024)?.unwrap_or_default();
+    super::record::check_version(path, &bytes)?;
+    let mut record = serde_json::from_slice::<FolderRecord>(&bytes)
+        .ok()
         .filter(|record| record.version == VERSION)
         .unwrap_or(FolderRecord { version: VERSION, ..FolderRecord::default() });
     let before = record.clone();
     let result = change(&mut record);
-    if record != before || !path.exists() {
-        super::record::write_record(&path, &record, durable)?;
+    if record != before || bytes.is_empty() {
+        super::record::write_record(path, &record, durable)?;
     }
     Ok(result)
 }
 
-/// Whether a folder of this name would have its record or lock where another
+/// Whether a folder of this name would have its record where another
 /// folder's state is: `<other>.team-<tag>.json` is a team working tree's record.
 /// Compared without case: a case-insensitive file system (macOS's default)
 /// keeps `app.TEAM-…` and `app.team-…` in one file.
@@ -143,11 +142,11 @@ mod tests {
         std::fs::create_dir_all(roots.projects_state_dir()).unwrap();
         // The second's fields are of a shape this version cannot read.
         for newer in [r#"{"version": 99, "own": ["- kept"]}"#, r#"{"version": 2, "own": {"rules": ["- kept"]}}"#] {
-            std::fs::write(folder.state_file("json"), newer).unwrap();
+            std::fs::write(folder.record_path(), newer).unwrap();
             assert_eq!(read(&folder).own, Vec::<String>::new());
             let err = update(&folder, false, |r| r.own.push("- new".to_string())).unwrap_err();
             assert!(format!("{err:#}").contains("record version"), "{err:#}");
-            assert_eq!(std::fs::read_to_string(folder.state_file("json")).unwrap(), newer);
+            assert_eq!(std::fs::read_to_string(folder.record_path()).unwrap(), newer);
         }
     }
 

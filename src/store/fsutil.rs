@@ -3,8 +3,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
@@ -35,7 +34,7 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
 }
 
 /// At most `max` bytes of an open file, from where it stands.
-fn read_open(file: &File, path: &Path, max: u64) -> Result<Vec<u8>> {
+pub(super) fn read_open(file: &File, path: &Path, max: u64) -> Result<Vec<u8>> {
     // Sized up front: one read for a 49 KB MEMORY.md, where a growing Vec took a dozen.
     let len = file.metadata().map_or(0, |m| m.len()).min(max);
     let mut bytes = Vec::with_capacity(len as usize + 1);
@@ -89,7 +88,15 @@ fn write_atomic_inner(path: &Path, contents: &[u8], durable: bool, mode: Option<
         if durable {
             file.sync_all()?;
         }
+        // A file this process holds locked stays locked as the new one.
+        let locked = super::lock::held_here(path);
+        if locked {
+            file.file().try_lock().with_context(|| format!("cannot lock {}", tmp.display()))?;
+        }
         fs_err::rename(&tmp, path)?;
+        if locked {
+            super::lock::move_lock(path, file.into_parts().0);
+        }
         #[cfg(debug_assertions)]
         fault::after_rename(&name);
         Ok(())
@@ -109,7 +116,8 @@ fn write_atomic_inner(path: &Path, contents: &[u8], durable: bool, mode: Option<
 /// is removed, never written through. Every caller holds the lock that makes
 /// a file of that name a stale one of ours.
 pub fn create_new_private(path: &Path) -> std::io::Result<File> {
-    let open = || OpenOptions::new().write(true).create_new(true).mode(0o600).custom_flags(SAFE_OPEN).open(path);
+    let open =
+        || OpenOptions::new().read(true).write(true).create_new(true).mode(0o600).custom_flags(SAFE_OPEN).open(path);
     match open() {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             std::fs::remove_file(path)?;
@@ -231,137 +239,8 @@ mod fault {
     }
 }
 
-/// An exclusive advisory lock on a file, released on drop. The file may be
-/// the record it guards when the holder's one write of it (in place, or a
-/// rename over it) is its last step: a waiter that wakes holding a file
-/// renamed away locks the one there now (`still_linked`), and a newcomer
-/// that locks the new one reads the finished write.
-pub struct Lock {
-    file: File,
-    path: PathBuf,
-}
-
-/// The locks this process holds, by path: a lock taken again in the same
-/// process would wait for itself (`flock` is per open file).
-static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-pub fn held_here(path: &Path) -> bool {
-    HELD.lock().is_ok_and(|held| held.iter().any(|p| p == path))
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        if let Ok(mut held) = HELD.lock()
-            && let Some(at) = held.iter().position(|p| *p == self.path)
-        {
-            held.remove(at);
-        }
-    }
-}
-
-impl Lock {
-    fn held(file: File, path: &Path) -> Lock {
-        if let Ok(mut held) = HELD.lock() {
-            held.push(path.to_path_buf());
-        }
-        Lock { file, path: path.to_path_buf() }
-    }
-
-    /// The locked file's text, at most `max` bytes: for a file that is its
-    /// own lock, read through the lock's descriptor.
-    pub fn read(&self, max: u64) -> Result<Vec<u8>> {
-        std::io::Seek::seek(&mut &self.file, std::io::SeekFrom::Start(0))?;
-        read_open(&self.file, &self.path, max)
-    }
-
-    /// Appends to the locked file: a record after the one rewritten in it.
-    pub fn append(&self, contents: &[u8]) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        let appended = self.file.metadata().and_then(|m| self.file.write_all_at(contents, m.len()));
-        appended.with_context(|| format!("cannot write {}", self.path.display()))
-    }
-
-    /// Rewrites the locked file in place, for the session state: a rename
-    /// costs a journal commit, 0.2 ms of a 1 ms hook (docs/design.md §3).
-    /// Killed before the truncation, the file holds the new JSON and the
-    /// old one's tail; its reader takes the first JSON value only.
-    pub fn rewrite(&self, contents: &[u8]) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        let written = self.file.write_all_at(contents, 0).and_then(|()| self.file.set_len(contents.len() as u64));
-        written.with_context(|| format!("cannot write {}", self.path.display()))
-    }
-
-    /// Waits at most `limit`: a holder that hangs must not hang the hooks behind it.
-    pub fn acquire(path: &Path, limit: Duration) -> Result<Lock> {
-        let mut file = open_lock_file(path)?;
-        let deadline = Instant::now() + limit;
-        // Holders keep these locks well under a millisecond: poll soon, then
-        // back off, rather than wait a fixed tick.
-        let mut pause = Duration::from_micros(50);
-        loop {
-            match file.try_lock() {
-                Ok(()) if still_linked(&file, path) => return Ok(Lock::held(file, path)),
-                // A sweep unlinked the file we locked: lock the one there now.
-                Ok(()) if Instant::now() < deadline => file = open_lock_file(path)?,
-                Ok(()) => anyhow::bail!("{} keeps being removed while it is locked; try again", path.display()),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(5));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-                    "{} is still locked after {:?}; another memory-save process holds it",
-                    path.display(),
-                    limit
-                ),
-                Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
-                }
-            }
-        }
-    }
-
-    /// `None` when another process holds it.
-    pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
-        // A file replaced between our open and our lock was the last step
-        // of a holder that is done: the one there now is tried, a few times.
-        for _ in 0..3 {
-            let file = open_lock_file(path)?;
-            match file.try_lock() {
-                Ok(()) if still_linked(&file, path) => return Ok(Some(Lock::held(file, path))),
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", path.display()));
-                }
-            }
-        }
-        Ok(None)
-    }
-}
-
-/// Whether another process holds the lock on `path` now; only looks.
-pub fn is_locked(path: &Path) -> bool {
-    let Ok(file) = OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) else {
-        return false;
-    };
-    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
-}
-
-/// Whether the file we locked is still the one at `path` (jj's check): else
-/// a sweep left us holding a lock no one else can see.
-fn still_linked(file: &File, path: &Path) -> bool {
-    match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(held), Ok(there)) => held.nlink() > 0 && held.ino() == there.ino() && held.dev() == there.dev(),
-        _ => false,
-    }
-}
-
-fn open_lock_file(path: &Path) -> Result<File> {
-    open_own(path, OpenOptions::new().read(true).write(true).create(true).truncate(false))
-}
-
 /// Opens (or creates, 0600) a file of ours: never a symlink, FIFO or device.
-fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
+pub(super) fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
     let file = match options.mode(0o600).custom_flags(SAFE_OPEN).open(path) {
         Ok(file) => file,
         Err(e) if is_link_refused(&e) => {
@@ -383,60 +262,5 @@ pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
     }
     if let Ok(mut file) = open_own(path, OpenOptions::new().create(true).append(true)) {
         let _ = writeln!(file, "{line}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A lock file a sweep removed while we held it open is not the lock:
-    /// we take the file that stands at the path now.
-    #[test]
-    fn a_lock_on_an_unlinked_file_is_taken_again_on_the_file_there_now() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.lock");
-        let opened = open_lock_file(&path).unwrap();
-        assert!(still_linked(&opened, &path));
-        std::fs::remove_file(&path).unwrap();
-        assert!(!still_linked(&opened, &path), "unlinked");
-        let _old = open_lock_file(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        std::fs::write(&path, b"").unwrap();
-        assert!(!still_linked(&_old, &path), "another file at the path");
-        let lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        assert!(still_linked(&lock.file, &path));
-        assert!(is_locked(&path), "the lock is on the file others see");
-        drop(lock);
-        assert!(Lock::try_acquire(&path).unwrap().is_some());
-    }
-
-    /// A record that is its own lock: its holder's last step renames the
-    /// new record over it. One waiting on the old file then locks the new
-    /// one, after any newcomer that locked it first, and reads the write.
-    #[test]
-    fn a_record_renamed_over_while_locked_is_locked_again_by_whoever_waited() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("installs.json");
-        let holder = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        assert!(Lock::try_acquire(&path).unwrap().is_none(), "held");
-        let waiter = std::thread::spawn({
-            let path = path.clone();
-            move || {
-                let lock = Lock::acquire(&path, Duration::from_secs(5)).unwrap();
-                (std::fs::read_to_string(&path).unwrap(), is_locked(&path), lock)
-            }
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        write_atomic(&path, b"written", false).unwrap();
-        let newcomer = Lock::try_acquire(&path).unwrap().expect("the new record is free once written");
-        std::thread::sleep(Duration::from_millis(50));
-        drop(holder);
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(!waiter.is_finished(), "the waiter waits for the newcomer, on the record there now");
-        drop(newcomer);
-        let (read, locked, _lock) = waiter.join().unwrap();
-        assert_eq!(read, "written");
-        assert!(locked, "the waiter holds the file others see");
     }
 }

@@ -51,7 +51,7 @@ pub fn find(roots: &Roots, settings: &Path) -> Option<InstallRecord> {
 /// the record's own lock: concurrent installs each rewrite the whole list.
 pub fn put(roots: &Roots, settings: &Path, record: Option<InstallRecord>) -> Result<()> {
     fsutil::create_private_dir(&roots.state)?;
-    let _lock = fsutil::Lock::acquire(&records_path(roots), std::time::Duration::from_secs(10))?;
+    let _lock = crate::store::lock::Lock::acquire(&records_path(roots), std::time::Duration::from_secs(10))?;
     let key = settings.display().to_string();
     let mut records: Vec<InstallRecord> = all(roots).into_iter().filter(|r| r.path != key).collect();
     records.extend(record);

@@ -10,6 +10,7 @@ pub mod guard_counts;
 pub mod guards;
 pub mod history;
 pub mod installs;
+pub mod lock;
 pub mod log;
 pub mod notes;
 pub mod owner;

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 pub use super::session::*;
 
-use crate::store::fsutil::{self, Lock};
+use crate::store::{fsutil, lock::Lock};
 
 /// Hooks wait this long at most for another process's lock.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
@@ -153,7 +153,7 @@ impl SessionStore {
 
     /// Whether a worker holds the session's worker lock (a killed one holds nothing).
     pub fn worker_running(&self, id: &SessionId) -> bool {
-        fsutil::is_locked(&self.worker_lock_path(id))
+        crate::store::lock::is_locked(&self.worker_lock_path(id))
     }
 
     /// Reads without locking: fine for a glance (status line, a flag that is
@@ -282,7 +282,7 @@ struct Firing {
 
 /// The state in a session file: its first JSON value, with the firings
 /// appended after it folded in. The file is rewritten in place and, killed
-/// mid-write, may end in the old state's tail (`fsutil::Lock::rewrite`),
+/// mid-write, may end in the old state's tail (`Lock::rewrite`),
 /// where the firings end.
 pub fn parse_state(bytes: &[u8]) -> Option<SessionState> {
     parse_with_firings(bytes).map(|(state, _)| state)

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{Caller, commit, state};
 use crate::git;
+use crate::store::folder::Folder;
 use crate::store::fsutil;
 use crate::store::owner::IDENTITY_FILE;
 use crate::store::paths::Roots;
@@ -20,8 +21,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
     let has_remote = git::run(root, &["rev-parse", "--verify", "-q", &remote_branch], git::LIMIT).is_ok();
     if has_remote {
         let names = folder_names(root);
-        let _locks: Vec<_> =
-            names.iter().filter_map(|name| crate::store::folder::Folder::new(roots, name).lock().ok()).collect();
+        let _locks: Vec<_> = names.iter().filter_map(|name| Folder::new(roots, name).lock().ok()).collect();
         check_remote_tree(root, &remote_branch)?;
         // This machine's own writes (a save, a guard, a record) are committed
         // first: an untracked file the remote tracks would stop the merge.
@@ -130,7 +130,7 @@ fn record_pulled(roots: &Roots, arrived: &[(String, Option<String>)]) -> Result<
     }
     let origin = crate::store::history::Origin { by: Some("memory-save sync".into()), ..Default::default() };
     for (name, files) in by_folder {
-        let folder = crate::store::folder::Folder::new(roots, name);
+        let folder = Folder::new(roots, name);
         crate::store::history::record_made(&folder, "pulled from the sync remote", &files, &origin)?;
     }
     Ok(())
@@ -175,11 +175,14 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
         // What this machine keeps of the folder (its paths here, its own
         // rules, its notes) moves with it: left under the old name, it would
         // make the other repository's folder answer to this one's path.
-        let state = roots.projects_state_dir();
-        let (from, to) = (state.join(format!("{name}.json")), state.join(format!("{moved}.json")));
-        if from.exists() && !to.exists() {
-            std::fs::rename(&from, &to)
-                .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+        // Copied, then emptied: the old name's record is its lock, held here.
+        let (from, to) = (Folder::new(roots, name), Folder::new(roots, &moved));
+        let kept = fsutil::read_regular(from.record_path(), 1024 * 1024)?.filter(|bytes| !bytes.is_empty());
+        if let Some(kept) = kept
+            && !to.record_path().exists()
+        {
+            fsutil::write_atomic(to.record_path(), &kept, true)?;
+            fsutil::write_atomic(from.record_path(), b"", true)?;
         }
         let message = format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository");
         commit(root, &[name, &moved], &message)?;

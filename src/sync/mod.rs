@@ -126,7 +126,7 @@ pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
     let root = &roots.memory;
     let mut state = state(roots).context("sync is off; turn it on with memory-save sync --init <git-url>")?;
     // `sync.json` is its own lock: it is written once, last.
-    let Some(_lock) = fsutil::Lock::try_acquire(&state_path(roots))? else {
+    let Some(_lock) = crate::store::lock::Lock::try_acquire(&state_path(roots))? else {
         return Ok(vec!["another sync is running".into()]);
     };
     let now = crate::env::now_unix();

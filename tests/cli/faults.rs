@@ -127,7 +127,7 @@ fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
         for lock in [
             env.sessions_dir().join(format!("{SID}.worker.lock")),
             env.sessions_dir().join(format!("{SID}.json")),
-            env.mem.join("state/memory-save/projects/proj.lock"),
+            env.mem.join("state/memory-save/projects/proj.json"),
         ] {
             assert!(lock_free(&lock), "kill {k}: {} is held", lock.display());
         }
@@ -175,12 +175,9 @@ fn corrupt_state_and_lock_files_are_recovered_from() {
     fs::create_dir_all(&sessions).unwrap();
     fs::create_dir_all(&projects).unwrap();
     fs::write(sessions.join(format!("{SID}.json")), b"{\"saves\": 3, \"cut off").unwrap();
-    // Lock files with content, as a crashed or foreign process may leave them.
-    for lock in
-        [sessions.join(format!("{SID}.lock")), sessions.join(format!("{SID}.worker.lock")), projects.join("proj.lock")]
-    {
-        fs::write(lock, "12345\n").unwrap();
-    }
+    // A lock file with content, as a crashed or foreign process may leave
+    // it, and a folder's record, its lock too, that is not one.
+    fs::write(sessions.join(format!("{SID}.worker.lock")), "12345\n").unwrap();
     fs::write(projects.join("proj.json"), "not json").unwrap();
     env.script_reply(1, &adds("- Saved despite the debris."));
     env.saved_turn(SID, 1);
@@ -449,7 +446,7 @@ fn a_worker_killed_at_each_write_point_leaves_old_or_new_files() {
         assert!(!statusline(&env).contains("saving"), "{point}: {}", statusline(&env));
         for lock in [
             env.sessions_dir().join(format!("{SID}.worker.lock")),
-            env.mem.join("state/memory-save/projects/proj.lock"),
+            env.mem.join("state/memory-save/projects/proj.json"),
         ] {
             assert!(lock_free(&lock), "{point}: {} is held", lock.display());
         }

@@ -858,7 +858,7 @@ fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "lock"))
+        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "json"))
         .unwrap();
     let hostile = env.git_init(&format!("clones/{}", key.file_stem().unwrap().to_string_lossy()));
     env.git(&hostile, &["commit", "-q", "--allow-empty", "-m", "hostile"]);

@@ -75,7 +75,7 @@ fn a_folder_name_that_cannot_name_a_memory_is_not_saved() {
     out.assert_silent();
 }
 
-/// A folder's state files are `<name>.json` and `<name>.lock`, a team working
+/// A folder's state file is `<name>.json`, a team working
 /// tree's `<name>.team-<tag>.json`: a repository whose name ends so takes
 /// `<name>-<hash>`, so no two folders ever share a state file.
 #[test]

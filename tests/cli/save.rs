@@ -177,5 +177,5 @@ fn a_project_keeps_one_record_and_its_lock_in_the_state_folder() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     files.sort();
-    assert_eq!(files, ["proj.json", "proj.lock"]);
+    assert_eq!(files, ["proj.json"]);
 }

@@ -214,10 +214,10 @@ impl Env {
         assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 
-    /// The project's lock, held as another memory-save process (a sync's
-    /// merge, an import, a save) holds it, until the file is dropped.
+    /// The project's lock (its record), held as another memory-save process
+    /// (a sync's merge, an import, a save) holds it, until the file is dropped.
     pub fn hold_project_lock(&self) -> std::fs::File {
-        let path = self.mem.join("state/memory-save/projects/proj.lock");
+        let path = self.mem.join("state/memory-save/projects/proj.json");
         let lock = std::fs::OpenOptions::new().write(true).open(path).unwrap();
         lock.lock().unwrap();
         lock

@@ -158,12 +158,12 @@ pub fn run(req: &ForkRequest) -> Result<ForkReply, ForkError> {
 pub const FORK_SLOTS: usize = 2;
 
 /// One of `FORK_SLOTS` locks under `dir`, waited for up to `limit`.
-fn take_slot(dir: &Path, limit: Duration) -> anyhow::Result<crate::store::fsutil::Lock> {
+fn take_slot(dir: &Path, limit: Duration) -> anyhow::Result<crate::store::lock::Lock> {
     crate::store::fsutil::create_private_dir(dir)?;
     let deadline = Instant::now() + limit;
     loop {
         for n in 0..FORK_SLOTS {
-            if let Some(lock) = crate::store::fsutil::Lock::try_acquire(&dir.join(format!("slot-{n}.lock")))? {
+            if let Some(lock) = crate::store::lock::Lock::try_acquire(&dir.join(format!("slot-{n}.lock")))? {
                 return Ok(lock);
             }
         }

@@ -174,7 +174,7 @@ pub struct Ledger<'a> {
     roots: &'a Roots,
     limits: LedgerRecord,
     before: LedgerRecord,
-    _lock: crate::store::fsutil::Lock,
+    _lock: crate::store::lock::Lock,
 }
 
 impl<'a> Ledger<'a> {
@@ -182,7 +182,7 @@ impl<'a> Ledger<'a> {
     /// worker lock is free) or whose time is up no longer holds.
     pub fn open(roots: &'a Roots) -> anyhow::Result<Ledger<'a>> {
         crate::store::fsutil::create_private_dir(&roots.state)?;
-        let lock = crate::store::fsutil::Lock::acquire(&roots.state.join("limits.lock"), LEDGER_WAIT)?;
+        let lock = crate::store::lock::Lock::acquire(&roots.state.join("limits.lock"), LEDGER_WAIT)?;
         let before = load(roots);
         let mut limits = before.clone();
         let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
