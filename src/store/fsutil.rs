@@ -258,7 +258,15 @@ pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max_bytes) {
         let mut old = path.as_os_str().to_os_string();
         old.push(".1");
-        let _ = std::fs::rename(path, old);
+        // Linked, then replaced by an empty file: the name never goes
+        // missing, so a file that is its own lock (`saves.jsonl`) keeps it
+        // (`write_atomic`). A crash in between leaves one file under both
+        // names, read twice, which over-counts. Without hard links, a rename.
+        let _ = std::fs::remove_file(&old);
+        let rotated = std::fs::hard_link(path, &old).is_ok() && write_atomic(path, b"", false).is_ok();
+        if !rotated {
+            let _ = std::fs::rename(path, old);
+        }
     }
     if let Ok(mut file) = open_own(path, OpenOptions::new().create(true).append(true)) {
         let _ = writeln!(file, "{line}");

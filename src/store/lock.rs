@@ -252,4 +252,21 @@ mod tests {
         assert_eq!(read, "written");
         assert!(locked);
     }
+
+    /// The ledger's lock is `saves.jsonl`: rotated under it, the file at the
+    /// path is still the locked one, and the old lines are kept in `.1`.
+    #[test]
+    fn a_log_rotated_under_its_lock_keeps_the_lock_and_its_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("saves.jsonl");
+        let lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        super::super::fsutil::append_line(&path, "first", 4);
+        super::super::fsutil::append_line(&path, "second", 4);
+        assert_eq!(std::fs::read_to_string(dir.path().join("saves.jsonl.1")).unwrap(), "first\n");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second\n");
+        assert!(Lock::try_acquire(&path).unwrap().is_none(), "still locked after the rotation");
+        assert_eq!(lock.read(100).unwrap(), b"second\n", "the lock is on the file at the path");
+        drop(lock);
+        assert!(Lock::try_acquire(&path).unwrap().is_some());
+    }
 }

@@ -62,7 +62,7 @@ fn stop_after_prompt_runs_one_fork_with_exactly_the_measured_flags() {
         "the fork runs in the session's folder"
     );
     // The fork's message, output and error files do not stay behind.
-    assert_eq!(env.state_files(), ["limits.lock", "saves.jsonl"]);
+    assert_eq!(env.state_files(), ["saves.jsonl"]);
 }
 
 #[test]

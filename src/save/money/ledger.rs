@@ -182,7 +182,8 @@ impl<'a> Ledger<'a> {
     /// worker lock is free) or whose time is up no longer holds.
     pub fn open(roots: &'a Roots) -> anyhow::Result<Ledger<'a>> {
         crate::store::fsutil::create_private_dir(&roots.state)?;
-        let lock = crate::store::lock::Lock::acquire(&roots.state.join("limits.lock"), LEDGER_WAIT)?;
+        // `saves.jsonl`, only appended and rotated under this lock, is it.
+        let lock = crate::store::lock::Lock::acquire(&roots.saves_log(), LEDGER_WAIT)?;
         let before = load(roots);
         let mut limits = before.clone();
         let sessions = crate::store::state::SessionStore::new(roots.sessions_dir());
