@@ -163,8 +163,13 @@ fn build_noop(dir: &Path, static_build: bool) -> PathBuf {
 }
 
 /// `binary` copied into `dir`, as `cargo install` copies it.
+/// Under its own name, in a folder of its own: `install` refuses a binary
+/// not named memory-save.
 fn installed(binary: &Path, dir: &Path) -> PathBuf {
-    let copy = dir.join(format!("installed-{}", binary.file_name().unwrap().to_string_lossy()));
+    let name = binary.file_name().unwrap();
+    let folder = dir.join(format!("installed-{}", name.to_string_lossy()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let copy = folder.join(name);
     std::fs::copy(binary, &copy).expect("copy the binary");
     copy
 }
@@ -306,8 +311,9 @@ fn everyday_commands(bench: &Bench) {
             let mut cmd = bench.command(&bench.exe, args, &empty);
             cmd.env("HOME", &home).current_dir(bench.project());
             let started = Instant::now();
-            assert!(cmd.status().expect("run").success(), "{args:?}");
+            let out = cmd.stderr(Stdio::piped()).output().expect("run");
             times[n].push(started.elapsed());
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
     for (name, mut runs) in ["install", "uninstall", "show", "status"].into_iter().zip(times) {
