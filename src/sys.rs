@@ -66,6 +66,43 @@ extern "C" fn on_deadline(_signal: libc::c_int) {
     }
 }
 
+/// What of Rust's own start this program needs, run first by its entry
+/// point (`main.rs`): a closed standard descriptor is opened on /dev/null,
+/// so no file opened later becomes stdout and takes what is printed, and
+/// SIGPIPE is ignored, so a reader that went away is `BrokenPipe`, never a
+/// silent death.
+pub fn start_process() {
+    for fd in 0..3 {
+        // SAFETY: fcntl and open take plain values; the open fills the
+        // lowest closed descriptor, the one just found closed.
+        unsafe {
+            let closed =
+                libc::fcntl(fd, libc::F_GETFD) == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+            if closed && libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) == -1 {
+                libc::abort();
+            }
+        }
+    }
+    // SAFETY: sets a signal's disposition to a constant.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// The arguments `main` was given, less the program's name.
+///
+/// # Safety
+/// `argv` holds `argc` pointers to NUL-terminated strings, as the C runtime
+/// passes them to `main`.
+pub unsafe fn arguments(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    (1..usize::try_from(argc).unwrap_or(0))
+        // SAFETY: the caller's promise: each of the `argc` pointers is a C string.
+        .map(|n| unsafe { std::ffi::CStr::from_ptr(*argv.add(n)) })
+        .map(|arg| std::ffi::OsStr::from_bytes(arg.to_bytes()).to_os_string())
+        .collect()
+}
+
 /// Arms a one-shot timer that says so on stderr and exits 0. Neither the
 /// timer nor the handler reaches a child: fork(2) drops timers, exec
 /// resets handlers.
@@ -249,4 +286,47 @@ fn monotonic_ns() -> i64 {
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     now.tv_sec.saturating_mul(1_000_000_000).saturating_add(now.tv_nsec)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A process started with stdin and stdout closed opens its next file
+    /// past them once `start_process` ran: that file is never fd 1, where
+    /// what is printed would go. And SIGPIPE is ignored. Checked in a
+    /// forked child, whose descriptors and signals are its own.
+    #[test]
+    fn a_closed_standard_descriptor_is_never_given_to_a_file() {
+        // SAFETY: the child calls only close, fcntl, open, signal and _exit
+        // before it exits, none of which allocates or takes a lock.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            unsafe {
+                libc::close(0);
+                libc::close(1);
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                super::start_process();
+                let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+                let ignored = libc::signal(libc::SIGPIPE, libc::SIG_IGN) == libc::SIG_IGN;
+                libc::_exit(if fd > 2 && ignored { 0 } else { 1 });
+            }
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "status {status}");
+    }
+
+    /// `main`'s own arguments, bytes as given (a path need not be UTF-8),
+    /// the program's name left out.
+    #[test]
+    fn the_arguments_are_argv_after_the_programs_name() {
+        use std::os::unix::ffi::OsStrExt;
+        let given = [c"memory-save", c"hook", c"stop", c"caf\xe9"];
+        let argv: Vec<*const libc::c_char> = given.iter().map(|arg| arg.as_ptr()).collect();
+        // SAFETY: four pointers to NUL-terminated strings that outlive the call.
+        let args = unsafe { super::arguments(4, argv.as_ptr()) };
+        let bytes: Vec<&[u8]> = args.iter().map(|arg| arg.as_bytes()).collect();
+        assert_eq!(bytes, [&b"hook"[..], b"stop", b"caf\xe9"]);
+        assert!(unsafe { super::arguments(0, argv.as_ptr()) }.is_empty());
+    }
 }
