@@ -33,6 +33,23 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     read_open(&file, path, max).map(Some)
 }
 
+/// The last `max` bytes of a file of lines, from the first line that starts
+/// in them; `None` when missing or not a regular file. A log past its
+/// bound still reads (a rotation that could not run must not hide it).
+pub fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Seek;
+    let mut file = open_regular(path).ok()??;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(max);
+    file.seek(std::io::SeekFrom::Start(start)).ok()?;
+    let mut bytes = read_open(&file, path, max).ok()?;
+    if start > 0 {
+        let first = bytes.iter().position(|&b| b == b'\n').map_or(bytes.len(), |at| at + 1);
+        bytes.drain(..first);
+    }
+    Some(bytes)
+}
+
 /// At most `max` bytes of an open file, from where it stands.
 pub(super) fn read_open(file: &File, path: &Path, max: u64) -> Result<Vec<u8>> {
     // Sized up front: one read for a 49 KB MEMORY.md, where a growing Vec took a dozen.
@@ -261,11 +278,12 @@ pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
         // Linked, then replaced by an empty file: the name never goes
         // missing, so a file that is its own lock (`saves.jsonl`) keeps it
         // (`write_atomic`). A crash in between leaves one file under both
-        // names, read twice, which over-counts. Without hard links, a rename.
+        // names, read twice, which over-counts; a replace that fails takes
+        // the link back. Without hard links, no rotation: readers of a
+        // large file read its end (`read_tail`).
         let _ = std::fs::remove_file(&old);
-        let rotated = std::fs::hard_link(path, &old).is_ok() && write_atomic(path, b"", false).is_ok();
-        if !rotated {
-            let _ = std::fs::rename(path, old);
+        if std::fs::hard_link(path, &old).is_ok() && write_atomic(path, b"", false).is_err() {
+            let _ = std::fs::remove_file(&old);
         }
     }
     if let Ok(mut file) = open_own(path, OpenOptions::new().create(true).append(true)) {

@@ -269,4 +269,31 @@ mod tests {
         drop(lock);
         assert!(Lock::try_acquire(&path).unwrap().is_some());
     }
+
+    /// A rotation that cannot replace the file (its temp name is taken by
+    /// a folder) takes its link back: the two names never end as one file,
+    /// read twice and never rotated again. One that cannot link (a folder
+    /// at `.1`) does not rotate. Either way the line is appended and the
+    /// lock stays.
+    #[test]
+    fn a_rotation_that_cannot_finish_leaves_one_file_locked() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("saves.jsonl");
+        let old = dir.path().join("saves.jsonl.1");
+        let _lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
+        std::fs::write(&path, "first\n").unwrap();
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let temp = dir.path().join(format!(".saves.jsonl.{}.tmp", std::process::id()));
+        std::fs::create_dir_all(temp.join("taken")).unwrap();
+        super::super::fsutil::append_line(&path, "second", 4);
+        assert!(!old.exists(), "the link is taken back");
+        std::fs::remove_dir_all(&temp).unwrap();
+        std::fs::create_dir_all(old.join("taken")).unwrap();
+        super::super::fsutil::append_line(&path, "third", 4);
+        assert!(old.is_dir(), "nothing rotated over the folder");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first\nsecond\nthird\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
+        assert!(Lock::try_acquire(&path).unwrap().is_none(), "still locked");
+    }
 }

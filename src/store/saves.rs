@@ -1,8 +1,6 @@
 //! `saves.jsonl`: one record per save, what `status` and the budgets read.
 //! `save::budget` holds the lock it is written under.
 
-use std::io::{Read, Seek, SeekFrom};
-
 use serde::{Deserialize, Serialize};
 
 use crate::store::paths::Roots;
@@ -56,9 +54,11 @@ impl SaveRecord {
 
 /// Appends one save's record; `ledger::settle` is the one caller, under
 /// the ledger's lock, so a record and its reservation change together.
-pub fn append(roots: &Roots, record: &SaveRecord) {
+/// Only a holder of that lock (`locked`), which the file is, rotates it:
+/// a rotation replaces the file, and with it the lock.
+pub fn append(roots: &Roots, record: &SaveRecord, locked: bool) {
     if let Ok(line) = serde_json::to_string(record) {
-        crate::store::fsutil::append_line(&roots.saves_log(), &line, MAX_BYTES);
+        crate::store::fsutil::append_line(&roots.saves_log(), &line, if locked { MAX_BYTES } else { u64::MAX });
     }
 }
 
@@ -69,7 +69,7 @@ pub fn all(roots: &Roots) -> Vec<SaveRecord> {
     rotated.push(".1");
     [std::path::PathBuf::from(rotated), current]
         .iter()
-        .filter_map(|path| crate::store::fsutil::read_regular(path, 2 * MAX_BYTES).ok().flatten())
+        .filter_map(|path| crate::store::fsutil::read_tail(path, 2 * MAX_BYTES))
         .flat_map(|bytes| {
             String::from_utf8_lossy(&bytes)
                 .lines()
@@ -93,11 +93,7 @@ pub fn spent_since(roots: &Roots, since: i64, route: Option<&str>) -> f64 {
 
 /// The newest `count` saves of the memory `key`, newest first.
 pub fn recent(roots: &Roots, key: &str, count: usize) -> Vec<SaveRecord> {
-    let Ok(Some(mut file)) = crate::store::fsutil::open_regular(&roots.saves_log()) else { return Vec::new() };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = file.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
-    let mut bytes = Vec::new();
-    let _ = file.take(TAIL).read_to_end(&mut bytes);
+    let bytes = crate::store::fsutil::read_tail(&roots.saves_log(), TAIL).unwrap_or_default();
     String::from_utf8_lossy(&bytes)
         .lines()
         .rev()
@@ -105,4 +101,45 @@ pub fn recent(roots: &Roots, key: &str, count: usize) -> Vec<SaveRecord> {
         .filter(|r| r.project.as_deref() == Some(key))
         .take(count)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(at: i64, usd: f64) -> SaveRecord {
+        SaveRecord { at, counted_usd: Some(usd), ..SaveRecord::default() }
+    }
+
+    /// A ledger past the size `all` reads (a rotation that could not run)
+    /// still counts its newest saves: budgets read its end, never nothing.
+    #[test]
+    fn a_ledger_past_its_bound_still_counts_its_newest_saves() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(&roots.state).unwrap();
+        let old = serde_json::to_string(&record(1, 100.0)).unwrap() + "\n";
+        let mut text = old.repeat((2 * MAX_BYTES as usize) / old.len() + 10);
+        text.push_str(&(serde_json::to_string(&record(crate::env::now_unix(), 0.5)).unwrap() + "\n"));
+        std::fs::write(roots.saves_log(), text).unwrap();
+        assert_eq!(spent_since(&roots, 2, None), 0.5);
+        assert!(all(&roots).len() > 1000, "the end of the file is read");
+    }
+
+    /// Only the ledger's holder rotates the file, which is the ledger's
+    /// lock: a record written without it (the lock timed out) appends.
+    #[test]
+    fn a_record_written_without_the_ledger_never_rotates_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(&roots.state).unwrap();
+        std::fs::write(roots.saves_log(), vec![b'\n'; MAX_BYTES as usize + 1]).unwrap();
+        append(&roots, &record(5, 1.0), false);
+        let mut rotated = roots.saves_log().into_os_string();
+        rotated.push(".1");
+        assert!(!std::path::Path::new(&rotated).exists());
+        append(&roots, &record(6, 1.0), true);
+        assert!(std::path::Path::new(&rotated).exists(), "the holder rotates");
+        assert_eq!(all(&roots).iter().map(|r| r.at).collect::<Vec<_>>(), [5, 6]);
+    }
 }

@@ -169,17 +169,22 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
         if root.join(&moved).exists() {
             bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");
         }
+        // The old name's record is its lock: moved only by the one holding it.
+        let (from, to) = (Folder::new(roots, name), Folder::new(roots, &moved));
+        if !crate::store::lock::held_here(from.record_path()) {
+            bail!("memory folder {name} is in use by another memory-save process; run memory-save sync again");
+        }
         // The whole folder, its untracked history too.
         std::fs::rename(root.join(name), root.join(&moved))
             .with_context(|| format!("cannot move memory folder {name} to {moved}"))?;
         // What this machine keeps of the folder (its paths here, its own
         // rules, its notes) moves with it: left under the old name, it would
         // make the other repository's folder answer to this one's path.
-        // Copied, then emptied: the old name's record is its lock, held here.
-        let (from, to) = (Folder::new(roots, name), Folder::new(roots, &moved));
-        let kept = fsutil::read_regular(from.record_path(), 1024 * 1024)?.filter(|bytes| !bytes.is_empty());
-        if let Some(kept) = kept
-            && !to.record_path().exists()
+        // Copied under the new name's lock, then emptied under the old's.
+        let _to = to.lock()?;
+        let read = |folder: &Folder| fsutil::read_regular(folder.record_path(), 1024 * 1024).ok().flatten();
+        if let Some(kept) = read(&from).filter(|bytes| !bytes.is_empty())
+            && read(&to).is_none_or(|bytes| bytes.is_empty())
         {
             fsutil::write_atomic(to.record_path(), &kept, true)?;
             fsutil::write_atomic(from.record_path(), b"", true)?;
