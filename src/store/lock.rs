@@ -196,6 +196,16 @@ mod tests {
         assert!(Lock::try_acquire(&path).unwrap().is_some());
     }
 
+    /// A thread that waits for the lock on `path`, then answers what it
+    /// read there and whether the file there is locked, holding the lock.
+    fn waiter(path: &Path) -> std::thread::JoinHandle<(String, bool, Lock)> {
+        let path = path.to_path_buf();
+        std::thread::spawn(move || {
+            let lock = Lock::acquire(&path, Duration::from_secs(5)).unwrap();
+            (std::fs::read_to_string(&path).unwrap(), is_locked(&path), lock)
+        })
+    }
+
     /// A record that is its own lock: its holder's atomic writes of it keep
     /// the lock, on the new file, until the holder lets it go. One waiting
     /// on the old file then locks the new one and reads the last write.
@@ -204,13 +214,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("proj.json");
         let holder = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        let waiter = std::thread::spawn({
-            let path = path.clone();
-            move || {
-                let lock = Lock::acquire(&path, Duration::from_secs(5)).unwrap();
-                (std::fs::read_to_string(&path).unwrap(), is_locked(&path), lock)
-            }
-        });
+        let waiter = waiter(&path);
         std::thread::sleep(Duration::from_millis(50));
         super::super::fsutil::write_atomic(&path, b"first", false).unwrap();
         assert!(Lock::try_acquire(&path).unwrap().is_none(), "the new file is locked as the old one was");
@@ -225,20 +229,14 @@ mod tests {
         assert!(locked, "the waiter holds the file others see");
     }
 
-    /// A file replaced by someone not holding its lock (a hand, a sync that
-    /// moved the record away): one waiting on the old file locks the new one.
+    /// A file replaced by someone not holding its lock (a hand, a backup
+    /// restored over it): one waiting on the old file locks the new one.
     #[test]
     fn a_waiter_on_a_file_replaced_by_another_hand_locks_the_one_there_now() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("installs.json");
         let holder = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        let waiter = std::thread::spawn({
-            let path = path.clone();
-            move || {
-                let lock = Lock::acquire(&path, Duration::from_secs(5)).unwrap();
-                (std::fs::read_to_string(&path).unwrap(), is_locked(&path), lock)
-            }
-        });
+        let waiter = waiter(&path);
         std::thread::sleep(Duration::from_millis(50));
         let other = dir.path().join("other");
         std::fs::write(&other, "written").unwrap();
