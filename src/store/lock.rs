@@ -19,7 +19,6 @@ use crate::sys::SAFE_OPEN;
 #[must_use = "the lock is released when dropped"]
 pub struct Lock {
     id: u64,
-    path: PathBuf,
 }
 
 /// The locks this process holds, with their files: by path, since a lock
@@ -61,32 +60,33 @@ impl Lock {
     fn held(file: File, path: &Path) -> Lock {
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         held_locks().push(Held { id, path: path.to_path_buf(), file });
-        Lock { id, path: path.to_path_buf() }
+        Lock { id }
     }
 
-    fn with_file<T>(&self, use_file: impl FnOnce(&File) -> Result<T>) -> Result<T> {
+    /// The locked file and its path, which the table of held locks owns.
+    fn with_file<T>(&self, use_file: impl FnOnce(&File, &Path) -> Result<T>) -> Result<T> {
         let held = held_locks();
         match held.iter().find(|held| held.id == self.id) {
-            Some(held) => use_file(&held.file),
-            None => bail!("{} is not locked by this process", self.path.display()),
+            Some(held) => use_file(&held.file, &held.path),
+            None => bail!("a lock of this process is no longer held"),
         }
     }
 
     /// The locked file's text, at most `max` bytes: for a file that is its
     /// own lock, read through the lock's descriptor.
     pub fn read(&self, max: u64) -> Result<Vec<u8>> {
-        self.with_file(|file| {
+        self.with_file(|file, path| {
             std::io::Seek::seek(&mut &*file, std::io::SeekFrom::Start(0))?;
-            read_open(file, &self.path, max)
+            read_open(file, path, max)
         })
     }
 
     /// Appends to the locked file: a record after the one rewritten in it.
     pub fn append(&self, contents: &[u8]) -> Result<()> {
         use std::os::unix::fs::FileExt;
-        self.with_file(|file| {
+        self.with_file(|file, path| {
             let appended = file.metadata().and_then(|m| file.write_all_at(contents, m.len()));
-            appended.with_context(|| format!("cannot write {}", self.path.display()))
+            appended.with_context(|| format!("cannot write {}", path.display()))
         })
     }
 
@@ -96,9 +96,9 @@ impl Lock {
     /// old one's tail; its reader takes the first JSON value only.
     pub fn rewrite(&self, contents: &[u8]) -> Result<()> {
         use std::os::unix::fs::FileExt;
-        self.with_file(|file| {
+        self.with_file(|file, path| {
             let written = file.write_all_at(contents, 0).and_then(|()| file.set_len(contents.len() as u64));
-            written.with_context(|| format!("cannot write {}", self.path.display()))
+            written.with_context(|| format!("cannot write {}", path.display()))
         })
     }
 
@@ -133,8 +133,8 @@ impl Lock {
 
     /// `None` when another process holds it.
     pub fn try_acquire(path: &Path) -> Result<Option<Lock>> {
-        // A file replaced between our open and our lock was the last step
-        // of a holder that is done: the one there now is tried, a few times.
+        // A file replaced between our open and our lock: the one there now
+        // is tried, a few times (a holder that replaced it holds that one).
         for _ in 0..3 {
             let file = open_lock_file(path)?;
             match file.try_lock() {
@@ -190,7 +190,7 @@ mod tests {
         std::fs::write(&path, b"").unwrap();
         assert!(!still_linked(&_old, &path), "another file at the path");
         let lock = Lock::acquire(&path, Duration::from_secs(1)).unwrap();
-        assert!(lock.with_file(|file| Ok(still_linked(file, &path))).unwrap());
+        assert!(lock.with_file(|file, _| Ok(still_linked(file, &path))).unwrap());
         assert!(is_locked(&path), "the lock is on the file others see");
         drop(lock);
         assert!(Lock::try_acquire(&path).unwrap().is_some());

@@ -54,11 +54,14 @@ impl SaveRecord {
 
 /// Appends one save's record; `ledger::settle` is the one caller, under
 /// the ledger's lock, so a record and its reservation change together.
-/// Only a holder of that lock (`locked`), which the file is, rotates it:
-/// a rotation replaces the file, and with it the lock.
-pub fn append(roots: &Roots, record: &SaveRecord, locked: bool) {
+/// Only the holder of that lock, which the file is, rotates it: a rotation
+/// replaces the file, and with it the lock (a record written when the lock
+/// timed out only appends).
+pub fn append(roots: &Roots, record: &SaveRecord) {
+    let path = roots.saves_log();
+    let max = if crate::store::lock::held_here(&path) { MAX_BYTES } else { u64::MAX };
     if let Ok(line) = serde_json::to_string(record) {
-        crate::store::fsutil::append_line(&roots.saves_log(), &line, if locked { MAX_BYTES } else { u64::MAX });
+        crate::store::fsutil::append_line(&path, &line, max);
     }
 }
 
@@ -134,11 +137,12 @@ mod tests {
         let roots = Roots::at(dir.path().to_path_buf());
         std::fs::create_dir_all(&roots.state).unwrap();
         std::fs::write(roots.saves_log(), vec![b'\n'; MAX_BYTES as usize + 1]).unwrap();
-        append(&roots, &record(5, 1.0), false);
+        append(&roots, &record(5, 1.0));
         let mut rotated = roots.saves_log().into_os_string();
         rotated.push(".1");
         assert!(!std::path::Path::new(&rotated).exists());
-        append(&roots, &record(6, 1.0), true);
+        let _ledger = crate::store::lock::Lock::acquire(&roots.saves_log(), std::time::Duration::from_secs(1)).unwrap();
+        append(&roots, &record(6, 1.0));
         assert!(std::path::Path::new(&rotated).exists(), "the holder rotates");
         assert_eq!(all(&roots).iter().map(|r| r.at).collect::<Vec<_>>(), [5, 6]);
     }

@@ -125,7 +125,7 @@ pub fn after_save(roots: &Roots) {
 pub fn sync_now(roots: &Roots, caller: Caller) -> Result<Vec<String>> {
     let root = &roots.memory;
     let mut state = state(roots).context("sync is off; turn it on with memory-save sync --init <git-url>")?;
-    // `sync.json` is its own lock: it is written once, last.
+    // `sync.json` is its own lock (`store::lock`).
     let Some(_lock) = crate::store::lock::Lock::try_acquire(&state_path(roots))? else {
         return Ok(vec!["another sync is running".into()]);
     };

@@ -251,7 +251,7 @@ impl<'a> Ledger<'a> {
 }
 
 /// A reservation whose worker stopped before writing its save's record:
-/// its fork may have run, so its estimate is counted. Under the ledger.
+/// its fork may have run, so its estimate is counted.
 fn count_lost(roots: &Roots, lost: &Reservation, now: i64) {
     crate::store::saves::append(
         roots,
@@ -264,7 +264,6 @@ fn count_lost(roots: &Roots, lost: &Reservation, now: i64) {
             counted_usd: Some(lost.usd),
             ..crate::store::saves::SaveRecord::default()
         },
-        true,
     );
 }
 
@@ -295,7 +294,7 @@ pub(in crate::save) fn settle(
         advice: result.advice.clone(),
     };
     let ledger = Ledger::open(roots);
-    crate::store::saves::append(roots, &record, ledger.is_ok());
+    crate::store::saves::append(roots, &record);
     let closed = ledger.and_then(|mut ledger| {
         ledger.limits.reserved.retain(|r| r.session_id != record.session_id);
         ledger.close()
