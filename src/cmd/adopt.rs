@@ -44,14 +44,11 @@ impl super::Run for AdoptArgs {
             return super::println(&format!("memory folder {} is already this repository's memory", self.folder));
         }
         let was = record.shown_identity();
-        for id in &project.identities {
-            if !record.names().any(|n| n == id) {
-                record.also.push(id.clone());
-            }
-        }
-        if record.root.is_none() {
-            record.root = project.root_commit(crate::git::ROOT_COMMIT_LIMIT);
-        }
+        // Its paths too, unlike a save's: the alias holds while `.identity`
+        // names this repository, so undo ends it; another machine takes a
+        // path there as a claim only (`Record::whose`).
+        let root = record.root.is_none().then(|| project.root_commit(crate::git::ROOT_COMMIT_LIMIT)).flatten();
+        record.gain(&project.identities, root);
         let folder = Folder::with_identity(&roots, &self.folder, &project.identity);
         let message = format!("adopt: {} took over this memory, recorded for {}", project.identity, record.seen_at());
         {

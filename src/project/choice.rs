@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use super::{Project, check_name, nfc};
 use crate::store::folder_record::shares_state;
-use crate::store::owner;
+use crate::store::owner::{self, Whose};
 use crate::store::paths::Roots;
 
 pub(super) struct Choice {
@@ -32,10 +32,10 @@ pub(super) fn choose_folder(
     // write: a record found by it alone loads provisionally, also one with
     // no root commit to confirm it by (then it never loads here).
     let ours = |name: &str, record: owner::Record, why: String| {
-        let by_path = identities.iter().any(|id| id.starts_with(owner::PATH) && record.names().any(|n| n == id));
-        let provisional = (in_git && !by_path).then(|| {
+        let proven = record.whose(identities) == Whose::Proven;
+        let provisional = (in_git && !proven).then(|| {
             format!(
-                "provisional: recorded for {} at another path; the next save confirms it by the repository's first commit",
+                "provisional: recorded for {} elsewhere; the next save confirms it by the repository's first commit",
                 record.shown_identity()
             )
         });
@@ -59,12 +59,12 @@ pub(super) fn choose_folder(
             None => plain(&name, why),
         });
     }
-    // Undoing an adoption takes the record back, and with it the alias.
+    // The user's choice on this machine, honoured while the folder's own
+    // record names this repository: undoing the adoption takes it back.
     if let Some(name) = owner::adopted(roots, identities)
-        && let Some(record) = owner::read(roots, &name).filter(|r| r.holds_any(identities))
+        && owner::read(roots, &name).is_some_and(|r| r.synced_names().any(|n| identities.iter().any(|id| id == n)))
     {
-        let why = format!("{name}, adopted for {identity}");
-        return Ok(ours(&name, record, why));
+        return Ok(plain(&name, format!("{name}, adopted for {identity}")));
     }
     let found = match owner::read(roots, base) {
         // A folder written before identities existed keeps its name: it is
@@ -137,6 +137,7 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     if project.team_dir.is_some() {
         return Ok(());
     }
+    crate::store::folder_record::check_writable(&project.folder(roots))?;
     let record = owner::read(roots, &project.name);
     let lacks = |r: &owner::Record| r.root.is_none() || !project.identities.iter().all(|id| r.names().any(|n| n == id));
     if project.provisional.is_none() && record.as_ref().is_some_and(|r| !lacks(r)) {
@@ -180,7 +181,8 @@ fn settle_with(
                 project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
             let mut name = hashed_name(&project.base, &project.identity);
             let taken = |n: &str| {
-                owner::read(roots, n).is_some_and(|r| !(r.holds_any(&paths) || (root.is_some() && r.root == root)))
+                owner::read(roots, n)
+                    .is_some_and(|r| !(r.whose(&paths) == Whose::Proven || (root.is_some() && r.root == root)))
             };
             if name == project.name || taken(&name) {
                 let own = root.clone().unwrap_or_else(|| paths.join(" "));
@@ -198,7 +200,7 @@ fn settle_with(
             let folder = project.folder(roots);
             fs_err::create_dir_all(&folder.dir)?;
             folder.claim()?;
-            return owner::add_here(roots, &project.name, &paths);
+            return owner::add_here(&folder, &paths);
         }
         project.why = format!("{}, confirmed by its root commit", project.name);
     }
@@ -207,28 +209,21 @@ fn settle_with(
     // first write (`Folder::claim`): a save that fails leaves nothing in
     // it. This machine's path is recorded now, so the next session finds
     // the folder by its path, not by an origin anyone can name.
+    let folder = project.folder(roots);
     let Some(mut record) = record else {
         let paths: Vec<String> = project.identities.iter().filter(|id| id.starts_with(owner::PATH)).cloned().collect();
-        return owner::add_here(roots, &project.name, &paths);
+        return owner::add_here(&folder, &paths);
     };
-    let folder = project.folder(roots);
     let _lock = folder.lock()?;
     let before = record.clone();
-    if record.root.is_none() {
-        record.root = root;
-    }
     let (paths, others): (Vec<&String>, Vec<&String>) =
         project.identities.iter().partition(|id| id.starts_with(owner::PATH));
-    for id in others {
-        if !record.names().any(|n| n == id) {
-            record.also.push(id.clone());
-        }
-    }
+    record.gain(others, root);
     if record != before {
         folder.write_file(owner::IDENTITY_FILE, &record.text())?;
     }
-    let missing: Vec<String> = paths.into_iter().filter(|id| !record.names().any(|n| n == *id)).cloned().collect();
-    owner::add_here(roots, &project.name, &missing)
+    let missing: Vec<String> = paths.into_iter().filter(|id| !record.here.contains(id)).cloned().collect();
+    owner::add_here(&folder, &missing)
 }
 
 /// Folders that could be this repository's memory and are not: one of its root

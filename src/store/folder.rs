@@ -97,6 +97,11 @@ impl Folder {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
                 Err(e).with_context(|| format!("cannot record the repository of {}", self.dir.display()))
             }
+            // A path proves whose the folder is only on the machine that
+            // recorded it (`Record::whose`): this one.
+            Ok(()) if identity.identity.starts_with(crate::store::owner::PATH) => {
+                crate::store::owner::add_here(self, std::slice::from_ref(&identity.identity))
+            }
             _ => Ok(()),
         }
     }

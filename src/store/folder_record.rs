@@ -74,6 +74,14 @@ pub fn read(folder: &Folder) -> FolderRecord {
     }
 }
 
+/// Refuses a record a newer memory-save wrote: what it holds (the paths
+/// this machine recorded, approvals) cannot be read, so nothing may be
+/// decided or written on it.
+pub fn check_writable(folder: &Folder) -> Result<()> {
+    let bytes = super::fsutil::read_regular(folder.record_path(), 1024 * 1024)?.unwrap_or_default();
+    super::record::check_version(folder.record_path(), &bytes)
+}
+
 /// Changes the record under the folder's lock (unless this process holds
 /// it), writing only a change. `durable`: a person's change a crash must
 /// not take back.

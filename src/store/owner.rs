@@ -17,6 +17,16 @@ pub const IDENTITY_FILE: &str = ".identity";
 /// A path identity's prefix (`path:/home/me/app`).
 pub const PATH: &str = "path:";
 
+/// How far a record names a repository (`Record::whose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    Not,
+    /// By an identity any machine or config could have written.
+    Claimed,
+    /// By a path this machine recorded.
+    Proven,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The repository that recorded the folder first.
@@ -39,13 +49,52 @@ impl Record {
 
     /// Every identity it has had, the first first.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.identity.as_str())
-            .chain(self.also.iter().map(String::as_str))
-            .chain(self.here.iter().map(String::as_str))
+        self.synced_names().chain(self.here.iter().map(String::as_str))
+    }
+
+    /// The identities `.identity` holds, which every machine reads alike.
+    pub fn synced_names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.identity.as_str()).chain(self.also.iter().map(String::as_str))
+    }
+
+    /// The one rule of whose a folder is (docs/design.md §7): only a path
+    /// this machine recorded proves it; any other identity it holds is a
+    /// claim for the root commit to decide, since an origin is a line of
+    /// the repository's own config and a path in `.identity` may be
+    /// another machine's.
+    pub fn whose(&self, identities: &[String]) -> Whose {
+        let held = |name: &str| identities.iter().any(|id| id == name);
+        if self.here.iter().any(|path| held(path)) {
+            Whose::Proven
+        } else if self.names().any(held) {
+            Whose::Claimed
+        } else {
+            Whose::Not
+        }
     }
 
     pub fn holds_any(&self, identities: &[String]) -> bool {
-        self.names().any(|name| identities.iter().any(|id| id == name))
+        self.whose(identities) != Whose::Not
+    }
+
+    /// Takes on `identities` it lacks and, when it has none, `root`.
+    pub fn gain<'a>(&mut self, identities: impl IntoIterator<Item = &'a String>, root: Option<String>) {
+        for id in identities {
+            if !self.names().any(|n| n == id) {
+                self.also.push(id.clone());
+            }
+        }
+        if self.root.is_none() {
+            self.root = root;
+        }
+    }
+
+    /// Whether two machines' records of one folder name are one
+    /// repository's: an identity in common, and no two root commits that
+    /// differ (a shallow clone has none to tell).
+    pub fn same_repository(&self, theirs: &Record) -> bool {
+        let known_apart = matches!((&self.root, &theirs.root), (Some(ours), Some(root)) if ours != root);
+        theirs.names().any(|name| self.names().any(|ours| ours == name)) && !known_apart
     }
 
     pub fn paths(&self) -> impl Iterator<Item = &str> {
@@ -104,11 +153,9 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
 }
 
-/// Adds path identities to this machine's part of folder `name`'s record.
-pub fn add_here(roots: &Roots, name: &str, paths: &[String]) -> Result<()> {
-    crate::store::folder_record::update(&Folder::new(roots, name), false, |r| {
-        super::approvals::add_new(&mut r.paths, paths)
-    })
+/// Adds path identities to this machine's part of `folder`'s record.
+pub fn add_here(folder: &Folder, paths: &[String]) -> Result<()> {
+    crate::store::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.paths, paths))
 }
 
 /// Aliases from an identity to the folder it adopted, which a lookup by name
@@ -173,6 +220,40 @@ mod tests {
         assert!(!record.orphaned());
         let live = Record::new(&format!("{PATH}{}", std::env::temp_dir().display()));
         assert!(!live.orphaned());
+    }
+
+    #[test]
+    fn only_a_path_this_machine_recorded_proves_a_folder() {
+        let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let mut record = Record::new("github.com/me/app");
+        record.also.push("path:/elsewhere/app".into());
+        record.here.push("path:/home/me/app".into());
+        let cases: [(&[&str], Whose); 5] = [
+            (&["github.com/me/app", "path:/home/me/app"], Whose::Proven),
+            (&["path:/home/me/app"], Whose::Proven),
+            (&["github.com/me/app", "path:/srv/app"], Whose::Claimed),
+            (&["path:/elsewhere/app"], Whose::Claimed),
+            (&["github.com/other/app", "path:/srv/app"], Whose::Not),
+        ];
+        for (identities, want) in cases {
+            assert_eq!(record.whose(&ids(identities)), want, "{identities:?}");
+        }
+    }
+
+    #[test]
+    fn two_machines_records_are_one_repository_unless_their_roots_tell_them_apart() {
+        let with =
+            |identity: &str, root: Option<&str>| Record { root: root.map(str::to_string), ..Record::new(identity) };
+        let cases = [
+            (with("path:/home/me/app", Some("a")), with("path:/home/me/app", Some("a")), true),
+            (with("path:/home/me/app", Some("a")), with("path:/home/me/app", Some("b")), false),
+            (with("github.com/me/app", Some("a")), with("github.com/me/app", None), true),
+            (with("github.com/me/app", Some("a")), with("github.com/me/app", Some("b")), false),
+            (with("github.com/me/app", Some("a")), with("github.com/you/app", Some("a")), false),
+        ];
+        for (ours, theirs, want) in cases {
+            assert_eq!(ours.same_repository(&theirs), want, "{ours:?} {theirs:?}");
+        }
     }
 
     #[test]

@@ -158,10 +158,9 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
         let Some((name, _)) = path.split_once('/') else { continue };
         let Some(ours) = crate::store::owner::read_dir(&root.join(name)) else { continue };
         let text = git::run(root, &["show", &format!("{remote_branch}:{path}")], git::LIMIT)?;
-        // One repository: an identity in common. A shared root commit is not
-        // enough: forks and template clones share theirs (`adopt` joins them).
-        let same = |theirs: &crate::store::owner::Record| theirs.names().any(|t| ours.names().any(|o| o == t));
-        if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| same(&theirs)) {
+        // A shared root commit alone is not one repository: forks and
+        // template clones share theirs (`adopt` joins them).
+        if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| ours.same_repository(&theirs)) {
             continue;
         }
         let ours = ours.identity;

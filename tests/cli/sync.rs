@@ -604,3 +604,57 @@ fn guards_travel_merge_and_are_foreign_where_they_arrive() {
     b.cmd(&["review", "--approve-all"]).in_dir(&b.proj).run().ok();
     assert_eq!(listed(&b)[1], row("make deploy", "binds", "this machine"));
 }
+
+/// Machine B's repository without an origin at the path where machine A's
+/// was: the same path, another first commit.
+fn same_path_other_repository(a: &Env) -> Env {
+    std::fs::remove_dir_all(&a.proj).unwrap();
+    let b = Env::new();
+    b.git(&b.root().join(".."), &["init", "-q", a.proj.to_str().unwrap()]);
+    b.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "B's own first commit"]);
+    b
+}
+
+/// A path is proof only on the machine that recorded it: on another, a
+/// repository at that path is a stranger until its first commit matches
+/// (docs/design.md §7).
+#[test]
+fn a_path_another_machine_recorded_never_loads_its_memory_here() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's project.");
+    let remote = a.bare_remote("memories.git");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+
+    let b = same_path_other_repository(&a);
+    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
+    let out = start_in(&b, &a.proj, "b-start");
+    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(!context.contains("- A's project."), "{context}");
+    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
+    b.saved_turn_in("b-save", &a.proj, 1);
+    assert!(!b.memory_of("proj").unwrap().contains("- B's project."));
+    let context = start_in(&b, &a.proj, "b-later");
+    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
+}
+
+/// The same two machines, B having saved before its first sync: the pull
+/// keeps the two memories apart.
+#[test]
+fn a_sync_never_merges_two_repositories_that_share_only_a_path() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's project.");
+    let remote = a.bare_remote("memories.git");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+
+    let b = same_path_other_repository(&a);
+    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
+    b.saved_turn_in("b-save", &a.proj, 1);
+    let out = b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
+    assert!(out.stdout.contains("moved to proj-"), "{out:#?}");
+    let context = start_in(&b, &a.proj, "b-later");
+    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
+}
