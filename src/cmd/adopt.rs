@@ -39,16 +39,10 @@ impl super::Run for AdoptArgs {
                 roots.memory.display()
             );
         }
-        let mut record = owner::read(&roots, &self.folder).unwrap_or_else(|| owner::Record::new(&project.identity));
-        if project.name == self.folder && project.provisional.is_none() && record.holds_any(&project.identities) {
+        let Some(record) = crate::project::adoption(&roots, &project, &self.folder) else {
             return super::println(&format!("memory folder {} is already this repository's memory", self.folder));
-        }
+        };
         let was = record.shown_identity();
-        // Its paths too, unlike a save's: the alias holds while `.identity`
-        // names this repository, so undo ends it; another machine takes a
-        // path there as a claim only (`Record::whose`).
-        let root = record.root.is_none().then(|| project.root_commit(crate::git::ROOT_COMMIT_LIMIT)).flatten();
-        record.gain(&project.identities, root);
         let folder = Folder::with_identity(&roots, &self.folder, &project.identity);
         let message = format!("adopt: {} took over this memory, recorded for {}", project.identity, record.seen_at());
         {

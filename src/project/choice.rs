@@ -126,7 +126,7 @@ fn checked_explicit(key: &str, name: &str) -> Result<String> {
 }
 
 /// The folder of a second repository with `base`'s name.
-pub(super) fn hashed_name(base: &str, identity: &str) -> String {
+pub fn hashed_name(base: &str, identity: &str) -> String {
     format!("{base}-{}", crate::memory::stable_id(identity))
 }
 
@@ -224,6 +224,21 @@ fn settle_with(
     }
     let missing: Vec<String> = paths.into_iter().filter(|id| !record.here.contains(id)).cloned().collect();
     owner::add_here(&folder, &missing)
+}
+
+/// Folder `name`'s record with this repository's identities gained, for
+/// `adopt`, or `None` when it is already this repository's memory. Its
+/// paths go into `.identity` too, unlike a save's: the alias holds while
+/// `.identity` names this repository, so undo ends it, and another machine
+/// takes a path there as a claim only (`Record::whose`).
+pub fn adoption(roots: &Roots, project: &Project, name: &str) -> Option<owner::Record> {
+    let mut record = owner::read(roots, name).unwrap_or_else(|| owner::Record::new(&project.identity));
+    if project.name == name && project.provisional.is_none() && record.holds_any(&project.identities) {
+        return None;
+    }
+    let root = record.root.is_none().then(|| project.root_commit(crate::git::ROOT_COMMIT_LIMIT)).flatten();
+    record.gain(&project.identities, root);
+    Some(record)
 }
 
 /// Folders that could be this repository's memory and are not: one of its root

@@ -6,7 +6,7 @@ mod choice;
 pub mod identity;
 
 use choice::{Choice, choose_folder};
-pub use choice::{adoptable, confirm_within, settle};
+pub use choice::{adoptable, adoption, confirm_within, hashed_name, settle};
 
 use std::path::{Path, PathBuf};
 

@@ -164,7 +164,7 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
             continue;
         }
         let ours = ours.identity;
-        let moved = format!("{name}-{}", crate::memory::stable_id(&ours));
+        let moved = crate::project::hashed_name(name, &ours);
         if root.join(&moved).exists() {
             bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");
         }
