@@ -96,13 +96,14 @@ fn load(ctx: &Ctx, part: usize) -> Result<(Option<HookOutput>, Option<Bound>)> {
         }
         return Ok((output(context, told), None));
     }
-    if part == 1 {
-        // A folder no repository recorded yet: the first to load it keeps it.
-        folder.claim()?;
-    }
     // Several parts start at once; the lock lets exactly one of them repair.
     let (memory, repaired) = {
         let _lock = folder.lock_within(LOCK_WAIT)?;
+        if part == 1 {
+            // A folder no repository recorded yet: the first to load it
+            // keeps it, its path recorded under the lock taken here.
+            folder.claim()?;
+        }
         match crate::save::repair::read_repaired(&folder)? {
             Some(read) => read,
             None => return Ok((None, None)),

@@ -28,12 +28,11 @@ pub(super) fn choose_folder(
 ) -> Result<Choice> {
     let identity = &identities[0];
     let plain = |name: &str, why: String| Choice { name: name.to_string(), why, provisional: None };
-    // An origin is a line of the repository's own config, which anyone can
-    // write: a record found by it alone loads provisionally, also one with
-    // no root commit to confirm it by (then it never loads here).
+    // A record found by a claim alone (`Record::whose`) loads
+    // provisionally, also one with no root commit to confirm it by (then
+    // it never loads here).
     let ours = |name: &str, record: owner::Record, why: String| {
-        let proven = record.whose(identities) == Whose::Proven;
-        let provisional = (in_git && !proven).then(|| {
+        let provisional = (record.whose(identities) != Whose::Proven).then(|| {
             format!(
                 "provisional: recorded for {} elsewhere; the next save confirms it by the repository's first commit",
                 record.shown_identity()
@@ -59,10 +58,12 @@ pub(super) fn choose_folder(
             None => plain(&name, why),
         });
     }
-    // The user's choice on this machine, honoured while the folder's own
-    // record names this repository: undoing the adoption takes it back.
+    // The user's choice on this machine, honoured while `.identity` holds
+    // the path `adopt` wrote there (an origin is any config's to name), so
+    // undoing the adoption takes it back.
+    let paths: Vec<&String> = identities.iter().filter(|id| id.starts_with(owner::PATH)).collect();
     if let Some(name) = owner::adopted(roots, identities)
-        && owner::read(roots, &name).is_some_and(|r| r.synced_names().any(|n| identities.iter().any(|id| id == n)))
+        && owner::read(roots, &name).is_some_and(|r| r.synced_names().any(|n| paths.iter().any(|id| *id == n)))
     {
         return Ok(plain(&name, format!("{name}, adopted for {identity}")));
     }

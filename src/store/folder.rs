@@ -98,9 +98,13 @@ impl Folder {
                 Err(e).with_context(|| format!("cannot record the repository of {}", self.dir.display()))
             }
             // A path proves whose the folder is only on the machine that
-            // recorded it (`Record::whose`): this one.
+            // recorded it (`Record::whose`): this one. Unrecorded (a newer
+            // memory-save's record), the next save's `settle` tries again.
             Ok(()) if identity.identity.starts_with(crate::store::owner::PATH) => {
-                crate::store::owner::add_here(self, std::slice::from_ref(&identity.identity))
+                if let Err(e) = crate::store::owner::add_here(self, std::slice::from_ref(&identity.identity)) {
+                    crate::store::log::error(&format!("cannot record this path for {}: {e:#}", self.dir.display()));
+                }
+                Ok(())
             }
             _ => Ok(()),
         }

@@ -90,11 +90,15 @@ impl Record {
     }
 
     /// Whether two machines' records of one folder name are one
-    /// repository's: an identity in common, and no two root commits that
-    /// differ (a shallow clone has none to tell).
+    /// repository's: the same root commit and an identity in common, or,
+    /// where either lacks a root (a shallow clone, no commit yet), an
+    /// origin in common: a shared path alone is two machines' coincidence.
     pub fn same_repository(&self, theirs: &Record) -> bool {
-        let known_apart = matches!((&self.root, &theirs.root), (Some(ours), Some(root)) if ours != root);
-        theirs.names().any(|name| self.names().any(|ours| ours == name)) && !known_apart
+        let shared = |name: &&str| self.names().any(|ours| ours == *name);
+        match (&self.root, &theirs.root) {
+            (Some(ours), Some(root)) => ours == root && theirs.names().any(|n| shared(&n)),
+            _ => theirs.names().filter(|n| !n.starts_with(PATH)).any(|n| shared(&n)),
+        }
     }
 
     pub fn paths(&self) -> impl Iterator<Item = &str> {
@@ -174,9 +178,26 @@ pub fn adopted(roots: &Roots, identities: &[String]) -> Option<String> {
 }
 
 pub fn set_adopted(roots: &Roots, identity: &str, folder: &str) -> Result<()> {
+    change_adopted(roots, |aliases| {
+        aliases.insert(identity.to_string(), folder.to_string());
+    })
+}
+
+/// A folder moved to another name keeps its adoptions.
+pub fn move_adopted(roots: &Roots, from: &str, to: &str) -> Result<()> {
+    change_adopted(roots, |aliases| {
+        aliases.values_mut().filter(|name| *name == from).for_each(|name| *name = to.into())
+    })
+}
+
+fn change_adopted(roots: &Roots, change: impl FnOnce(&mut Aliases)) -> Result<()> {
     let path = adopted_path(roots);
     let mut aliases: Aliases = crate::store::record::read(&path).unwrap_or_default();
-    aliases.insert(identity.to_string(), folder.to_string());
+    let before = aliases.clone();
+    change(&mut aliases);
+    if aliases == before {
+        return Ok(());
+    }
     crate::store::record::write(&path, &aliases)
 }
 
@@ -247,6 +268,8 @@ mod tests {
         let cases = [
             (with("path:/home/me/app", Some("a")), with("path:/home/me/app", Some("a")), true),
             (with("path:/home/me/app", Some("a")), with("path:/home/me/app", Some("b")), false),
+            (with("path:/home/me/app", None), with("path:/home/me/app", None), false),
+            (with("path:/home/me/app", Some("a")), with("path:/home/me/app", None), false),
             (with("github.com/me/app", Some("a")), with("github.com/me/app", None), true),
             (with("github.com/me/app", Some("a")), with("github.com/me/app", Some("b")), false),
             (with("github.com/me/app", Some("a")), with("github.com/you/app", Some("a")), false),

@@ -154,7 +154,15 @@ fn folder_names(root: &Path) -> Vec<String> {
 fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Result<Vec<String>> {
     let mut report = Vec::new();
     let listed = git::run(root, &["ls-tree", "-r", "--name-only", remote_branch], git::LIMIT)?;
-    for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}"))) {
+    // A folder both histories held already met its other side at an
+    // earlier sync: only a folder new to one of them is compared (a record
+    // of a path and no root commit reads the same on any machine).
+    let met = match git::run(root, &["merge-base", "HEAD", remote_branch], git::LIMIT) {
+        Ok(base) => git::run(root, &["ls-tree", "-r", "--name-only", base.trim()], git::LIMIT)?,
+        Err(_) => String::new(),
+    };
+    let met: std::collections::HashSet<&str> = met.lines().collect();
+    for path in listed.lines().filter(|p| p.ends_with(&format!("/{IDENTITY_FILE}")) && !met.contains(p)) {
         let Some((name, _)) = path.split_once('/') else { continue };
         let Some(ours) = crate::store::owner::read_dir(&root.join(name)) else { continue };
         let text = git::run(root, &["show", &format!("{remote_branch}:{path}")], git::LIMIT)?;
@@ -188,6 +196,7 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
             fsutil::write_atomic(to.record_path(), &kept, true)?;
             fsutil::write_atomic(from.record_path(), b"", true)?;
         }
+        crate::store::owner::move_adopted(roots, name, &moved)?;
         let message = format!("memory-save: {name} is {moved}: another machine's {name} belongs to another repository");
         commit(root, &[name, &moved], &message)?;
         report.push(format!("{name} (for {ours}) moved to {moved}: the remote's {name} belongs to another repository"));

@@ -612,3 +612,53 @@ fn an_import_into_a_repository_with_an_origin_loads_at_once_and_stays_its_memory
     let folders: Vec<String> = env.memory_tree().into_iter().filter(|f| !f.contains('/')).collect();
     assert_eq!(folders, ["shop"], "one folder");
 }
+
+/// `<tmp>/<rel>`, a repository with one commit of its own and `origin`.
+fn repo_at(env: &Env, rel: &str, origin: Option<&str>, message: &str) -> PathBuf {
+    let dir = env.root().join(rel);
+    std::fs::create_dir_all(&dir).unwrap();
+    env.git(&dir, &["init", "-q"]);
+    if let Some(origin) = origin {
+        env.git(&dir, &["remote", "add", "origin", origin]);
+    }
+    env.git(&dir, &["commit", "-q", "--allow-empty", "-m", message]);
+    dir
+}
+
+/// An adoption is this machine's choice for the repository that made it:
+/// a folder whose config only names the same origin is not that repository.
+#[test]
+fn an_adoption_never_loads_into_a_repository_that_only_names_its_origin() {
+    let env = Env::new();
+    let old = repo_at(&env, "old/app", None, "the old app's first commit");
+    env.script_default(&adds("- The adopted plan."));
+    env.saved_turn_in("old", &old, 1);
+    let x = repo_at(&env, "work/x", Some("git@github.com:me/x.git"), "x's first commit");
+    env.cmd(&["adopt", "app"]).in_dir(&x).run().ok();
+    assert!(session_start(&env, &x).contains("- The adopted plan."));
+    let planted = repo_at(&env, "downloads/x", Some("https://github.com/me/x"), "a stranger's first commit");
+    let out = session_start(&env, &planted);
+    assert!(!out.contains("- The adopted plan."), "{out}");
+    env.script_default(&adds("- Written by the stranger."));
+    env.saved_turn_in("planted", &planted, 1);
+    assert!(!env.memory_of("app").unwrap().contains("- Written by the stranger."));
+}
+
+/// Undo ends an adoption also when the folder already named the
+/// repository's origin (another repository of that origin recorded it).
+#[test]
+fn undo_ends_an_adoption_of_a_folder_that_already_named_the_origin() {
+    let env = Env::new();
+    let first = repo_at(&env, "a/app", Some("git@github.com:me/app.git"), "root one");
+    env.script_default(&adds("- Root one's line."));
+    env.saved_turn_in("first", &first, 1);
+    std::fs::remove_dir_all(&first).unwrap();
+    let second = repo_at(&env, "b/app", Some("git@github.com:me/app.git"), "root two");
+    env.script_default(&adds("- Root two's line."));
+    env.saved_turn_in("second", &second, 1);
+    env.cmd(&["adopt", "app"]).in_dir(&second).run().ok();
+    assert!(session_start(&env, &second).contains("- Root one's line."));
+    env.cmd(&["undo"]).in_dir(&second).run().ok();
+    let out = session_start(&env, &second);
+    assert!(out.contains("- Root two's line.") && !out.contains("- Root one's line."), "{out}");
+}

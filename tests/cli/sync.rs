@@ -658,3 +658,51 @@ fn a_sync_never_merges_two_repositories_that_share_only_a_path() {
     let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
 }
+
+/// Neither repository had a commit when it first saved: nothing tells
+/// them apart but the machines, so a shared path does not make them one.
+#[test]
+fn a_sync_never_merges_two_repositories_at_one_path_without_commits() {
+    let a = Env::new();
+    save(&a, 1, "- A's project.");
+    let remote = a.bare_remote("memories.git");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    std::fs::remove_dir_all(&a.proj).unwrap();
+    let b = Env::new();
+    b.git(&b.root().join(".."), &["init", "-q", a.proj.to_str().unwrap()]);
+    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
+    b.saved_turn_in("b-save", &a.proj, 1);
+    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
+    let context = start_in(&b, &a.proj, "b-later");
+    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
+}
+
+/// B adopted its moved repository's folder; a sync moves that folder
+/// aside for A's of the same name and path, and the adoption goes with it.
+#[test]
+fn a_folder_a_sync_moves_aside_keeps_its_adoption() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's project.");
+    let remote = a.bare_remote("memories.git");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    std::fs::remove_dir_all(&a.proj).unwrap();
+    let b = Env::new();
+    let old = b.git_init("old");
+    let old = {
+        let named = old.parent().unwrap().join("old-place/proj");
+        std::fs::create_dir_all(named.parent().unwrap()).unwrap();
+        std::fs::rename(&old, &named).unwrap();
+        named
+    };
+    b.git(&old, &["commit", "-q", "--allow-empty", "-m", "B's own first commit"]);
+    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
+    b.saved_turn_in("b-save", &old, 1);
+    std::fs::rename(&old, &a.proj).unwrap();
+    b.cmd(&["adopt", "proj"]).in_dir(&a.proj).run().ok();
+    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
+    let context = start_in(&b, &a.proj, "b-later");
+    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
+}
