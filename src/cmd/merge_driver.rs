@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use crate::memory::merge::{merge_memory, merge_topic};
 use crate::store::folder::MEMORY_FILE;
 use crate::store::guards::GUARDS_FILE;
+use crate::store::owner::IDENTITY_FILE;
 
 /// Merge two versions of a memory file for git (registered by `sync --init`
 /// and `team init`; git runs it, you do not).
@@ -38,7 +39,10 @@ fn read(path: &Path) -> Result<Option<String>> {
 const MAX_MEMORY_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 fn is_memory_file(name: &str) -> bool {
-    name == MEMORY_FILE || name == GUARDS_FILE || crate::memory::apply::check_topic_name(name).is_ok()
+    name == MEMORY_FILE
+        || name == GUARDS_FILE
+        || name == IDENTITY_FILE
+        || crate::memory::apply::check_topic_name(name).is_ok()
 }
 
 impl super::Run for MergeDriverArgs {
@@ -54,6 +58,12 @@ impl super::Run for MergeDriverArgs {
         let theirs = read(&self.theirs)?.with_context(|| format!("cannot read theirs, {}", self.theirs.display()))?;
         if [base.as_deref().unwrap_or(""), &ours, &theirs].iter().any(|t| t.len() > MAX_MEMORY_FILE_BYTES) {
             bail!("{name} is larger than a memory file; git keeps its own conflict");
+        }
+        if file == IDENTITY_FILE {
+            // Sync merges only one repository's records (`Record::same_repository`).
+            let merged = crate::store::owner::merge(ours.as_bytes(), theirs.as_bytes())
+                .with_context(|| format!("{name}: a version is not a folder's record"))?;
+            return fs_err::write(&self.ours, merged).context("cannot write the merge into %A");
         }
         if file == GUARDS_FILE {
             let merged = crate::store::guards::merge(base.as_deref(), &ours, &theirs)?;

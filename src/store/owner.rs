@@ -157,6 +157,15 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
 }
 
+/// Two versions of one repository's `.identity` as one: ours, with what
+/// theirs holds that ours lacks (identities, the root commit).
+pub fn merge(ours: &[u8], theirs: &[u8]) -> Option<String> {
+    let (mut ours, theirs) = (parse(ours)?, parse(theirs)?);
+    let theirs_names: Vec<String> = theirs.synced_names().map(str::to_string).collect();
+    ours.gain(&theirs_names, theirs.root);
+    Some(ours.text())
+}
+
 /// Adds path identities to this machine's part of `folder`'s record.
 pub fn add_here(folder: &Folder, paths: &[String]) -> Result<()> {
     crate::store::folder_record::update(folder, false, |r| super::approvals::add_new(&mut r.paths, paths))
@@ -277,6 +286,15 @@ mod tests {
         for (ours, theirs, want) in cases {
             assert_eq!(ours.same_repository(&theirs), want, "{ours:?} {theirs:?}");
         }
+    }
+
+    #[test]
+    fn a_merge_keeps_ours_and_adds_what_theirs_recorded() {
+        let merged = merge(br#"{"identity":"github.com/me/app"}"#, br#"{"identity":"path:/a","root":"r"}"#).unwrap();
+        let merged = parse(merged.as_bytes()).unwrap();
+        assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/a"]);
+        assert_eq!(merged.root.as_deref(), Some("r"));
+        assert_eq!(merge(b"not json", br#"{"identity":"path:/a"}"#), None);
     }
 
     #[test]

@@ -26,7 +26,7 @@ const STATE_FILE: &str = "sync.json";
 /// Only memories travel: a repair's backup, failed replies and `.history/`
 /// stay on this machine.
 const EXCLUDE: &str = "# memory-save sync: only memories travel\n/*/*\n!/*/*.md\n!/*/.identity\n!/*/guards.json\n/*/MEMORY.pre-migration.md\n";
-const ATTRIBUTES: &str = "*.md merge=memory-save\nguards.json merge=memory-save\n";
+const ATTRIBUTES: &str = "*.md merge=memory-save\nguards.json merge=memory-save\n.identity merge=memory-save\n";
 
 /// Writes which files travel and which merge through our driver into the
 /// repository's own `info/exclude` and `info/attributes`: nothing of ours is

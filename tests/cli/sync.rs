@@ -369,7 +369,7 @@ fn a_remote_cannot_plant_a_conflict_marker_nor_its_own_attributes() {
     assert!(out.stderr.contains("the remote holds .gitattributes, which is not a memory file"), "{}", out.stderr);
     assert_eq!(
         fs::read_to_string(a.mem.join("memory/.git/info/attributes")).unwrap(),
-        "*.md merge=memory-save\nguards.json merge=memory-save\n"
+        "*.md merge=memory-save\nguards.json merge=memory-save\n.identity merge=memory-save\n"
     );
     // Nothing of memory-save's own is tracked: only memories travel.
     let tracked = git_out(&a.mem.join("memory"), &["ls-files"]);
@@ -705,4 +705,23 @@ fn a_folder_a_sync_moves_aside_keeps_its_adoption() {
     let context = start_in(&b, &a.proj, "b-later");
     let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
+}
+
+/// One repository on two machines whose records differ (a shallow clone
+/// has no first commit to record) merges them, and the sync goes on.
+#[test]
+fn a_shallow_clone_and_a_full_one_sync_their_records() {
+    let a = machine("https://example.com/me/app.git");
+    save(&a, 1, "- From machine A.");
+    let remote = a.bare_remote("memories.git");
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let b = machine("https://example.com/me/app.git");
+    fs::write(b.proj.join(".git/shallow"), "").unwrap();
+    save(&b, 1, "- From machine B.");
+    sync(&b, &["--init", remote.to_str().unwrap()]).ok();
+    sync(&a, &[]).ok();
+    for env in [&a, &b] {
+        let memory = env.memory().unwrap();
+        assert!(memory.contains("- From machine A.") && memory.contains("- From machine B."), "{memory}");
+    }
 }

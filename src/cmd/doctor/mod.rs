@@ -135,11 +135,11 @@ fn check_sync(report: &mut Report, roots: &Roots) {
 /// git's own conflict, but a line routing them there should not be.
 fn check_attributes(report: &mut Report, roots: &Roots) {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let files = [
-        (roots.memory.join(".git/info/attributes"), ["*.md", "guards.json"]),
+    let files: [(_, &[&str]); 2] = [
+        (roots.memory.join(".git/info/attributes"), &["*.md", "guards.json", ".identity"]),
         (
             crate::project::work_tree_top(&cwd).join(".gitattributes"),
-            [".claude/memory/*.md", ".claude/memory/guards.json"],
+            &[".claude/memory/*.md", ".claude/memory/guards.json"],
         ),
     ];
     for (file, ours) in files {
