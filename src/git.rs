@@ -159,6 +159,9 @@ fn git(root: &Path, args: &[&str], reach: Reach) -> Command {
         .env("GIT_TERMINAL_PROMPT", "0")
         // A missing object of a partial clone is not fetched behind our back.
         .env("GIT_NO_LAZY_FETCH", "1")
+        // A repository's `refs/replace` could show another's root commit
+        // as its own (§7): git reads the commits themselves.
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .env_remove("GIT_EXTERNAL_DIFF");
     if reach == Reach::Local {
         command.env("GIT_ASKPASS", "").env("GIT_SSH_COMMAND", "false");

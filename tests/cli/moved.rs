@@ -662,3 +662,41 @@ fn undo_ends_an_adoption_of_a_folder_that_already_named_the_origin() {
     let out = session_start(&env, &second);
     assert!(out.contains("- Root two's line.") && !out.contains("- Root one's line."), "{out}");
 }
+
+/// A planted repository that names the real one's origin and, through
+/// `refs/replace`, shows the real root commit's hash as its own root is
+/// not confirmed by it: git reads the commits themselves.
+#[test]
+fn a_replaced_root_commit_does_not_confirm_a_planted_origin() {
+    let env = Env::new();
+    let real = repo_at(&env, "real/app", Some("git@github.com:me/app.git"), "the real first commit");
+    env.script_default(&adds("- The real repository's line."));
+    env.saved_turn_in("real", &real, 1);
+    std::fs::remove_dir_all(&real).unwrap();
+    let root = record(&env, "app")["root"].as_str().unwrap().to_string();
+    let planted = repo_at(&env, "downloads/app", Some("https://github.com/me/app"), "a stranger's first commit");
+    let git = |args: &[&str], input: &str| {
+        let mut child = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&planted)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_string()
+    };
+    // A commit whose parent is the real root's hash, which is replaced by
+    // the stranger's own root: git prints the real hash as the root.
+    let own = git(&["rev-parse", "HEAD"], "");
+    let tree = git(&["rev-parse", "HEAD^{tree}"], "");
+    let who = "Test <test@example.com> 1700000000 +0000";
+    let text = format!("tree {tree}\nparent {root}\nauthor {who}\ncommitter {who}\n\nforged\n");
+    let forged = git(&["hash-object", "-t", "commit", "-w", "--stdin"], &text);
+    env.git(&planted, &["update-ref", &format!("refs/replace/{root}"), &own]);
+    env.git(&planted, &["update-ref", "HEAD", &forged]);
+    assert_eq!(git(&["rev-list", "--max-parents=0", "HEAD"], ""), root, "the forgery works on git itself");
+    let out = session_start(&env, &planted);
+    assert!(!out.contains("- The real repository's line."), "{out}");
+}
