@@ -61,8 +61,9 @@ impl super::Run for MergeDriverArgs {
         }
         if file == IDENTITY_FILE {
             // Sync merges only one repository's records (`Record::same_repository`).
-            let merged = crate::store::owner::merge(ours.as_bytes(), theirs.as_bytes())
-                .with_context(|| format!("{name}: a version is not a folder's record"))?;
+            let merged =
+                crate::store::owner::merge(base.as_deref().map(str::as_bytes), ours.as_bytes(), theirs.as_bytes())
+                    .with_context(|| format!("{name}: the two versions are not one repository's record"))?;
             return fs_err::write(&self.ours, merged).context("cannot write the merge into %A");
         }
         if file == GUARDS_FILE {

@@ -52,6 +52,12 @@ impl Record {
         self.synced_names().chain(self.here.iter().map(String::as_str))
     }
 
+    /// The identity a repository with this record is looked up by: its
+    /// newest origin, else its first identity (`Project::identity`).
+    pub fn current_identity(&self) -> &str {
+        self.synced_names().filter(|name| !name.starts_with(PATH)).last().unwrap_or(&self.identity)
+    }
+
     /// The identities `.identity` holds, which every machine reads alike.
     pub fn synced_names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.identity.as_str()).chain(self.also.iter().map(String::as_str))
@@ -157,12 +163,22 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
 }
 
-/// Two versions of one repository's `.identity` as one: ours, with what
-/// theirs holds that ours lacks (identities, the root commit).
-pub fn merge(ours: &[u8], theirs: &[u8]) -> Option<String> {
+/// Two versions of one repository's `.identity` as one: ours, with the
+/// identities theirs added since `base` (one ours removed, an undone
+/// adoption's path, stays out) and the root commit ours lacks; `None` for
+/// two repositories' records, or one that is no record.
+pub fn merge(base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Option<String> {
     let (mut ours, theirs) = (parse(ours)?, parse(theirs)?);
-    let theirs_names: Vec<String> = theirs.synced_names().map(str::to_string).collect();
-    ours.gain(&theirs_names, theirs.root);
+    if !ours.same_repository(&theirs) {
+        return None;
+    }
+    let base = base.and_then(parse);
+    let added: Vec<String> = theirs
+        .synced_names()
+        .filter(|name| base.as_ref().is_none_or(|base| !base.synced_names().any(|b| b == *name)))
+        .map(str::to_string)
+        .collect();
+    ours.gain(&added, theirs.root);
     Some(ours.text())
 }
 
@@ -290,11 +306,18 @@ mod tests {
 
     #[test]
     fn a_merge_keeps_ours_and_adds_what_theirs_recorded() {
-        let merged = merge(br#"{"identity":"github.com/me/app"}"#, br#"{"identity":"path:/a","root":"r"}"#).unwrap();
-        let merged = parse(merged.as_bytes()).unwrap();
-        assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/a"]);
+        let ours = br#"{"identity":"github.com/me/app"}"#;
+        let theirs = br#"{"identity":"github.com/me/app","also":["path:/a","path:/b"],"root":"r"}"#;
+        let base = br#"{"identity":"github.com/me/app","also":["path:/a"]}"#;
+        let names = |text: Option<String>| parse(text.unwrap().as_bytes()).unwrap();
+        let merged = names(merge(None, ours, theirs));
+        assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/a", "path:/b"]);
         assert_eq!(merged.root.as_deref(), Some("r"));
-        assert_eq!(merge(b"not json", br#"{"identity":"path:/a"}"#), None);
+        // Ours removed path:/a since the base (an undone adoption): it stays out.
+        let merged = names(merge(Some(base), ours, theirs));
+        assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/b"]);
+        assert_eq!(merge(None, b"not json", theirs), None);
+        assert_eq!(merge(None, br#"{"identity":"github.com/you/app"}"#, theirs), None, "two repositories");
     }
 
     #[test]

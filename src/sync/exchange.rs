@@ -27,6 +27,14 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         // first: an untracked file the remote tracks would stop the merge.
         commit(root, &[], "memory-save: this machine's changes")?;
         report.extend(separate_identities(roots, root, &remote_branch)?);
+        let records: Vec<(String, Vec<u8>)> = folder_names(root)
+            .into_iter()
+            .filter_map(|name| {
+                let path = root.join(&name).join(IDENTITY_FILE);
+                let bytes = fsutil::read_regular(&path, 64 * 1024).ok()??;
+                crate::store::owner::parse(&bytes).map(|_| (name, bytes))
+            })
+            .collect();
         let before = git::run(root, &["rev-parse", "HEAD"], git::LIMIT)?.trim().to_string();
         let merged = git::run(
             root,
@@ -43,6 +51,7 @@ pub(super) fn pull_and_push(roots: &Roots, root: &Path, caller: Caller) -> Resul
         // what came is checked here as a save's lines are.
         let arrived = arrived(root, &before)?;
         report.extend(check_arrived(root, &arrived)?);
+        report.extend(keep_records(root, &records)?);
         record_pulled(roots, &arrived)?;
     }
     git::remote(root, &["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")], caller)?;
@@ -119,6 +128,25 @@ fn check_arrived(root: &Path, arrived: &[(String, Option<String>)]) -> Result<Ve
     Ok(report)
 }
 
+/// A folder without a readable `.identity` is taken for one from before
+/// identities, every repository's of its name: a pull that took this
+/// machine's record away (deleted, or not a record) gets it back.
+fn keep_records(root: &Path, records: &[(String, Vec<u8>)]) -> Result<Vec<String>> {
+    let mut kept = Vec::new();
+    for (name, bytes) in records {
+        let path = root.join(name).join(IDENTITY_FILE);
+        let now = fsutil::read_regular(&path, 64 * 1024)?;
+        if now.as_deref().and_then(crate::store::owner::parse).is_none() {
+            fsutil::write_atomic(&path, bytes, true)?;
+            kept.push(format!("{name}/{IDENTITY_FILE}: kept this machine's record, which the remote took away"));
+        }
+    }
+    if !kept.is_empty() {
+        commit(root, &[], &format!("memory-save: {}", kept.join("; ")))?;
+    }
+    Ok(kept)
+}
+
 /// Each folder the pull changed gets a history entry, so `undo` takes it back
 /// like any change. Call with the folders' locks held.
 fn record_pulled(roots: &Roots, arrived: &[(String, Option<String>)]) -> Result<()> {
@@ -171,9 +199,11 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
         if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| ours.same_repository(&theirs)) {
             continue;
         }
-        let ours = ours.identity;
+        // The name its repository's lookup gives a second repository of
+        // its name; taken here or on the remote, two memories would meet.
+        let ours = ours.current_identity().to_string();
         let moved = crate::project::hashed_name(name, &ours);
-        if root.join(&moved).exists() {
+        if root.join(&moved).exists() || listed.lines().any(|p| p.starts_with(&format!("{moved}/"))) {
             bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");
         }
         // The old name's record is its lock: moved only by the one holding it.

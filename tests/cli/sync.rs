@@ -725,3 +725,102 @@ fn a_shallow_clone_and_a_full_one_sync_their_records() {
         assert!(memory.contains("- From machine A.") && memory.contains("- From machine B."), "{memory}");
     }
 }
+
+/// What a session start in `dir` loads; nothing when it is silent.
+fn context_in(env: &Env, dir: &Path, session: &str) -> String {
+    let out = env.hook("session-start").fixture("SessionStart-startup.json").session(session).cwd(dir).run().ok();
+    if out.stdout.trim().is_empty() {
+        return String::new();
+    }
+    out.json()["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
+}
+
+/// A and C hold unrelated repositories at one path; B another `proj`. A's
+/// folder moves aside at its first sync; C's, later, must not join it.
+#[test]
+fn a_third_machine_never_moves_its_folder_into_another_machines_moved_one() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's project.");
+    let b = machine("https://example.com/b/proj.git");
+    save(&b, 1, "- B's project.");
+    let remote = b.bare_remote("memories.git");
+    sync(&b, &["--init", remote.to_str().unwrap()]).ok();
+    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let c = same_path_other_repository(&a);
+    c.script_reply(1, &reply(json!([add(ARCH, "- C's project.")]), json!([])));
+    c.saved_turn_in("c-save", &a.proj, 1);
+    let out = c.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run();
+    assert!(out.stderr.contains("rename one by hand, then sync"), "{out:#?}");
+    let context = context_in(&c, &a.proj, "c-later");
+    assert!(context.contains("- C's project.") && !context.contains("- A's project."), "{context}");
+}
+
+/// A folder recorded for a path whose repository gained an origin is
+/// found under the name a sync moves it to.
+#[test]
+fn a_repository_that_gained_an_origin_finds_its_folder_a_sync_moved() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's first line.");
+    a.git(&a.proj, &["remote", "add", "origin", "https://example.com/me/proj.git"]);
+    save(&a, 2, "- A's line after the origin.");
+    let b = machine("https://example.com/other/proj.git");
+    save(&b, 1, "- B's project.");
+    let remote = b.bare_remote("memories.git");
+    sync(&b, &["--init", remote.to_str().unwrap()]).ok();
+    assert!(sync(&a, &["--init", remote.to_str().unwrap()]).ok().stdout.contains("moved to proj-"));
+    let context = context_in(&a, &a.proj, "a-later");
+    assert!(context.contains("- A's first line.") && !context.contains("- B's project."), "{context}");
+}
+
+/// An adoption one machine took back stays taken back when another
+/// machine's `.identity` still names the path it had added.
+#[test]
+fn an_undone_adoption_stays_undone_after_a_sync() {
+    let (a, b, url) = two_machines();
+    save(&a, 1, "- The shared repository's line.");
+    sync(&a, &["--init", &url]).ok();
+    sync(&b, &["--init", &url]).ok();
+    let copy = a.root().join("elsewhere/copy");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    assert!(Command::new("cp").arg("-R").arg(&a.proj).arg(&copy).status().unwrap().success());
+    a.cmd(&["adopt", "proj"]).in_dir(&copy).run().ok();
+    sync(&a, &[]).ok();
+    sync(&b, &[]).ok();
+    let b_copy = b.root().join("other/copy");
+    std::fs::create_dir_all(b_copy.parent().unwrap()).unwrap();
+    assert!(Command::new("cp").arg("-R").arg(&b.proj).arg(&b_copy).status().unwrap().success());
+    b.cmd(&["adopt", "proj"]).in_dir(&b_copy).run().ok();
+    sync(&b, &[]).ok();
+    a.cmd(&["undo"]).in_dir(&copy).run().ok();
+    assert!(!context_in(&a, &copy, "a-undone").contains("- The shared repository's line."));
+    sync(&a, &[]).ok();
+    let context = context_in(&a, &copy, "a-synced");
+    assert!(!context.contains("- The shared repository's line."), "{context}");
+}
+
+/// A remote that deletes a folder's `.identity` does not make the folder
+/// every repository's of its name: this machine's record comes back.
+#[test]
+fn a_remote_cannot_take_a_folders_identity_away() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "the first repository"]);
+    save(&a, 1, "- The first repository's line.");
+    let other = a.git_init("y/proj");
+    a.git(&other, &["commit", "-q", "--allow-empty", "-m", "the second repository"]);
+    a.script_reply(2, &reply(json!([add(ARCH, "- The second repository's line.")]), json!([])));
+    a.saved_turn_in("other", &other, 1);
+    let remote = a.bare_remote("memories.git");
+    let url = remote.to_str().unwrap();
+    sync(&a, &["--init", url]).ok();
+    let evil = a.root().join("evil");
+    a.git(a.root(), &["clone", "-q", url, evil.to_str().unwrap()]);
+    a.git(&evil, &["rm", "-q", "proj/.identity"]);
+    a.git(&evil, &["commit", "-q", "-m", "no identity"]);
+    a.git(&evil, &["push", "-q", "origin", "HEAD"]);
+    sync(&a, &[]).ok();
+    let context = context_in(&a, &other, "other-later");
+    assert!(context.contains("- The second repository's line."), "{context}");
+    assert!(!context.contains("- The first repository's line."), "{context}");
+}
