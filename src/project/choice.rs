@@ -61,10 +61,13 @@ pub(super) fn choose_folder(
     // The user's choice on this machine, honoured while `.identity` holds
     // the path `adopt` wrote there (an origin is any config's to name), so
     // undoing the adoption takes it back.
-    let paths: Vec<&String> = identities.iter().filter(|id| id.starts_with(owner::PATH)).collect();
-    if let Some(name) = owner::adopted(roots, identities)
-        && owner::read(roots, &name).is_some_and(|r| r.synced_names().any(|n| paths.iter().any(|id| *id == n)))
-    {
+    let adopted_for = |keys: &[String]| {
+        let name = owner::adopted(roots, keys)?;
+        let paths = keys.iter().filter(|id| id.starts_with(owner::PATH));
+        let record = owner::read(roots, &name).filter(|r| paths.clone().any(|p| r.synced_names().any(|n| n == p)))?;
+        Some((name, record))
+    };
+    if let Some((name, _)) = adopted_for(identities) {
         return Ok(plain(&name, format!("{name}, adopted for {identity}")));
     }
     let found = match owner::read(roots, base) {
@@ -91,7 +94,16 @@ pub(super) fn choose_folder(
         ),
         None => {}
     }
-    if let Some(found) = found.filter(|found| in_git && found.root.is_some() && found.orphaned()) {
+    let moved = found.as_ref().filter(|found| in_git && found.root.is_some() && found.orphaned());
+    // A repository that adopted a folder, then moved: the identities of the
+    // folder it left lead to the one it adopted, for its root to confirm.
+    if let Some(found) = moved
+        && let Some((name, record)) = adopted_for(&found.names().map(str::to_string).collect::<Vec<_>>())
+    {
+        let why = format!("{name}, adopted at {}, which is gone", found.seen_at());
+        return Ok(ours(&name, record, why));
+    }
+    if let Some(found) = moved {
         return Ok(Choice {
             name: base.to_string(),
             why: format!("{base}, recorded for {}, which is gone", found.seen_at()),

@@ -700,3 +700,30 @@ fn a_replaced_root_commit_does_not_confirm_a_planted_origin() {
     let out = session_start(&env, &planted);
     assert!(!out.contains("- The real repository's line."), "{out}");
 }
+
+/// A copy that adopted the original's memory, then moved, keeps the
+/// memory it adopted, not the folder it had before.
+#[test]
+fn an_adopted_memory_moves_with_its_repository() {
+    let env = Env::new();
+    let original = repo_at(&env, "old/app", None, "the first commit");
+    env.script_default(&adds("- The app's line."));
+    env.saved_turn_in("original", &original, 1);
+    let copy = env.root().join("copy/app2");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    assert!(std::process::Command::new("cp").arg("-R").arg(&original).arg(&copy).status().unwrap().success());
+    std::fs::remove_dir_all(&original).unwrap();
+    env.script_default(&adds("- Saved in app2 before adopting."));
+    env.saved_turn_in("copy", &copy, 1);
+    env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok();
+    let moved = env.root().join("moved/app2");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&copy, &moved).unwrap();
+    let out = session_start(&env, &moved);
+    assert!(out.contains("- The app's line.") && !out.contains("- Saved in app2 before adopting."), "{out}");
+    env.script_default(&adds("- Saved after the move."));
+    env.saved_turn_in("moved", &moved, 1);
+    assert!(env.memory_of("app").unwrap().contains("- Saved after the move."));
+    let out = session_start(&env, &moved);
+    assert!(out.contains("- Saved after the move.") && !out.contains("provisional"), "{out}");
+}
