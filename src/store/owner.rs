@@ -163,21 +163,21 @@ pub fn parse(bytes: &[u8]) -> Option<Record> {
     serde_json::from_slice::<Record>(bytes).ok().filter(|r| !r.identity.is_empty())
 }
 
-/// Two versions of one repository's `.identity` as one: ours, with the
-/// identities theirs added since `base` (one ours removed, an undone
-/// adoption's path, stays out) and the root commit ours lacks; `None` for
-/// two repositories' records, or one that is no record.
+/// Two versions of one repository's `.identity` as one: ours, less what
+/// either side removed since `base` (an undone adoption's path), with what
+/// theirs added and the root commit ours lacks; `None` for two
+/// repositories' records, or one that is no record.
 pub fn merge(base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Option<String> {
     let (mut ours, theirs) = (parse(ours)?, parse(theirs)?);
     if !ours.same_repository(&theirs) {
         return None;
     }
-    let base = base.and_then(parse);
-    let added: Vec<String> = theirs
-        .synced_names()
-        .filter(|name| base.as_ref().is_none_or(|base| !base.synced_names().any(|b| b == *name)))
-        .map(str::to_string)
-        .collect();
+    let base = base.and_then(parse).unwrap_or_else(|| Record::new(&ours.identity));
+    let in_base = |name: &str| base.synced_names().any(|b| b == name);
+    let removed_by_theirs: Vec<String> =
+        base.also.iter().filter(|name| !theirs.synced_names().any(|t| t == name.as_str())).cloned().collect();
+    ours.also.retain(|name| !removed_by_theirs.contains(name));
+    let added: Vec<String> = theirs.synced_names().filter(|name| !in_base(name)).map(str::to_string).collect();
     ours.gain(&added, theirs.root);
     Some(ours.text())
 }
@@ -315,6 +315,9 @@ mod tests {
         assert_eq!(merged.root.as_deref(), Some("r"));
         // Ours removed path:/a since the base (an undone adoption): it stays out.
         let merged = names(merge(Some(base), ours, theirs));
+        assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/b"]);
+        // Theirs removed it: it goes.
+        let merged = names(merge(Some(base), theirs, ours));
         assert_eq!(merged.synced_names().collect::<Vec<_>>(), ["github.com/me/app", "path:/b"]);
         assert_eq!(merge(None, b"not json", theirs), None);
         assert_eq!(merge(None, br#"{"identity":"github.com/you/app"}"#, theirs), None, "two repositories");

@@ -607,6 +607,25 @@ fn guards_travel_merge_and_are_foreign_where_they_arrive() {
 
 /// Machine B's repository without an origin at the path where machine A's
 /// was: the same path, another first commit.
+/// Machine A: a repository without an origin (with a first commit of its
+/// own when `commit`), one saved line, and sync on with a new remote.
+fn machine_a_synced(commit: bool) -> (Env, String) {
+    let a = Env::new();
+    if commit {
+        a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    }
+    save(&a, 1, "- A's project.");
+    let url = a.bare_remote("memories.git").to_str().unwrap().to_string();
+    sync(&a, &["--init", &url]).ok();
+    (a, url)
+}
+
+/// One save of `line` in `dir`, the machine's first.
+fn first_save_in(env: &Env, dir: &Path, line: &str) {
+    env.script_reply(1, &reply(json!([add(ARCH, line)]), json!([])));
+    env.saved_turn_in("first-save", dir, 1);
+}
+
 fn same_path_other_repository(a: &Env) -> Env {
     std::fs::remove_dir_all(&a.proj).unwrap();
     let b = Env::new();
@@ -620,22 +639,15 @@ fn same_path_other_repository(a: &Env) -> Env {
 /// (docs/design.md §7).
 #[test]
 fn a_path_another_machine_recorded_never_loads_its_memory_here() {
-    let a = Env::new();
-    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
-    save(&a, 1, "- A's project.");
-    let remote = a.bare_remote("memories.git");
-    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let (a, url) = machine_a_synced(true);
 
     let b = same_path_other_repository(&a);
-    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
-    let out = start_in(&b, &a.proj, "b-start");
-    let context = out["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    b.cmd(&["sync", "--init", &url]).in_dir(&a.proj).run().ok();
+    let context = context_in(&b, &a.proj, "b-start");
     assert!(!context.contains("- A's project."), "{context}");
-    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
-    b.saved_turn_in("b-save", &a.proj, 1);
+    first_save_in(&b, &a.proj, "- B's project.");
     assert!(!b.memory_of("proj").unwrap().contains("- B's project."));
-    let context = start_in(&b, &a.proj, "b-later");
-    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let context = context_in(&b, &a.proj, "b-later");
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
 }
 
@@ -643,19 +655,13 @@ fn a_path_another_machine_recorded_never_loads_its_memory_here() {
 /// keeps the two memories apart.
 #[test]
 fn a_sync_never_merges_two_repositories_that_share_only_a_path() {
-    let a = Env::new();
-    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
-    save(&a, 1, "- A's project.");
-    let remote = a.bare_remote("memories.git");
-    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let (a, url) = machine_a_synced(true);
 
     let b = same_path_other_repository(&a);
-    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
-    b.saved_turn_in("b-save", &a.proj, 1);
-    let out = b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
+    first_save_in(&b, &a.proj, "- B's project.");
+    let out = b.cmd(&["sync", "--init", &url]).in_dir(&a.proj).run().ok();
     assert!(out.stdout.contains("moved to proj-"), "{out:#?}");
-    let context = start_in(&b, &a.proj, "b-later");
-    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let context = context_in(&b, &a.proj, "b-later");
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
 }
 
@@ -663,18 +669,13 @@ fn a_sync_never_merges_two_repositories_that_share_only_a_path() {
 /// them apart but the machines, so a shared path does not make them one.
 #[test]
 fn a_sync_never_merges_two_repositories_at_one_path_without_commits() {
-    let a = Env::new();
-    save(&a, 1, "- A's project.");
-    let remote = a.bare_remote("memories.git");
-    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let (a, url) = machine_a_synced(false);
     std::fs::remove_dir_all(&a.proj).unwrap();
     let b = Env::new();
     b.git(&b.root().join(".."), &["init", "-q", a.proj.to_str().unwrap()]);
-    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
-    b.saved_turn_in("b-save", &a.proj, 1);
-    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
-    let context = start_in(&b, &a.proj, "b-later");
-    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    first_save_in(&b, &a.proj, "- B's project.");
+    b.cmd(&["sync", "--init", &url]).in_dir(&a.proj).run().ok();
+    let context = context_in(&b, &a.proj, "b-later");
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
 }
 
@@ -682,11 +683,7 @@ fn a_sync_never_merges_two_repositories_at_one_path_without_commits() {
 /// aside for A's of the same name and path, and the adoption goes with it.
 #[test]
 fn a_folder_a_sync_moves_aside_keeps_its_adoption() {
-    let a = Env::new();
-    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
-    save(&a, 1, "- A's project.");
-    let remote = a.bare_remote("memories.git");
-    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let (a, url) = machine_a_synced(true);
     std::fs::remove_dir_all(&a.proj).unwrap();
     let b = Env::new();
     let old = b.git_init("old");
@@ -697,13 +694,11 @@ fn a_folder_a_sync_moves_aside_keeps_its_adoption() {
         named
     };
     b.git(&old, &["commit", "-q", "--allow-empty", "-m", "B's own first commit"]);
-    b.script_reply(1, &reply(json!([add(ARCH, "- B's project.")]), json!([])));
-    b.saved_turn_in("b-save", &old, 1);
+    first_save_in(&b, &old, "- B's project.");
     std::fs::rename(&old, &a.proj).unwrap();
     b.cmd(&["adopt", "proj"]).in_dir(&a.proj).run().ok();
-    b.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run().ok();
-    let context = start_in(&b, &a.proj, "b-later");
-    let context = context["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    b.cmd(&["sync", "--init", &url]).in_dir(&a.proj).run().ok();
+    let context = context_in(&b, &a.proj, "b-later");
     assert!(context.contains("- B's project.") && !context.contains("- A's project."), "{context}");
 }
 
@@ -744,13 +739,12 @@ fn a_third_machine_never_moves_its_folder_into_another_machines_moved_one() {
     save(&a, 1, "- A's project.");
     let b = machine("https://example.com/b/proj.git");
     save(&b, 1, "- B's project.");
-    let remote = b.bare_remote("memories.git");
-    sync(&b, &["--init", remote.to_str().unwrap()]).ok();
-    sync(&a, &["--init", remote.to_str().unwrap()]).ok();
+    let url = b.bare_remote("memories.git").to_str().unwrap().to_string();
+    sync(&b, &["--init", &url]).ok();
+    sync(&a, &["--init", &url]).ok();
     let c = same_path_other_repository(&a);
-    c.script_reply(1, &reply(json!([add(ARCH, "- C's project.")]), json!([])));
-    c.saved_turn_in("c-save", &a.proj, 1);
-    let out = c.cmd(&["sync", "--init", remote.to_str().unwrap()]).in_dir(&a.proj).run();
+    first_save_in(&c, &a.proj, "- C's project.");
+    let out = c.cmd(&["sync", "--init", &url]).in_dir(&a.proj).run();
     assert!(out.stderr.contains("rename one by hand, then sync"), "{out:#?}");
     let context = context_in(&c, &a.proj, "c-later");
     assert!(context.contains("- C's project.") && !context.contains("- A's project."), "{context}");
@@ -767,37 +761,56 @@ fn a_repository_that_gained_an_origin_finds_its_folder_a_sync_moved() {
     save(&a, 2, "- A's line after the origin.");
     let b = machine("https://example.com/other/proj.git");
     save(&b, 1, "- B's project.");
-    let remote = b.bare_remote("memories.git");
-    sync(&b, &["--init", remote.to_str().unwrap()]).ok();
-    assert!(sync(&a, &["--init", remote.to_str().unwrap()]).ok().stdout.contains("moved to proj-"));
+    let url = b.bare_remote("memories.git").to_str().unwrap().to_string();
+    sync(&b, &["--init", &url]).ok();
+    assert!(sync(&a, &["--init", &url]).ok().stdout.contains("moved to proj-"));
     let context = context_in(&a, &a.proj, "a-later");
     assert!(context.contains("- A's first line.") && !context.contains("- B's project."), "{context}");
 }
 
+/// A copy of the machine's repository at `<tmp>/<to>`.
+fn copy_of(env: &Env, to: &str) -> std::path::PathBuf {
+    let copy = env.root().join(to);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    assert!(Command::new("cp").arg("-R").arg(&env.proj).arg(&copy).status().unwrap().success());
+    copy
+}
+
 /// An adoption one machine took back stays taken back when another
-/// machine's `.identity` still names the path it had added.
+/// machine's `.identity` still names the path it had added, whichever of
+/// the two merges the other's change.
 #[test]
 fn an_undone_adoption_stays_undone_after_a_sync() {
+    undone_adoption_meets_another(true);
+    undone_adoption_meets_another(false);
+}
+
+fn undone_adoption_meets_another(other_adopts_first: bool) {
     let (a, b, url) = two_machines();
     save(&a, 1, "- The shared repository's line.");
     sync(&a, &["--init", &url]).ok();
     sync(&b, &["--init", &url]).ok();
-    let copy = a.root().join("elsewhere/copy");
-    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    assert!(Command::new("cp").arg("-R").arg(&a.proj).arg(&copy).status().unwrap().success());
+    let copy = copy_of(&a, "elsewhere/copy");
     a.cmd(&["adopt", "proj"]).in_dir(&copy).run().ok();
     sync(&a, &[]).ok();
     sync(&b, &[]).ok();
-    let b_copy = b.root().join("other/copy");
-    std::fs::create_dir_all(b_copy.parent().unwrap()).unwrap();
-    assert!(Command::new("cp").arg("-R").arg(&b.proj).arg(&b_copy).status().unwrap().success());
-    b.cmd(&["adopt", "proj"]).in_dir(&b_copy).run().ok();
-    sync(&b, &[]).ok();
+    let b_adopts = || {
+        let b_copy = copy_of(&b, "other/copy");
+        b.cmd(&["adopt", "proj"]).in_dir(&b_copy).run().ok();
+        sync(&b, &[]).ok();
+    };
+    if other_adopts_first {
+        b_adopts();
+    }
     a.cmd(&["undo"]).in_dir(&copy).run().ok();
     assert!(!context_in(&a, &copy, "a-undone").contains("- The shared repository's line."));
     sync(&a, &[]).ok();
+    if !other_adopts_first {
+        b_adopts();
+        sync(&a, &[]).ok();
+    }
     let context = context_in(&a, &copy, "a-synced");
-    assert!(!context.contains("- The shared repository's line."), "{context}");
+    assert!(!context.contains("- The shared repository's line."), "B first: {other_adopts_first}: {context}");
 }
 
 /// A remote that deletes a folder's `.identity` does not make the folder
