@@ -40,14 +40,20 @@ pub(super) fn choose_folder(
         });
         Choice { name: name.to_string(), why, provisional }
     };
+    // The second name of any of its identities, recorded for it: a sync
+    // moves a folder aside under its first identity's, which is a path
+    // when the repository gained its origin later.
+    let own = || {
+        identities.iter().map(|id| hashed_name(base, id)).find_map(|name| {
+            let record = owner::read(roots, &name).filter(|r| r.holds_any(identities))?;
+            Some((name, record))
+        })
+    };
     // Unless a save already found another root commit there and gave this
     // repository a folder of its own.
-    let or_own = |choice: Choice| {
-        let own = hashed_name(base, identity);
-        match owner::read(roots, &own).filter(|r| choice.provisional.is_some() && r.holds_any(identities)) {
-            Some(mine) => ours(&own, mine, format!("{} belongs to another repository", choice.name)),
-            None => choice,
-        }
+    let or_own = |choice: Choice| match own().filter(|_| choice.provisional.is_some()) {
+        Some((name, mine)) => ours(&name, mine, format!("{} belongs to another repository", choice.name)),
+        None => choice,
     };
     // A name keyed by an origin is claimed by that line of the config too.
     if let Some((key, name)) = explicit {
@@ -85,14 +91,15 @@ pub(super) fn choose_folder(
         Some(found) => format!("{base} belongs to {}", found.shown_identity()),
         None => format!("{base} ends like another folder's state files"),
     };
+    if let Some((name, record)) = own() {
+        return Ok(ours(&name, record, taken));
+    }
     let name = hashed_name(base, identity);
-    match owner::read(roots, &name) {
-        Some(record) if record.holds_any(identities) => return Ok(ours(&name, record, taken)),
-        Some(other) => bail!(
+    if let Some(other) = owner::read(roots, &name) {
+        bail!(
             "memory folders {base} and {name} are not this repository's ({taken}; {name} belongs to {}); name this one in the config ([names])",
             other.shown_identity()
-        ),
-        None => {}
+        );
     }
     let moved = found.as_ref().filter(|found| in_git && found.root.is_some() && found.orphaned());
     // A repository that adopted a folder, then moved: the identities of the

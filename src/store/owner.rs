@@ -52,12 +52,6 @@ impl Record {
         self.synced_names().chain(self.here.iter().map(String::as_str))
     }
 
-    /// The identity a repository with this record is looked up by: its
-    /// newest origin, else its first identity (`Project::identity`).
-    pub fn current_identity(&self) -> &str {
-        self.synced_names().filter(|name| !name.starts_with(PATH)).last().unwrap_or(&self.identity)
-    }
-
     /// The identities `.identity` holds, which every machine reads alike.
     pub fn synced_names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.identity.as_str()).chain(self.also.iter().map(String::as_str))

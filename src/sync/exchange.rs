@@ -199,9 +199,10 @@ fn separate_identities(roots: &Roots, root: &Path, remote_branch: &str) -> Resul
         if crate::store::owner::parse(text.as_bytes()).is_none_or(|theirs| ours.same_repository(&theirs)) {
             continue;
         }
-        // The name its repository's lookup gives a second repository of
-        // its name; taken here or on the remote, two memories would meet.
-        let ours = ours.current_identity().to_string();
+        // A second repository's name, by the identity that made the folder
+        // (an adopter's, added later, is not its owner's); the lookup tries
+        // each identity's. Taken here or on the remote, two memories would meet.
+        let ours = ours.identity;
         let moved = crate::project::hashed_name(name, &ours);
         if root.join(&moved).exists() || listed.lines().any(|p| p.starts_with(&format!("{moved}/"))) {
             bail!("memory folders {name} and {moved} both exist for other repositories; rename one by hand, then sync");

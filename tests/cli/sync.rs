@@ -837,3 +837,25 @@ fn a_remote_cannot_take_a_folders_identity_away() {
     assert!(context.contains("- The second repository's line."), "{context}");
     assert!(!context.contains("- The first repository's line."), "{context}");
 }
+
+/// A folder another repository adopted (adding its origin) is moved aside
+/// under its owner's second name, so its owner still finds it, and so does
+/// the adopter.
+#[test]
+fn a_folder_moved_aside_after_an_adoption_stays_its_owners() {
+    let a = Env::new();
+    a.git(&a.proj, &["commit", "-q", "--allow-empty", "-m", "A's own first commit"]);
+    save(&a, 1, "- A's first line.");
+    let copy = copy_of(&a, "copy/proj2");
+    a.git(&copy, &["remote", "add", "origin", "https://example.com/me/proj2.git"]);
+    a.cmd(&["adopt", "proj"]).in_dir(&copy).run().ok();
+    let b = machine("https://example.com/other/proj.git");
+    save(&b, 1, "- B's project.");
+    let url = b.bare_remote("memories.git").to_str().unwrap().to_string();
+    sync(&b, &["--init", &url]).ok();
+    assert!(sync(&a, &["--init", &url]).ok().stdout.contains("moved to proj-"));
+    for dir in [&a.proj, &copy] {
+        let context = context_in(&a, dir, "later");
+        assert!(context.contains("- A's first line.") && !context.contains("- B's project."), "{context}");
+    }
+}
