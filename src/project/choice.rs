@@ -76,6 +76,14 @@ pub(super) fn choose_folder(
     if let Some((name, _)) = adopted_for(identities) {
         return Ok(plain(&name, format!("{name}, adopted for {identity}")));
     }
+    // A repository that adopted a folder, then moved: the identities of the
+    // folder it left (found by its name, proven by no path here now) lead to
+    // the one it adopted, which loads provisionally for its root to confirm.
+    let left_for = |left: &owner::Record| {
+        let (name, record) = adopted_for(&left.names().map(str::to_string).collect::<Vec<_>>())?;
+        let why = format!("{name}, adopted at {}, which is gone", left.seen_at());
+        Some(ours(&name, record, why))
+    };
     let found = match owner::read(roots, base) {
         // A folder written before identities existed keeps its name: it is
         // the first user's memory, whatever the name.
@@ -83,6 +91,11 @@ pub(super) fn choose_folder(
             return Ok(plain(base, format!("{base}, the project folder's name")));
         }
         Some(record) if record.holds_any(identities) => {
+            if record.whose(identities) != Whose::Proven
+                && let Some(adopted) = left_for(&record)
+            {
+                return Ok(adopted);
+            }
             return Ok(or_own(ours(base, record.clone(), format!("{base}, recorded for {identity}"))));
         }
         found => found,
@@ -102,13 +115,8 @@ pub(super) fn choose_folder(
         );
     }
     let moved = found.as_ref().filter(|found| in_git && found.root.is_some() && found.orphaned());
-    // A repository that adopted a folder, then moved: the identities of the
-    // folder it left lead to the one it adopted, for its root to confirm.
-    if let Some(found) = moved
-        && let Some((name, record)) = adopted_for(&found.names().map(str::to_string).collect::<Vec<_>>())
-    {
-        let why = format!("{name}, adopted at {}, which is gone", found.seen_at());
-        return Ok(ours(&name, record, why));
+    if let Some(adopted) = moved.and_then(left_for) {
+        return Ok(adopted);
     }
     if let Some(found) = moved {
         return Ok(Choice {

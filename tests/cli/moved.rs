@@ -702,9 +702,14 @@ fn a_replaced_root_commit_does_not_confirm_a_planted_origin() {
 }
 
 /// A copy that adopted the original's memory, then moved, keeps the
-/// memory it adopted, not the folder it had before.
+/// memory it adopted, not the folder it had before; with an origin too.
 #[test]
 fn an_adopted_memory_moves_with_its_repository() {
+    adopted_memory_moves(None);
+    adopted_memory_moves(Some("https://example.com/me/app2.git"));
+}
+
+fn adopted_memory_moves(origin: Option<&str>) {
     let env = Env::new();
     let original = repo_at(&env, "old/app", None, "the first commit");
     env.script_default(&adds("- The app's line."));
@@ -713,6 +718,9 @@ fn an_adopted_memory_moves_with_its_repository() {
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     assert!(std::process::Command::new("cp").arg("-R").arg(&original).arg(&copy).status().unwrap().success());
     std::fs::remove_dir_all(&original).unwrap();
+    if let Some(origin) = origin {
+        env.git(&copy, &["remote", "add", "origin", origin]);
+    }
     env.script_default(&adds("- Saved in app2 before adopting."));
     env.saved_turn_in("copy", &copy, 1);
     env.cmd(&["adopt", "app"]).in_dir(&copy).run().ok();
@@ -720,10 +728,13 @@ fn an_adopted_memory_moves_with_its_repository() {
     std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
     std::fs::rename(&copy, &moved).unwrap();
     let out = session_start(&env, &moved);
-    assert!(out.contains("- The app's line.") && !out.contains("- Saved in app2 before adopting."), "{out}");
+    assert!(
+        out.contains("- The app's line.") && !out.contains("- Saved in app2 before adopting."),
+        "{origin:?}: {out}"
+    );
     env.script_default(&adds("- Saved after the move."));
     env.saved_turn_in("moved", &moved, 1);
-    assert!(env.memory_of("app").unwrap().contains("- Saved after the move."));
+    assert!(env.memory_of("app").unwrap().contains("- Saved after the move."), "{origin:?}");
     let out = session_start(&env, &moved);
-    assert!(out.contains("- Saved after the move.") && !out.contains("provisional"), "{out}");
+    assert!(out.contains("- Saved after the move.") && !out.contains("provisional"), "{origin:?}: {out}");
 }
