@@ -165,7 +165,7 @@ pub fn settle(roots: &Roots, project: &mut Project) -> Result<()> {
     if project.team_dir.is_some() {
         return Ok(());
     }
-    crate::store::folder_record::check_writable(&project.folder(roots))?;
+    crate::store::folder_record::read_for_change(&project.folder(roots))?;
     let record = owner::read(roots, &project.name);
     let lacks = |r: &owner::Record| r.root.is_none() || !project.identities.iter().all(|id| r.names().any(|n| n == id));
     if project.provisional.is_none() && record.as_ref().is_some_and(|r| !lacks(r)) {

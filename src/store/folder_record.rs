@@ -74,12 +74,13 @@ pub fn read(folder: &Folder) -> FolderRecord {
     }
 }
 
-/// Refuses a record a newer memory-save wrote: what it holds (the paths
-/// this machine recorded, approvals) cannot be read, so nothing may be
-/// decided or written on it.
-pub fn check_writable(folder: &Folder) -> Result<()> {
+/// The record's bytes, refused when a newer memory-save wrote them: what
+/// it holds (the paths this machine recorded, approvals) cannot be read,
+/// so nothing may be decided or written on it.
+pub fn read_for_change(folder: &Folder) -> Result<Vec<u8>> {
     let bytes = super::fsutil::read_regular(folder.record_path(), 1024 * 1024)?.unwrap_or_default();
-    super::record::check_version(folder.record_path(), &bytes)
+    super::record::check_version(folder.record_path(), &bytes)?;
+    Ok(bytes)
 }
 
 /// Changes the record under the folder's lock (unless this process holds
@@ -88,8 +89,7 @@ pub fn check_writable(folder: &Folder) -> Result<()> {
 pub fn update<T>(folder: &Folder, durable: bool, change: impl FnOnce(&mut FolderRecord) -> T) -> Result<T> {
     let _lock = if super::lock::held_here(folder.record_path()) { None } else { Some(folder.lock()?) };
     let path = folder.record_path();
-    let bytes = super::fsutil::read_regular(path, 1024 * 1024)?.unwrap_or_default();
-    super::record::check_version(path, &bytes)?;
+    let bytes = read_for_change(folder)?;
     let mut record = serde_json::from_slice::<FolderRecord>(&bytes)
         .ok()
         .filter(|record| record.version == VERSION)

@@ -168,9 +168,7 @@ pub fn merge(base: Option<&[u8]>, ours: &[u8], theirs: &[u8]) -> Option<String> 
     }
     let base = base.and_then(parse).unwrap_or_else(|| Record::new(&ours.identity));
     let in_base = |name: &str| base.synced_names().any(|b| b == name);
-    let removed_by_theirs: Vec<String> =
-        base.also.iter().filter(|name| !theirs.synced_names().any(|t| t == name.as_str())).cloned().collect();
-    ours.also.retain(|name| !removed_by_theirs.contains(name));
+    ours.also.retain(|name| !in_base(name) || theirs.synced_names().any(|t| t == name));
     let added: Vec<String> = theirs.synced_names().filter(|name| !in_base(name)).map(str::to_string).collect();
     ours.gain(&added, theirs.root);
     Some(ours.text())
