@@ -1,7 +1,6 @@
 //! Claude Code's settings files: reading and writing one as install does,
 //! and what the fork carries over from them.
 
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -47,18 +46,20 @@ pub fn settings_files(project_dir: &Path) -> Vec<PathBuf> {
     user.into_iter().chain(project).collect()
 }
 
+/// Far past any real settings file: a larger one is refused, not read.
+const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;
+
 /// `None` when the file does not exist yet.
 pub fn read_settings(path: &Path) -> Result<Option<String>> {
-    match fs_err::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            anyhow::anyhow!(
-                "{} is not valid JSON (not UTF-8 text); fix it or move it away, then run this again",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    let Some(bytes) = crate::store::fsutil::read_regular_followed(path, MAX_SETTINGS_BYTES)? else {
+        return Ok(None);
+    };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is not valid JSON (not UTF-8 text); fix it or move it away, then run this again",
+            path.display()
+        )
+    })
 }
 
 /// The file's settings, empty for a missing or blank file; an error (not JSON,

@@ -33,6 +33,19 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     read_open(&file, path, max).map(Some)
 }
 
+/// `read_regular` for a file of the user's that may be a link (a dotfiles
+/// manager's settings.json): followed, but a FIFO or device in its place
+/// is still refused, never waited on.
+pub fn read_regular_followed(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    check_regular(&file, path)?;
+    read_open(&file, path, max).map(Some)
+}
+
 /// The last `max` bytes of a file of lines, from the first line that starts
 /// in them; `None` when missing or not a regular file. A log past its
 /// bound still reads (a rotation that could not run must not hide it).

@@ -328,3 +328,21 @@ fn a_model_name_that_looks_like_a_flag_never_becomes_one() {
         assert_eq!(call.flag("--model"), None, "{:?}", call.args);
     }
 }
+
+/// FIFOs in place of the project's settings files: each command that reads
+/// them names one and goes on, never waits for a writer.
+#[test]
+fn a_fifo_planted_as_a_settings_file_blocks_no_command() {
+    let env = Env::new();
+    fs::create_dir_all(env.proj.join(".claude")).unwrap();
+    for name in ["settings.json", "settings.local.json"] {
+        mkfifo(&env.proj.join(".claude").join(name));
+    }
+    for args in [&["status"][..], &["doctor"], &["install", "--project", "--dry-run"]] {
+        let out = env.cmd(args).in_dir(&env.proj).run();
+        assert!(out.elapsed < Duration::from_secs(5), "{args:?} waited: {out:#?}");
+        let named = format!("{}/.claude/settings", env.proj.display());
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(said.contains(&named) && said.contains("is not a regular file"), "{args:?}: {out:#?}");
+    }
+}
