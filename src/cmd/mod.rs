@@ -16,6 +16,7 @@ pub mod list;
 pub mod merge_driver;
 pub mod restore;
 pub mod review;
+pub mod sessions;
 pub mod show;
 pub mod status;
 pub mod statusline;
@@ -146,6 +147,7 @@ pub enum Command {
     Uninstall(install::UninstallArgs),
     Status(status::StatusArgs),
     List(list::ListArgs),
+    Sessions(sessions::SessionsArgs),
     Show(show::ShowArgs),
     Edit(edit::EditArgs),
     Import(import::ImportArgs),
@@ -180,6 +182,7 @@ impl Run for Command {
             Command::Uninstall(c) => c.run(),
             Command::Status(c) => c.run(),
             Command::List(c) => c.run(),
+            Command::Sessions(c) => c.run(),
             Command::Show(c) => c.run(),
             Command::Edit(c) => c.run(),
             Command::Import(c) => c.run(),

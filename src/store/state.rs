@@ -120,6 +120,11 @@ impl SessionStore {
         }
     }
 
+    /// The session's state, `None` when it has no file.
+    pub fn one(&self, id: &SessionId) -> Option<SessionState> {
+        self.path(id, "json").exists().then(|| self.peek(id))
+    }
+
     pub fn all(&self) -> Vec<(SessionId, SessionState)> {
         self.with_file("json")
     }

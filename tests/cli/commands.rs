@@ -7,8 +7,9 @@ use std::process::{Command, Stdio};
 
 use crate::support::*;
 
-const COMMANDS: [&str; 13] = [
+const COMMANDS: [&str; 14] = [
     "adopt",
+    "sessions",
     "restore",
     "install",
     "uninstall",
@@ -33,7 +34,7 @@ fn every_command_answers_help_with_exit_0() {
         }
     }
     let top = env.cmd(&["--help"]).run().ok();
-    for shown in &COMMANDS[..9] {
+    for shown in &COMMANDS[..10] {
         assert!(top.stdout.contains(&format!("\n  {shown} ")), "{shown} missing from --help:\n{}", top.stdout);
     }
     for hidden in ["hook", "worker"] {
@@ -152,4 +153,35 @@ fn the_documented_settings_examples_read_without_a_problem() {
         let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
         assert!(!status.contains("\n  config ") && !status.contains("no save runs"), "{file}:\n{example}\n{status}");
     }
+}
+
+/// `sessions` names each session's project and where its saves stand; one
+/// session by its id; an id that cannot be one is a usage error.
+#[test]
+fn sessions_says_where_each_sessions_saves_stand() {
+    let env = Env::new();
+    let none = env.cmd(&["sessions"]).run().ok().stdout;
+    assert_eq!(none, format!("no session on this machine yet ({})\n", env.sessions_dir().display()));
+    env.config("save_every_turns = 5\n");
+    env.turn(SID);
+    env.config("");
+    env.script_reply(1, &adds("- A fact."));
+    env.saved_turn(SID_OTHER, 1);
+    let out = env.cmd(&["sessions"]).run().ok().stdout;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], format!("  session   {SID_OTHER} · proj"));
+    assert!(lines[1].starts_with("  save      1 tried, last ") && lines[1].ends_with(" (+1)"), "{out}");
+    assert_eq!(lines[2], format!("  session   {SID} · proj"));
+    assert!(
+        lines[3].starts_with("  save      held until ")
+            && lines[3].ends_with(" · 1 turn not yet saved · 0 tried, no save yet"),
+        "{out}"
+    );
+    let one = env.cmd(&["sessions", SID, "--json"]).run().ok().json();
+    assert_eq!(one.as_array().map(|a| a.len()), Some(1), "{one:#}");
+    assert_eq!((one[0]["session_id"].as_str(), one[0]["unsaved_turns"].as_u64()), (Some(SID), Some(1)), "{one:#}");
+    env.cmd(&["sessions", "no-such-session", "--json"]).stdout("[]\n").run().ok();
+    let bad = env.cmd(&["sessions", "../x"]).status(2).run();
+    assert!(bad.stderr.contains("\"../x\" is not a session id"), "{bad:#?}");
 }
