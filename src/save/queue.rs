@@ -165,7 +165,6 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     let redact = crate::memory::secrets::redact;
     o.status = Some(Status::new(result.kind, redact(&result.status), now_unix()));
     o.report = result.report.as_deref().map(redact).or(o.report.take());
-    o.last_usage = result.usage.clone().or(o.last_usage.take());
     o.month_usd = result.month_usd.or(o.month_usd);
     // A save held back did not run: an ended session's may be tried again.
     if result.held_back.is_some() {

@@ -445,6 +445,31 @@ mod tests {
         assert!(!folder.dir.join(GUARDS_FILE).exists(), "no guards: no file");
     }
 
+    /// A foreign guard's breadth is judged once and remembered; one past the
+    /// bound of judged guards is not judged, so not remembered; one gone
+    /// from the file is forgotten.
+    #[test]
+    fn only_a_judged_narrow_guard_is_remembered_and_a_gone_one_is_forgotten() {
+        let (_dir, folder) = folder();
+        let rule = "- Never run the integration tests locally.";
+        let loaded = || vec![rule.to_string()];
+        let broad =
+            |n: usize| json!({"id": format!("{n:08x}"), "rule": rule, "tool": "Bash", "match": format!(".{{0,{n}}}")});
+        let narrow = json!({"id": "eeeeeeee", "rule": rule, "tool": "Bash", "match": "pytest tests/integration"});
+        let load = |guards: &[serde_json::Value]| {
+            let file = json!({"version": 1, "guards": guards}).to_string();
+            std::fs::write(folder.dir.join(GUARDS_FILE), file).unwrap();
+            standings(&folder, loaded, true);
+            crate::store::folder_record::read(&folder).narrow_guards.len()
+        };
+        let mut planted: Vec<serde_json::Value> = (1..=60).map(broad).collect();
+        planted.push(narrow);
+        assert_eq!(load(&planted), 0, "past the bound: not judged");
+        planted.rotate_right(1);
+        assert_eq!(load(&planted), 1, "judged narrow");
+        assert_eq!(load(&[broad(1)]), 0, "gone from the file");
+    }
+
     #[test]
     fn a_merge_keeps_each_sides_changes_and_a_refusal_wins() {
         let guard = |id: &str, decision: &str| json!({"id": id, "rule": format!("- rule {id}"), "tool": "Bash", "match": id, "decision": decision});

@@ -68,16 +68,13 @@ fn a_secret_named_in_a_refused_op_reaches_no_record_and_no_request() {
     env.saved_turn(SID, 2);
     let mut places = vec![
         ("report", report(&env)),
-        ("state", env.state(SID).to_string()),
-        ("saves.jsonl", fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl")).unwrap_or_default()),
+        ("status", env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().stdout),
         ("the next fork's message", env.call(2).stdin),
-        ("the log", env.log()),
     ];
-    for file in env.memory_tree() {
-        places.push(("memory folder", file));
+    let files = files_under(&env.mem);
+    for file in &files {
+        places.push((file, String::from_utf8_lossy(&fs::read(file).unwrap()).into_owned()));
     }
-    let notes = env.mem.join("state/memory-save/projects/proj.json");
-    places.push(("notes", fs::read_to_string(notes).unwrap_or_default()));
     for (place, text) in places {
         assert!(!text.contains(&token), "the token reached {place}: {text}");
     }

@@ -288,16 +288,16 @@ fn a_synced_file_of_many_refused_guards_is_judged_only_up_to_a_bound() {
     let standings: Vec<&str> = listed.as_array().unwrap().iter().map(|g| g["standing"].as_str().unwrap()).collect();
     let capped = standings.iter().filter(|s| s.contains("at most 20 guards")).count();
     assert_eq!(capped, 61 - 40, "{standings:#?}");
-    let record = || std::fs::read_to_string(env.mem.join("state/memory-save/projects/proj.json")).unwrap_or_default();
-    let narrow = |text: String| text.contains("pytest tests/integration");
+    let narrow = |listed: &Value| {
+        let found = listed.as_array().unwrap().iter().find(|g| g["id"] == "eeeeeeee").unwrap();
+        found["standing"].as_str().unwrap().to_string()
+    };
     // The bound keeps the narrow guard unjudged here; first in the file, it is judged.
+    assert!(narrow(&listed).contains("at most 20 guards"), "{listed:#}");
     planted.rotate_right(1);
     std::fs::write(&path, json!({"version": 1, "guards": planted}).to_string()).unwrap();
-    guards(&env);
-    assert!(narrow(record()), "{}", record());
-    std::fs::write(&path, json!({"version": 1, "guards": [broad(1)]}).to_string()).unwrap();
-    guards(&env);
-    assert!(!narrow(record()), "{}", record());
+    let listed = guards(&env);
+    assert_eq!(narrow(&listed), "binds", "{listed:#}");
 }
 
 /// Only PreToolUse reads a session's guards: a turn's other hooks keep
@@ -307,16 +307,16 @@ fn a_turn_keeps_the_sessions_guards_and_unreadable_ones_ask() {
     let env = Env::new();
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", r"pytest\s+tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
-    let bound = env.state(SID).guards().clone();
-    assert_eq!(bound.as_array().map(Vec::len), Some(1), "{bound}");
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").session(SID).run().ok();
     env.hook("post-tool-use").fixture("PostToolUse-main.json").session(SID).run().ok();
-    assert!(env.state(SID).tool_ran(), "the turn rewrote the state");
     env.hook("stop").fixture("Stop.json").session(SID).run().ok();
-    assert_eq!(env.state(SID).guards(), &bound);
     assert_eq!(decision(&pre_tool(&env, SID, "Bash", json!({"command": "pytest tests/integration"}))).0, "ask");
-    let state = env.state(SID).with_guards(json!({"not": "a list of guards"}));
-    std::fs::write(env.sessions_dir().join(format!("{SID}.json")), state.0.to_string()).unwrap();
+    // A fault, not a reading: the session file's guards garbled in place.
+    let path = env.sessions_dir().join(format!("{SID}.json"));
+    let bytes = std::fs::read(&path).unwrap();
+    let mut state: Value = serde_json::Deserializer::from_slice(&bytes).into_iter().next().unwrap().unwrap();
+    state["input"]["guards"] = json!({"not": "a list of guards"});
+    std::fs::write(&path, state.to_string()).unwrap();
     let (answer, reason) = decision(&pre_tool(&env, SID, "Bash", json!({"command": "ls"})));
     assert_eq!(answer, "ask");
     assert!(reason.starts_with("memory-save: the session's guards cannot be read ("), "{reason}");
@@ -853,14 +853,9 @@ fn a_repository_named_like_a_team_working_tree_never_shares_its_guards() {
     env.hook("session-start").fixture("SessionStart-startup.json").session(SID).run().ok();
     env.script_reply(1, &reply(json!([guarded(NO_ITEST, "Bash", "pytest tests/integration")]), json!([])));
     env.saved_turn(SID, 1);
-    let projects = env.mem.join("state/memory-save/projects");
-    let key = std::fs::read_dir(&projects)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains(".team-") && p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
-    let hostile = env.git_init(&format!("clones/{}", key.file_stem().unwrap().to_string_lossy()));
+    let key = env.state(SID).project().unwrap_or_default().to_string();
+    assert!(key.contains(".team-"), "{key}");
+    let hostile = env.git_init(&format!("clones/{key}"));
     env.git(&hostile, &["commit", "-q", "--allow-empty", "-m", "hostile"]);
     env.hook("session-start").fixture("SessionStart-startup.json").session("hostile").cwd(&hostile).run().ok();
     env.script_reply(2, &reply(json!([guarded(NO_GEN, "Bash", "touch gen/")]), json!([])));

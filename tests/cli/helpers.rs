@@ -171,3 +171,22 @@ pub fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// Every file under `dir`, at any depth, by path: for what must reach no
+/// file at all, whatever the layout.
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(path),
+                Ok(kind) if kind.is_file() => files.push(path.display().to_string()),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files
+}

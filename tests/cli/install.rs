@@ -574,10 +574,11 @@ fn the_everyday_commands_work_on_a_large_settings_file() {
 }
 
 /// Installs into six projects and the user's settings at once: every one
-/// keeps its record, so each uninstall gives its file back (before the
-/// lock, 4 or 5 of 7 records survived).
+/// keeps what it created, so each uninstall takes out the file and folder
+/// its install made, and the exclude line (before the lock, 4 or 5 of 7
+/// installs' records survived).
 #[test]
-fn concurrent_installs_keep_every_record() {
+fn concurrent_installs_are_each_undone_by_their_uninstall() {
     let home = Home::new();
     let projects: Vec<std::path::PathBuf> = (0..6).map(|n| home.env.git_init(&format!("p{n}"))).collect();
     std::thread::scope(|scope| {
@@ -587,9 +588,16 @@ fn concurrent_installs_keep_every_record() {
         }
         scope.spawn(|| home.run(&["install"]).ok());
     });
-    let records = std::fs::read_to_string(home.env.mem.join("state/memory-save/installs.json")).unwrap();
-    let records: Value = serde_json::from_str(&records).unwrap();
-    assert_eq!(records.as_array().unwrap().len(), 7, "{records:#}");
+    for project in &projects {
+        assert!(project.join(".claude/settings.local.json").is_file());
+        home.run_in(project, &["uninstall", "--project"]).ok();
+        assert!(!project.join(".claude").exists(), "{}: the folder install made is left", project.display());
+        let exclude = std::fs::read_to_string(project.join(".git/info/exclude")).unwrap_or_default();
+        assert!(!exclude.contains("settings.local.json"), "{}: {exclude}", project.display());
+    }
+    assert!(home.settings().is_file());
+    home.run(&["uninstall"]).ok();
+    assert!(!home.settings().exists(), "the settings file install made is left");
 }
 
 #[test]

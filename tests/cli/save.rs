@@ -89,7 +89,9 @@ fn fork_reports_is_error() {
     env.script_is_error(1, "API Error: 529 overloaded");
     env.saved_turn(SID, 1);
     assert_failed(&env, &before, "API Error: 529 overloaded");
-    assert_eq!(env.state(SID).last_usage()["output_tokens"], 3, "usage of a failed fork is kept");
+    let saves = std::fs::read_to_string(env.mem.join("state/memory-save/saves.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(saves.lines().last().unwrap()).unwrap();
+    assert_eq!(record["usage"]["output_tokens"], 3, "usage of a failed fork is kept: {saves}");
 }
 
 #[test]

@@ -141,7 +141,6 @@ fn a_cold_save_waits_for_the_next_turn_and_at_the_end_reads_the_turns_instead() 
     env.saved_turn(SID, 1);
     assert_eq!(env.call_count(), 0, "a cold save over max_cost_per_save_usd ran");
     assert!(env.status(SID).starts_with("waiting: cache expired (about $0.9"), "{}", env.status(SID));
-    assert!(env.state(SID).save_at_next_stop());
     // The next turn warms the cache; with five turns a save, it still asks at once.
     env.config("save_every_turns = 5\n");
     transcript(&env, "claude-opus-4-5", 5, 150_000);
@@ -326,9 +325,22 @@ fn the_month_is_counted_per_route_and_no_route_has_a_default_budget() {
     assert_eq!(saves(&env).pop().unwrap()["route"], "api_key");
 }
 
-#[test]
-fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
+/// A bench on the debug build's virtual clock, set to `START`.
+#[cfg(debug_assertions)]
+fn on_clock() -> (Env, impl Fn(i64)) {
     let env = Env::new();
+    let clock = env.root().join("clock");
+    set_clock(&clock, START);
+    (env.with_var("MEMORY_SAVE_DEBUG_CLOCK", clock.to_str().unwrap()), move |at| set_clock(&clock, at))
+}
+
+/// 2026-12-01 16:00 UTC.
+const START: i64 = 1_796_140_800;
+
+#[test]
+#[cfg(debug_assertions)] // needs the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`)
+fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
+    let (env, set) = on_clock();
     env.script_output(1, &refusal(429, "You've hit your 5-hour limit · resets 11:59pm (UTC)"));
     env.saved_turn(SID, 1);
     assert!(env.status(SID).starts_with("paused: allowance used up until "), "{}", env.status(SID));
@@ -354,12 +366,9 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
     let status = env.cmd(&["status"]).in_dir(&env.proj).run().ok().stdout;
     assert!(status.contains("no save runs on this machine: ") && status.contains("max_cost_per_save_usd"), "{status}");
     env.config("");
-    // The reset it named comes (the record's reset moved back): no status
-    // line goes on saying paused, and the next save runs.
-    let path = env.mem.join("state/memory-save/limits.json");
-    let mut limits: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-    limits["allowance"]["until"] = json!(limits["allowance"]["at"].as_i64().unwrap() - 1);
-    fs::write(&path, limits.to_string()).unwrap();
+    // The reset it named comes: no status line goes on saying paused, and
+    // the next save runs.
+    set(START + 8 * 3600);
     for session in [SID, SID_OTHER] {
         let line = env.cmd(&["statusline"]).fixture("statusLine.json").session(session).run().ok().stdout;
         assert!(!line.contains("paused"), "{session}: {line}");
@@ -369,22 +378,20 @@ fn a_used_up_allowance_stops_forking_after_one_refusal_until_its_reset() {
 }
 
 #[test]
+#[cfg(debug_assertions)] // needs the debug build's virtual clock (`MEMORY_SAVE_DEBUG_CLOCK`)
 fn a_refusal_without_a_reset_lets_one_fork_try_an_hour_later() {
-    let env = Env::new();
+    let (env, set) = on_clock();
     env.script_output(1, &refusal(429, "You're out of usage credits"));
     env.saved_turn(SID, 1);
     env.saved_turn(SID, 2);
     assert_eq!(env.call_count(), 1);
     assert_eq!(env.status(SID), "paused: allowance used up (memory-save doctor)");
-    // An hour on (the record's next try moved back), one fork tries again.
-    let path = env.mem.join("state/memory-save/limits.json");
-    let mut limits: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-    let next = limits["allowance"]["next_try"].as_i64().unwrap();
-    let at = limits["allowance"]["at"].as_i64().unwrap();
-    assert_eq!(next - at, 3600);
-    limits["allowance"]["next_try"] = json!(at - 1);
-    fs::write(&path, limits.to_string()).unwrap();
+    // Not before an hour; then one fork tries again.
+    set(START + 3599);
     env.saved_turn(SID, 3);
+    assert_eq!(env.call_count(), 1);
+    set(START + 3601);
+    env.saved_turn(SID, 4);
     assert_eq!(env.call_count(), 2);
 }
 
@@ -693,11 +700,21 @@ fn at_once_within(budget: &str) {
     // and nothing is held.
     let month: f64 = saves(&env).iter().filter_map(|s| s["counted_usd"].as_f64()).sum();
     assert!((month - 2.0 * estimate).abs() < 1e-6, "{month} {estimate}");
-    // (The ledger may exist for the 80% warning it told: two saves of a
-    // budget of 2.5 lands on the mark, and rounding decides which side.)
-    let ledger = std::fs::read_to_string(env.mem.join("state/memory-save/limits.json")).unwrap_or_default();
-    let ledger: serde_json::Value = serde_json::from_str(&ledger).unwrap_or_default();
-    assert!(ledger["reserved"].as_array().is_none_or(Vec::is_empty), "nothing is held: {ledger}");
+    // Room for one more save runs one: a reservation left held would be
+    // counted as a dead worker's and leave no room.
+    assert_nothing_held(&env, budget, 2.0 * estimate, estimate);
+}
+
+/// With room in `budget` for one more save of `estimate` past `spent`, the
+/// next save runs and adds one record: nothing else holds or counts.
+#[track_caller]
+fn assert_nothing_held(env: &Env, budget: &str, spent: f64, estimate: f64) {
+    env.config(&format!("{budget} = {}\n", spent + 1.5 * estimate));
+    let (calls, records) = (env.call_count(), saves(env).len());
+    env.turn(SID);
+    env.wait_idle(SID, 1);
+    assert_eq!(env.call_count(), calls + 1, "no room: {}", env.status(SID));
+    assert_eq!(saves(env).len(), records + 1, "{:#?}", saves(env));
 }
 
 /// One save, a monthly budget of `budgets` times its estimate, and another
@@ -802,8 +819,8 @@ fn a_fork_killed_at_its_bound_counts_its_estimate_and_releases_its_reservation()
     let estimate = record["estimate_usd"].as_f64().unwrap();
     assert!(estimate > 0.0, "{record:#}");
     assert_eq!(record["counted_usd"].as_f64(), Some(estimate), "{record:#}");
-    let held = reserved(&env);
-    assert!(held.is_null() || held.as_array().is_some_and(|r| r.is_empty()), "{held}");
+    let env = env.with_var("MEMORY_SAVE_FORK_TIMEOUT", "60");
+    assert_nothing_held(&env, "max_cost_per_month_usd", estimate, estimate);
 }
 
 /// A fork whose `claude` cannot be found billed nothing: it counts 0, and
@@ -816,15 +833,6 @@ fn a_missing_claude_counts_nothing_but_the_save_was_priced_first() {
     let record = saves(&env).pop().unwrap();
     assert!(record["estimate_usd"].as_f64().is_some_and(|e| e > 0.0), "{record:#}");
     assert!(record["counted_usd"].as_f64().is_some_and(|c| c == 0.0), "{record:#}");
-}
-
-/// The reservations in `limits.json`, `null` when there is none.
-fn reserved(env: &Env) -> Value {
-    std::fs::read_to_string(env.mem.join("state/memory-save/limits.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .map(|v| v["reserved"].clone())
-        .unwrap_or(Value::Null)
 }
 
 /// A session that ended with its save failed ("Not logged in") keeps its

@@ -416,25 +416,11 @@ impl Env {
         self.mem.join("state/memory-save/sessions")
     }
 
-    /// The session's state (empty when there is none, or its file is only
-    /// the lock so far). Hooks rewrite the file in place, so a read can land
-    /// mid-write: like the product, take the first JSON value, and read
-    /// again when even that is not whole.
+    /// The session as `memory-save sessions --json` shows it (empty when
+    /// there is none yet).
+    #[track_caller]
     pub fn state(&self, session: &str) -> Session {
-        let path = self.sessions_dir().join(format!("{session}.json"));
-        for _ in 0..200 {
-            let Ok(bytes) = fs::read(&path) else {
-                return Session(json!({}));
-            };
-            if bytes.is_empty() {
-                return Session(json!({}));
-            }
-            if let Some(state) = Session::parse(&bytes) {
-                return state;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        panic!("{} never held a whole JSON state", path.display());
+        Session::find(&self.cmd(&["sessions", session, "--json"]).run().ok().stdout, session)
     }
 
     pub fn status(&self, session: &str) -> String {
@@ -470,18 +456,16 @@ impl Env {
     pub fn wait_idle(&self, session: &str, saves: u64) -> Session {
         let mut last = Session(json!({}));
         let lock = self.sessions_dir().join(format!("{session}.worker.lock"));
-        let done = || {
-            let state = self.state(session);
-            let idle = state.saves() >= saves && state.idle();
-            // Only once idle: a worker that finds the lock taken gives up.
-            idle && lock_free(&lock)
-        };
         let started = Instant::now();
         while started.elapsed() < DEADLINE {
-            if done() {
-                return self.state(session);
+            // A worker at work is not idle: no need to ask.
+            if lock_free(&lock) {
+                last = self.state(session);
+                // The lock again only once idle: a worker that finds it taken gives up.
+                if last.saves() >= saves && last.idle() && lock_free(&lock) {
+                    return last;
+                }
             }
-            last = self.state(session);
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!(

@@ -1,38 +1,43 @@
-//! A session's state file as the tests read it: one accessor per fact, in
-//! the words of the product's types (`store::session`), so no test names a
-//! key of the file and a change of format is one edit here. Shared by the
-//! CLI and e2e suites, each of which uses only some accessors.
+//! A session as `memory-save sessions --json` shows it, read by the tests
+//! through the command, never through the session's own file, so a change
+//! of that file's layout is no test's business. Shared by the CLI and e2e
+//! suites, each of which uses only some accessors.
 #![allow(dead_code)]
 
 use serde_json::Value;
 
+/// One entry of `sessions --json`, or `{}` when there is no such session.
 #[derive(Debug, Clone)]
 pub struct Session(pub Value);
 
 impl Session {
-    /// The first JSON value of a state file's bytes (hooks rewrite it in
-    /// place; see `store::state::parse_state`).
-    pub fn parse(bytes: &[u8]) -> Option<Session> {
-        serde_json::Deserializer::from_slice(bytes).into_iter::<Value>().next()?.ok().map(Session)
+    /// The session `id` in the output of `sessions --json`, `{}` when it is
+    /// not there.
+    #[track_caller]
+    pub fn find(listed: &str, id: &str) -> Session {
+        let listed: Value = serde_json::from_str(listed).unwrap_or_else(|e| panic!("sessions --json: {e}: {listed}"));
+        let found = listed.as_array().into_iter().flatten().find(|s| s["session_id"] == id);
+        Session(found.cloned().unwrap_or_else(|| serde_json::json!({})))
     }
 
-    fn job(&self) -> &Value {
-        &self.0["protocol"]["job"]
+    /// The memory folder its saves write.
+    pub fn project(&self) -> Option<&str> {
+        self.0["project"].as_str()
     }
 
     /// A save is asked for and waits for a worker, or for the one running.
     pub fn pending(&self) -> bool {
-        self.job() == "pending" || self.job()["claimed"]["queued"] == "save"
+        self.0["queued"] == true
     }
 
-    /// When the running save was claimed.
+    /// When the running save began.
     pub fn claimed_since(&self) -> Option<i64> {
-        self.job()["claimed"]["since"].as_i64()
+        self.0["saving_since"].as_i64()
     }
 
     /// When turns held for the idle flush are saved.
     pub fn held_until(&self) -> Option<i64> {
-        self.job()["held"]["until"].as_i64().or_else(|| self.job()["claimed"]["queued"]["held"]["until"].as_i64())
+        self.0["held_until"].as_i64()
     }
 
     /// Nothing asked for and nothing running.
@@ -40,81 +45,43 @@ impl Session {
         !self.pending() && self.claimed_since().is_none()
     }
 
+    /// Saves tried, failed ones included.
     pub fn saves(&self) -> u64 {
-        self.0["outcome"]["saves"].as_u64().unwrap_or(0)
+        self.0["tried"].as_u64().unwrap_or(0)
     }
 
     /// The last save's status words, `""` before one.
     pub fn status(&self) -> &str {
-        self.0["outcome"]["status"]["text"].as_str().unwrap_or_default()
+        self.0["last_status"].as_str().unwrap_or_default()
     }
 
     pub fn has_status(&self) -> bool {
-        self.0["outcome"]["status"].is_object()
+        self.0["last_status"].is_string()
     }
 
     /// The report line waiting to be shown.
     pub fn report(&self) -> Option<&str> {
-        self.0["outcome"]["report"].as_str()
-    }
-
-    pub fn last_usage(&self) -> &Value {
-        &self.0["outcome"]["last_usage"]
-    }
-
-    /// Why the session's saves stopped (`text`, `kind`), or null.
-    pub fn paused(&self) -> &Value {
-        &self.0["protocol"]["watch"]["paused"]
-    }
-
-    pub fn cache_misses(&self) -> u64 {
-        self.0["protocol"]["watch"]["cache_misses"].as_u64().unwrap_or(0)
-    }
-
-    pub fn save_at_next_stop(&self) -> bool {
-        self.0["protocol"]["watch"]["save_at_next_stop"] == true
+        self.0["report"].as_str()
     }
 
     /// The turns held back by `save_every_turns`.
     pub fn unsaved(&self) -> u64 {
-        self.0["protocol"]["turn"]["unsaved"].as_u64().unwrap_or(0)
+        self.0["unsaved_turns"].as_u64().unwrap_or(0)
     }
 
-    pub fn person_spoke(&self) -> bool {
-        self.0["protocol"]["turn"]["person_spoke"] == true
+    /// A prompt was sent and its Stop has not come.
+    pub fn answering(&self) -> bool {
+        self.0["answering"] == true
     }
 
-    pub fn tool_ran(&self) -> bool {
-        self.0["protocol"]["turn"]["tool_ran"] == true
-    }
-
-    pub fn turn_open(&self) -> bool {
-        self.0["protocol"]["turn"]["open"] == true
-    }
-
+    /// SessionEnd has come.
     pub fn ended(&self) -> bool {
-        self.0["protocol"]["turn"]["ended"] == true
-    }
-
-    /// The transcript copy the next save resumes from.
-    pub fn snapshot(&self) -> Option<&str> {
-        self.0["protocol"]["snapshot"]["copy"].as_str()
+        self.0["ended"] == true
     }
 
     /// Who pays for the session's saves, as SessionStart recorded it.
     pub fn route(&self) -> &Value {
-        &self.0["input"]["route"]
-    }
-
-    /// The guards the session binds, as its file keeps them.
-    pub fn guards(&self) -> &Value {
-        &self.0["input"]["guards"]
-    }
-
-    /// The same state binding `guards` instead.
-    pub fn with_guards(mut self, guards: Value) -> Session {
-        self.0["input"]["guards"] = guards;
-        self
+        &self.0["route"]
     }
 }
 

@@ -167,26 +167,22 @@ impl App {
     pub fn state_dir(&self) -> PathBuf {
         self.root().join("state/memory-save")
     }
-    /// The session's state (empty when there is none). Hooks rewrite the
-    /// file in place: the first JSON value is the state.
-    pub fn session_state(&self, sid: &str) -> Session {
-        std::fs::read(self.state_dir().join(format!("sessions/{sid}.json")))
-            .ok()
-            .and_then(|b| Session::parse(&b))
-            .unwrap_or(Session(Value::Null))
+    /// `memory-save sessions [ID] --json`.
+    fn sessions(&self, id: Option<&str>) -> String {
+        let out = self.ours(&[&["sessions", "--json"][..], id.as_slice()].concat());
+        assert!(out.status.success(), "sessions: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
     }
-    /// The session files present (ids), whatever their state.
+    /// The session as `memory-save sessions --json` shows it (`{}` when
+    /// there is none yet).
+    pub fn session_state(&self, sid: &str) -> Session {
+        Session::find(&self.sessions(Some(sid)), sid)
+    }
+    /// The sessions memory-save keeps state for (ids).
     pub fn session_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = std::fs::read_dir(self.state_dir().join("sessions"))
-            .map(|rd| {
-                rd.flatten()
-                    .filter_map(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        name.strip_suffix(".json").map(String::from)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let listed: Value = serde_json::from_str(&self.sessions(None)).unwrap();
+        let mut ids: Vec<String> =
+            listed.as_array().unwrap().iter().filter_map(|s| s["session_id"].as_str().map(String::from)).collect();
         ids.sort();
         ids
     }

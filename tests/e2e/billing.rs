@@ -520,9 +520,15 @@ fn recorded_route(bench: &Bench, helper: Option<std::path::PathBuf>) -> Value {
     use std::io::Write;
     child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
-    let state = bench.home().join(format!(".cli-tweaks/state/memory-save/sessions/{sid}.json"));
-    let state = crate::session::Session::parse(&std::fs::read(state).unwrap_or_default());
-    state.map_or(Value::Null, |s| s.route().clone())
+    let listed = std::process::Command::new(crate::app::BIN)
+        .args(["sessions", "--json"])
+        .env_clear()
+        .envs(bench.env_pairs())
+        .env("MEMORY_SAVE_HOME", bench.home().join(".cli-tweaks"))
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "sessions: {}", String::from_utf8_lossy(&listed.stderr));
+    crate::session::Session::find(&String::from_utf8_lossy(&listed.stdout), sid).route().clone()
 }
 
 fn yn(b: bool) -> &'static str {

@@ -257,7 +257,8 @@ fn s16_the_forks_weight() {
         let to_written = stopped.elapsed();
         assert_eq!(state.status(), "no change", "{mb} MB: {state}");
         let transcript_mb = std::fs::metadata(app.transcript(&sid).unwrap()).unwrap().len() as f64 / 1048576.0;
-        let fork_ms = state.last_usage()["duration_ms"].as_u64().unwrap_or(0);
+        let saved = app.saves();
+        let fork_ms = saved.last().and_then(|r| r["usage"]["duration_ms"].as_u64()).unwrap_or(0);
         let rss = rss_mb().into_iter().fold(0.0, f64::max);
         report(
             "16 fork weight",

@@ -616,7 +616,7 @@ fn drive_interactive(
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
-            app::wait_for(limit, "the turn's Stop", || (!app.session_state(&sid).turn_open()).then_some(()));
+            app::wait_for(limit, "the turn's Stop", || (!app.session_state(&sid).answering()).then_some(()));
             idle("the turn's save");
             note(app, before, n, "");
         }

@@ -107,7 +107,7 @@ fn typed_turn(tmux: &crate::app::Tmux, standin: &StandIn, app: &App, sid: &str, 
     crate::app::wait_for(LIMIT, &format!("a request with {marker}"), || {
         standin.message_requests().into_iter().find(|r| !is_fork(r) && r.all_message_text().contains(marker))
     });
-    crate::app::wait_for(LIMIT, "the turn's Stop", || (!app.session_state(sid).turn_open()).then_some(()));
+    crate::app::wait_for(LIMIT, "the turn's Stop", || (!app.session_state(sid).answering()).then_some(()));
 }
 
 /// Scenario 24, interactive: a typed /command with $ARGUMENTS, its file

@@ -92,7 +92,7 @@ pub(crate) fn interactive_turn(tmux: &app::Tmux, standin: &StandIn, app: &App, s
     wait_for(LIMIT, &format!("a request with {text}"), || {
         standin.message_requests().into_iter().find(|r| !is_fork(r) && r.last_user_text().contains(text))
     });
-    wait_for(LIMIT, "the turn's Stop", || (!app.session_state(sid).turn_open()).then_some(()));
+    wait_for(LIMIT, "the turn's Stop", || (!app.session_state(sid).answering()).then_some(()));
 }
 
 /// Sends `prompt` (its reply is slow), presses Escape while the request is

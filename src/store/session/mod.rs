@@ -215,7 +215,6 @@ pub struct LastSave {
     /// The last save's report line, shown to the user once.
     pub report: Option<String>,
     pub saves: u64,
-    pub last_usage: Option<Usage>,
     /// This billing month's spend on this session's route, as of its last save.
     pub month_usd: Option<f64>,
     /// The session ended with its last save failed, and a later start of
