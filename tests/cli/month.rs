@@ -128,18 +128,15 @@ fn month(config: &str) -> Run {
             set(now);
             last_request(&env, now);
             env.hook("stop").fixture("Stop.json").session(&sid).run().ok();
-            settle(&env, &sid);
-            if turn + 1 < turns {
-                now = quiet(&env, &sid, &clock, now + gap);
-            }
+            let settled = settle(&env, &sid);
+            // Most sessions end half a minute after their last turn; every
+            // third after a twenty-minute break, its cache long expired.
+            let last_gap = if session % 3 == 2 { 20 * 60 } else { 30 };
+            let until = if turn + 1 < turns { gap } else { last_gap };
+            now = quiet(&env, &sid, &clock, &settled, now + until);
         }
-        // Most sessions end half a minute after their last turn; every
-        // third after a twenty-minute break, its cache long expired.
-        let last_gap = if session % 3 == 2 { 20 * 60 } else { 30 };
-        now = quiet(&env, &sid, &clock, now + last_gap);
         env.hook("session-end").fixture("SessionEnd-other.json").session(&sid).run().ok();
-        settle(&env, &sid);
-        let state = env.state(&sid);
+        let state = settle(&env, &sid);
         if state.unsaved() > 0 {
             unsaved_at_end += 1;
         }
@@ -200,8 +197,8 @@ fn tool_result(env: &Env, at: i64) {
 /// Lets the session be quiet until `end`: the worker flushes it on its
 /// own when its idle flush comes first, and the clock stops there until it
 /// has.
-fn quiet(env: &Env, sid: &str, clock: &Path, end: i64) -> i64 {
-    if let Some(flush) = env.state(sid).held_until().filter(|&at| at <= end) {
+fn quiet(env: &Env, sid: &str, clock: &Path, settled: &Session, end: i64) -> i64 {
+    if let Some(flush) = settled.held_until().filter(|&at| at <= end) {
         set_clock(clock, flush + 1);
         wait_flushed(env, sid);
     }
@@ -209,12 +206,16 @@ fn quiet(env: &Env, sid: &str, clock: &Path, end: i64) -> i64 {
     end
 }
 
-/// Until no save is asked for or running.
-fn settle(env: &Env, sid: &str) {
+/// Until no save is asked for or running; the session then.
+fn settle(env: &Env, sid: &str) -> Session {
+    let mut settled = None;
     wait_until("the session's save to finish", || {
         let s = env.state(sid);
-        !s.pending() && s.claimed_since().is_none()
+        let done = !s.pending() && s.claimed_since().is_none();
+        settled = Some(s);
+        done
     });
+    settled.unwrap()
 }
 
 fn wait_flushed(env: &Env, sid: &str) {
