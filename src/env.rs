@@ -189,10 +189,13 @@ pub fn local_offset_seconds() -> i64 {
 
 fn local(unix: i64) -> time::OffsetDateTime {
     let utc = time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    match time::UtcOffset::local_offset_at(utc) {
-        Ok(offset) => utc.to_offset(offset),
-        Err(_) => utc,
-    }
+    time::UtcOffset::local_offset_at(utc).map_or(utc, |offset| shifted(utc, offset))
+}
+
+/// `utc` at `offset`; itself where the shift would leave the calendar (a
+/// record's year 9999 east of UTC).
+fn shifted(utc: time::OffsetDateTime, offset: time::UtcOffset) -> time::OffsetDateTime {
+    utc.checked_to_offset(offset).unwrap_or(utc)
 }
 
 #[cfg(test)]
@@ -206,5 +209,16 @@ mod tests {
         let later = super::clock(now + 40 * 86_400);
         assert_eq!(later.len(), 16, "{later}");
         assert!(later.starts_with("20") && later.contains(' '), "{later}");
+    }
+
+    /// A time from a record (a planted state file, a synced save record)
+    /// at the edge of the calendar stays in UTC rather than panic.
+    #[test]
+    fn a_time_at_the_edge_of_the_calendar_is_shown_in_utc() {
+        let edge = time::OffsetDateTime::from_unix_timestamp(253_402_300_799).unwrap();
+        let east = time::UtcOffset::from_hms(9, 0, 0).unwrap();
+        assert_eq!(super::shifted(edge, east), edge);
+        let noon = time::OffsetDateTime::from_unix_timestamp(1_796_140_800).unwrap();
+        assert_eq!(super::shifted(noon, east).hour(), 1);
     }
 }
