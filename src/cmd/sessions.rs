@@ -88,7 +88,11 @@ impl super::Run for SessionsArgs {
             return super::print_json(&listed);
         }
         if listed.is_empty() {
-            return super::println(&format!("no session on this machine yet ({})", roots.sessions_dir().display()));
+            let none = match &self.id {
+                Some(id) => format!("no session {id} on this machine (memory-save sessions lists them)"),
+                None => format!("no session on this machine yet ({})", roots.sessions_dir().display()),
+            };
+            return super::println(&none);
         }
         let mut out = String::new();
         for s in &listed {

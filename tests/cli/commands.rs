@@ -182,6 +182,22 @@ fn sessions_says_where_each_sessions_saves_stand() {
     assert_eq!(one.as_array().map(|a| a.len()), Some(1), "{one:#}");
     assert_eq!((one[0]["session_id"].as_str(), one[0]["unsaved_turns"].as_u64()), (Some(SID), Some(1)), "{one:#}");
     env.cmd(&["sessions", "no-such-session", "--json"]).stdout("[]\n").run().ok();
+    let unknown = "no session no-such-session on this machine (memory-save sessions lists them)\n";
+    env.cmd(&["sessions", "no-such-session"]).stdout(unknown).run().ok();
     let bad = env.cmd(&["sessions", "../x"]).status(2).run();
     assert!(bad.stderr.contains("\"../x\" is not a session id"), "{bad:#?}");
+}
+
+/// A planted session file's times at the calendar's edge print, east of
+/// UTC too, rather than abort the listing.
+#[test]
+fn sessions_prints_a_planted_time_at_the_calendars_edge() {
+    let env = Env::new();
+    let edge = 253_402_300_799_i64; // 9999-12-31 23:59:59 UTC
+    let planted = serde_json::json!({"version": 1, "protocol": {"job": {"held": {"until": edge}}},
+        "outcome": {"status": {"text": "+1", "at": edge, "kind": "saved"}}});
+    std::fs::create_dir_all(env.sessions_dir()).unwrap();
+    std::fs::write(env.sessions_dir().join(format!("{SID}.json")), planted.to_string()).unwrap();
+    let out = env.cmd(&["sessions"]).var("TZ", "Asia/Tokyo").run().ok().stdout;
+    assert!(out.contains("held until 9999-12-31 23:59") && out.contains("last 9999-12-31 23:59:59 (+1)"), "{out}");
 }
