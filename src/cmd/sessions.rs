@@ -19,9 +19,12 @@ pub struct SessionsArgs {
     json: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Default, Serialize)]
 struct Listed {
     session_id: String,
+    /// Why its file cannot be read (not a regular file, a newer
+    /// release's); nothing else is shown then.
+    unreadable: Option<String>,
     /// The memory folder its saves write; `None` before a hook named one.
     project: Option<String>,
     /// A prompt was sent and its answer has not ended (no Stop yet).
@@ -52,13 +55,23 @@ impl super::Run for SessionsArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let store = SessionStore::new(roots.sessions_dir());
-        let found = match &self.id {
-            Some(id) => store.one(id).map(|state| (id.clone(), state)).into_iter().collect(),
-            None => store.all(),
-        };
-        let mut listed: Vec<Listed> = found
+        let mut ids = store.ids();
+        if let Some(wanted) = &self.id {
+            ids.retain(|id| id == wanted);
+        }
+        let mut listed: Vec<Listed> = ids
             .into_iter()
-            .map(|(id, mut state)| {
+            .map(|id| {
+                let mut state = match store.read(&id) {
+                    Ok(state) => state,
+                    Err(why) => {
+                        return Listed {
+                            session_id: id.to_string(),
+                            unreadable: Some(format!("{why:#}")),
+                            ..Default::default()
+                        };
+                    }
+                };
                 super::clear_dead_claim(&store, &id, &mut state);
                 let (p, o) = (&state.protocol, &state.outcome);
                 let held_until = match p.job {
@@ -67,6 +80,7 @@ impl super::Run for SessionsArgs {
                 };
                 Listed {
                     session_id: id.to_string(),
+                    unreadable: None,
                     project: state.input.project.clone(),
                     answering: p.turn.open,
                     ended: p.turn.ended,
@@ -110,6 +124,9 @@ impl super::Run for SessionsArgs {
 /// Where the session's saves stand, in words.
 fn line(s: &Listed) -> String {
     use crate::env::clock;
+    if let Some(why) = &s.unreadable {
+        return format!("unreadable: {why}");
+    }
     let mut parts = Vec::new();
     if s.answering {
         parts.push("answering".to_string());

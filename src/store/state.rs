@@ -120,9 +120,22 @@ impl SessionStore {
         }
     }
 
-    /// The session's state, `None` when it has no file.
-    pub fn one(&self, id: &SessionId) -> Option<SessionState> {
-        self.path(id, "json").exists().then(|| self.peek(id))
+    /// The session's state as a hook would take it (a garbled file is a
+    /// fresh session), or why no hook could: not a regular file, or a
+    /// newer release's.
+    pub fn read(&self, id: &SessionId) -> Result<SessionState> {
+        let path = self.path(id, "json");
+        let bytes = fsutil::read_regular(&path, MAX_STATE_BYTES)?.unwrap_or_default();
+        if let Some(state) = parse_state(&bytes) {
+            return Ok(state);
+        }
+        crate::store::record::check_version(&path, &bytes)?;
+        Ok(SessionState::default())
+    }
+
+    /// The sessions that have a state file.
+    pub fn ids(&self) -> Vec<SessionId> {
+        self.ids_with("json")
     }
 
     pub fn all(&self) -> Vec<(SessionId, SessionState)> {
@@ -135,15 +148,21 @@ impl SessionStore {
 
     /// The sessions that have a `<id>.<ext>` file, with their state.
     fn with_file(&self, ext: &str) -> Vec<(SessionId, SessionState)> {
+        self.ids_with(ext)
+            .into_iter()
+            .map(|id| {
+                let state = self.peek(&id);
+                (id, state)
+            })
+            .collect()
+    }
+
+    fn ids_with(&self, ext: &str) -> Vec<SessionId> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
         let suffix = format!(".{ext}");
         entries
             .flatten()
-            .filter_map(|e| {
-                let id = SessionId::parse(e.file_name().to_str()?.strip_suffix(&suffix)?).ok()?;
-                let state = self.peek(&id);
-                Some((id, state))
-            })
+            .filter_map(|e| SessionId::parse(e.file_name().to_str()?.strip_suffix(&suffix)?).ok())
             .collect()
     }
 

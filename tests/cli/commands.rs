@@ -201,3 +201,29 @@ fn sessions_prints_a_planted_time_at_the_calendars_edge() {
     let out = env.cmd(&["sessions"]).var("TZ", "Asia/Tokyo").run().ok().stdout;
     assert!(out.contains("held until 9999-12-31 23:59") && out.contains("last 9999-12-31 23:59:59 (+1)"), "{out}");
 }
+
+/// A session file no hook could read (a link, a newer release's) is named
+/// with why, not shown as a fresh session; a garbled one is what the hooks
+/// take it for, a fresh one.
+#[test]
+fn sessions_names_a_file_it_cannot_read_and_why() {
+    let env = Env::new();
+    let dir = env.sessions_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a-newer.json"), r#"{"version": 99, "protocol": {}}"#).unwrap();
+    std::fs::write(env.root().join("elsewhere.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(env.root().join("elsewhere.json"), dir.join("b-link.json")).unwrap();
+    std::fs::write(dir.join("c-garbled.json"), "{garbled").unwrap();
+    let out = env.cmd(&["sessions"]).run().ok().stdout;
+    let dir = dir.display();
+    let expected = format!(
+        "  session   a-newer · no project yet
+  save      unreadable: {dir}/a-newer.json was written by a newer memory-save (record version 99); upgrade memory-save to change it
+  session   b-link · no project yet
+  save      unreadable: {dir}/b-link.json is a symlink; memory-save reads only real files: replace it with a file
+  session   c-garbled · no project yet
+  save      0 tried, no save yet
+"
+    );
+    assert_eq!(out, expected);
+}
