@@ -17,7 +17,9 @@ pub fn fork_settings(settings_files: &[PathBuf]) -> String {
     out.insert("disableAllHooks".into(), Value::Bool(true));
     let mut env = Map::new();
     for path in settings_files {
-        let Ok(Some(bytes)) = crate::store::fsutil::read_regular(path, 1024 * 1024) else {
+        // Followed when a link, as Claude Code follows it (a dotfiles
+        // manager's): else the save is paid otherwise than the session.
+        let Ok(Some(bytes)) = crate::store::fsutil::read_regular_followed(path, 1024 * 1024) else {
             continue;
         };
         let Ok(Value::Object(settings)) = serde_json::from_slice::<Value>(&bytes) else {

@@ -867,3 +867,21 @@ fn an_ended_sessions_failed_save_is_tried_once_more_at_the_next_start() {
         assert_eq!(env.call_count(), 2, "fixed: {fixed}");
     }
 }
+
+/// A user's settings.json that is a dotfiles manager's link: the session's
+/// start sees its apiKeyHelper, and the fork carries the same, so the save
+/// is paid as the session is.
+#[test]
+fn a_linked_settings_file_pays_the_fork_as_it_pays_the_session() {
+    let env = Env::new();
+    let dotfiles = env.root().join("dotfiles");
+    fs::create_dir_all(&dotfiles).unwrap();
+    fs::write(dotfiles.join("settings.json"), r#"{"apiKeyHelper": "/bin/echo key"}"#).unwrap();
+    fs::create_dir_all(env.home.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("settings.json"), env.home.join(".claude/settings.json")).unwrap();
+    start(&env, SID);
+    assert_eq!(env.state(SID).route()["payer"], "api_key_helper");
+    env.saved_turn(SID, 1);
+    let settings: Value = serde_json::from_str(&env.call(1).settings).unwrap();
+    assert_eq!(settings["apiKeyHelper"], "/bin/echo key", "{settings}");
+}
