@@ -79,8 +79,16 @@ pub(super) fn read_open(file: &File, path: &Path, max: u64) -> Result<Vec<u8>> {
 
 fn check_regular(file: &File, path: &Path) -> Result<()> {
     let meta = file.metadata().with_context(|| format!("cannot read {}", path.display()))?;
-    if !meta.file_type().is_file() {
-        bail!("{} is not a regular file (a FIFO, socket or device?); memory-save does not open it", path.display());
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = match () {
+            _ if kind.is_dir() => "a folder",
+            _ if kind.is_fifo() => "a FIFO",
+            _ if kind.is_socket() => "a socket",
+            _ => "a device",
+        };
+        bail!("{} is not a regular file but {what}; memory-save does not open it: move it away", path.display());
     }
     Ok(())
 }

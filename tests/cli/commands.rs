@@ -214,6 +214,7 @@ fn sessions_names_a_file_it_cannot_read_and_why() {
     std::fs::write(env.root().join("elsewhere.json"), "{}").unwrap();
     std::os::unix::fs::symlink(env.root().join("elsewhere.json"), dir.join("b-link.json")).unwrap();
     std::fs::write(dir.join("c-garbled.json"), "{garbled").unwrap();
+    mkfifo(&dir.join("d-fifo.json"));
     let out = env.cmd(&["sessions"]).run().ok().stdout;
     let dir = dir.display();
     let expected = format!(
@@ -223,6 +224,8 @@ fn sessions_names_a_file_it_cannot_read_and_why() {
   save      unreadable: {dir}/b-link.json is a symlink; memory-save reads only real files: replace it with a file
   session   c-garbled · no project yet
   save      0 tried, no save yet
+  session   d-fifo · no project yet
+  save      unreadable: {dir}/d-fifo.json is not a regular file but a FIFO; memory-save does not open it: move it away
 "
     );
     assert_eq!(out, expected);
