@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::store::state::{Job, Queued, SessionId, SessionStore};
+use crate::store::state::{SessionId, SessionStore};
 
 /// Every session memory-save keeps state for on this machine: its project,
 /// its save running, queued or held, the turns not yet saved, the last
@@ -74,10 +74,6 @@ impl super::Run for SessionsArgs {
                 };
                 super::clear_dead_claim(&store, &id, &mut state);
                 let (p, o) = (&state.protocol, &state.outcome);
-                let held_until = match p.job {
-                    Job::Held { until } | Job::Claimed { queued: Queued::Held { until }, .. } => Some(until),
-                    _ => None,
-                };
                 Listed {
                     session_id: id.to_string(),
                     unreadable: None,
@@ -86,7 +82,7 @@ impl super::Run for SessionsArgs {
                     ended: p.turn.ended,
                     saving_since: p.job.claimed_since(),
                     queued: p.job.is_pending(),
-                    held_until,
+                    held_until: p.job.held_until(),
                     unsaved_turns: p.turn.unsaved.max(p.worth_saving().into()),
                     tried: o.saves,
                     last_status: o.status.as_ref().map(|s| s.text.clone()),

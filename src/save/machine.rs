@@ -72,6 +72,14 @@ impl Job {
         }
     }
 
+    /// When turns held for the idle flush are saved, alone or behind a claim.
+    pub fn held_until(&self) -> Option<i64> {
+        match self {
+            Job::Held { until } | Job::Claimed { queued: Queued::Held { until }, .. } => Some(*until),
+            _ => None,
+        }
+    }
+
     /// A save is asked for and waits for a worker to take it.
     pub fn is_pending(&self) -> bool {
         matches!(self, Job::Pending | Job::Claimed { queued: Queued::Save, .. })

@@ -13,7 +13,12 @@ use crate::sys::{SAFE_OPEN, is_link_refused};
 /// Anything else is an error, with no check-then-open race: the open cannot
 /// block or follow a link, and `fstat` looks at what was opened.
 pub fn open_regular(path: &Path) -> Result<Option<File>> {
-    let file = match OpenOptions::new().read(true).custom_flags(SAFE_OPEN).open(path) {
+    open_checked(path, SAFE_OPEN)
+}
+
+/// `path` opened with `flags` (never blocking), when it is a regular file.
+fn open_checked(path: &Path, flags: i32) -> Result<Option<File>> {
+    let file = match OpenOptions::new().read(true).custom_flags(flags).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if is_link_refused(&e) => {
@@ -37,12 +42,9 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
 /// manager's settings.json): followed, but a FIFO or device in its place
 /// is still refused, never waited on.
 pub fn read_regular_followed(path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some(file) = open_checked(path, libc::O_NONBLOCK | libc::O_CLOEXEC)? else {
+        return Ok(None);
     };
-    check_regular(&file, path)?;
     read_open(&file, path, max).map(Some)
 }
 
