@@ -33,7 +33,8 @@ struct Listed {
     ended: bool,
     /// When the save running now began.
     saving_since: Option<i64>,
-    /// A save is asked for and waits for a worker, or for the running one.
+    /// A save is asked for and waits for a worker, or for the running one,
+    /// or a dead worker's save waits to be taken over.
     queued: bool,
     /// When turns held for a quiet session are saved (`idle_flush_seconds`).
     held_until: Option<i64>,
@@ -72,7 +73,12 @@ impl super::Run for SessionsArgs {
                         };
                     }
                 };
+                // A dead worker's claim is not running, but its save is
+                // owed: the session's next hook, or its project's next
+                // start, takes it over.
+                let owed = state.protocol.job.claimed_since().is_some();
                 super::clear_dead_claim(&store, &id, &mut state);
+                let owed = owed && state.protocol.job.claimed_since().is_none();
                 let (p, o) = (&state.protocol, &state.outcome);
                 Listed {
                     session_id: id.to_string(),
@@ -81,7 +87,7 @@ impl super::Run for SessionsArgs {
                     answering: p.turn.open,
                     ended: p.turn.ended,
                     saving_since: p.job.claimed_since(),
-                    queued: p.job.is_pending(),
+                    queued: p.job.is_pending() || owed,
                     held_until: p.job.held_until(),
                     unsaved_turns: p.turn.unsaved.max(p.worth_saving().into()),
                     tried: o.saves,
