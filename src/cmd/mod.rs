@@ -93,10 +93,11 @@ pub fn cwd() -> Result<std::path::PathBuf> {
 }
 
 /// A worker killed mid-save never cleared its mark: with no worker holding
-/// the session's lock, nothing is saving (`status`, `statusline`).
+/// the session's lock, nothing is saving, and the save is owed to the
+/// session's next hook or its project's next start (`Job::without_worker`).
 pub fn clear_dead_claim(sessions: &SessionStore, id: &SessionId, state: &mut SessionState) {
     if state.protocol.job.claimed_since().is_some() && !sessions.worker_running(id) {
-        state.protocol.job = crate::store::state::Job::Idle;
+        state.protocol.job = state.protocol.job.without_worker();
     }
 }
 

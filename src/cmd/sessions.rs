@@ -73,12 +73,7 @@ impl super::Run for SessionsArgs {
                         };
                     }
                 };
-                // A dead worker's claim is not running, but its save is
-                // owed: the session's next hook, or its project's next
-                // start, takes it over.
-                let owed = state.protocol.job.claimed_since().is_some();
                 super::clear_dead_claim(&store, &id, &mut state);
-                let owed = owed && state.protocol.job.claimed_since().is_none();
                 let (p, o) = (&state.protocol, &state.outcome);
                 Listed {
                     session_id: id.to_string(),
@@ -87,7 +82,7 @@ impl super::Run for SessionsArgs {
                     answering: p.turn.open,
                     ended: p.turn.ended,
                     saving_since: p.job.claimed_since(),
-                    queued: p.job.is_pending() || owed,
+                    queued: p.job.is_pending(),
                     held_until: p.job.held_until(),
                     unsaved_turns: p.turn.unsaved.max(p.worth_saving().into()),
                     tried: o.saves,

@@ -80,6 +80,18 @@ impl Job {
         }
     }
 
+    /// The job as a worker taking it now would find it, for a command that
+    /// reads a session no worker holds: a dead worker's claim is owed (taken
+    /// over) or, taken over once already, given up (`worker_next`).
+    pub fn without_worker(self) -> Job {
+        match self {
+            Job::Claimed { queued: Queued::Save, .. } | Job::Claimed { takeovers: 0, .. } => Job::Pending,
+            Job::Claimed { queued: Queued::Held { until }, .. } => Job::Held { until },
+            Job::Claimed { .. } => Job::Idle,
+            job => job,
+        }
+    }
+
     /// A save is asked for and waits for a worker to take it.
     pub fn is_pending(&self) -> bool {
         matches!(self, Job::Pending | Job::Claimed { queued: Queued::Save, .. })
@@ -561,6 +573,21 @@ mod tests {
         p.job = Job::Claimed { since: 2, takeovers: 1, queued: Queued::Save };
         assert_eq!(p.worker_next(4, IDLE, || None), Next::Save { last_chance: false });
         assert_eq!(p.job, Job::Claimed { since: 4, takeovers: 0, queued: Queued::Nothing });
+    }
+
+    #[test]
+    fn a_dead_claim_reads_as_the_worker_taking_it_would_find_it() {
+        for takeovers in [0, 1] {
+            for queued in [Queued::Nothing, Queued::Save, Queued::Held { until: 50 }] {
+                let job = Job::Claimed { since: 1, takeovers, queued };
+                let mut p = Protocol { job, ..Protocol::default() };
+                let shown = job.without_worker();
+                match p.worker_next(2, IDLE, || None) {
+                    Next::Save { .. } => assert_eq!(shown, Job::Pending, "{job:?}"),
+                    _ => assert_eq!(shown, p.job, "{job:?}"),
+                }
+            }
+        }
     }
 
     /// A save the plan's full window held back read nothing: its turns stay

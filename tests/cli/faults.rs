@@ -187,24 +187,28 @@ fn corrupt_state_and_lock_files_are_recovered_from() {
 
 #[test]
 fn a_save_left_by_a_dead_worker_is_not_shown_as_running_and_runs_again() {
-    // A worker that died mid-save left "saving since" and a pending request
-    // behind, and no process holds its lock.
+    // A worker killed mid-save leaves its claim behind, and no process
+    // holds its lock: nothing is saving, and the save is owed.
     let env = Env::new();
-    fs::create_dir_all(env.sessions_dir()).unwrap();
-    let state = json!({
-        "version": 1,
-        "input": {"cwd": env.proj.to_str().unwrap(), "transcript_path": env.transcript_path().to_str().unwrap()},
-        "protocol": {"job": {"claimed": {"since": 1_000_000, "takeovers": 0, "queued": "save"}}},
-        "outcome": {"status": {"text": "+1", "at": 1_000_000, "kind": "saved"}},
-    });
-    fs::write(env.sessions_dir().join(format!("{SID}.json")), state.to_string()).unwrap();
-    let line = statusline(&env);
-    assert!(line.starts_with("memory-save: +1 · "), "{line:?}");
+    env.write_memory(&template_with("proj", &["- Base fact."]));
+    env.script_sleep_for(1, "5");
+    env.turn(SID);
+    let fork = env.call(1);
+    kill(fork.ppid);
+    wait_until("the killed worker to be gone", || !process_alive(fork.ppid));
+    if let Some(pid) = fork.sleep_pid {
+        kill(pid);
+    }
+    let session = env.state(SID);
+    assert!(session.pending() && session.claimed_since().is_none(), "{session:?}");
+    let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+    assert_eq!((status["saving"].clone(), status["queued"].clone()), (json!(0), json!(1)));
+    assert!(!statusline(&env).contains("saving"));
 
-    env.script_reply(1, &adds("- The pending save ran."));
+    env.script_reply(2, &adds("- The owed save ran."));
     env.hook("user-prompt-submit").fixture("UserPromptSubmit.json").run().ok();
     env.wait_saves(SID, 1);
-    assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- The pending save ran."]);
+    assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- Base fact.", "- The owed save ran."]);
 }
 
 // ---- the fork fails ----
