@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 /// Every project's memory on this machine: its folder, whose it is, its
-/// size, its last save and who paid for it.
+/// size, its last save and what that save drew on.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Print it as JSON, for scripts.
@@ -21,7 +21,7 @@ struct Listed {
     lines: Option<usize>,
     last_save_at: Option<i64>,
     last_save: Option<String>,
-    /// Who paid for its last save (`subscription`, `api_key`, …).
+    /// What its last save drew on (`subscription`, `api_key`, …).
     pays: Option<String>,
 }
 
@@ -69,7 +69,8 @@ impl super::Run for ListArgs {
                 (Some(at), Some(status)) => format!("last save {} ({status})", crate::env::timestamp(at)),
                 _ => "no save on this machine".to_string(),
             };
-            let pays = l.pays.as_deref().map(|p| format!(" · paid by {p}")).unwrap_or_default();
+            let pays =
+                l.pays.as_deref().map(|p| format!(" · {}", crate::memory::route::in_brief(p))).unwrap_or_default();
             let identity = l.identity.as_deref().unwrap_or("no repository recorded");
             out.push_str(&format!("{}  {identity}\n  {lines} · {last}{pays}\n", l.folder));
         }

@@ -149,7 +149,7 @@ fn line(s: &Listed) -> String {
     };
     parts.push(format!("{} tried, {last}", s.tried));
     if let Some(route) = &s.route {
-        parts.push(format!("paid by {}", route.key()));
+        parts.push(crate::memory::route::in_brief(&route.key()));
     }
     parts.join(" · ")
 }

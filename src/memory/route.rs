@@ -134,6 +134,21 @@ exported in your shell (for your scripts, say) pays for every save"
     }
 }
 
+/// A few words on what a save on a ledger key (`Route::key`) draws on,
+/// for one line of `list` or `sessions`; `sentence` says it in full.
+pub fn in_brief(key: &str) -> String {
+    let (payer, detail) = key.split_once(':').unwrap_or((key, ""));
+    match serde_json::from_value::<Payer>(serde_json::Value::from(payer)) {
+        Ok(Payer::Subscription) => "draws on the Claude plan's usage limits".into(),
+        Ok(Payer::ApiKey) => "billed to ANTHROPIC_API_KEY".into(),
+        Ok(Payer::ApiKeyHelper) => "billed to the apiKeyHelper's key".into(),
+        Ok(Payer::AuthToken) => "billed to ANTHROPIC_AUTH_TOKEN's account".into(),
+        Ok(Payer::Gateway) => format!("billed by the gateway at {detail}"),
+        Ok(Payer::Cloud) => format!("billed by {detail}"),
+        Err(_) => format!("billed as {key}"),
+    }
+}
+
 /// `https://user@llm.example.com:8443/v1` → `llm.example.com`.
 pub fn host(url: &str) -> Option<String> {
     let rest = url.trim().split_once("://").map_or(url.trim(), |(_, rest)| rest);
@@ -212,6 +227,9 @@ mod tests {
         assert_eq!(route(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")], false).key(), "gateway:127.0.0.1");
         assert_eq!(route(&[], false).key(), "subscription");
         assert!(route(&[], false).sentence().starts_with("saves draw on your Claude plan's usage limits"));
+        assert_eq!(in_brief(&route(&[], false).key()), "draws on the Claude plan's usage limits");
+        assert_eq!(in_brief("cloud:Amazon Bedrock"), "billed by Amazon Bedrock");
+        assert_eq!(in_brief("written later"), "billed as written later");
         let windows = |vars: &[(&'static str, &'static str)]| route(vars, false).draws_on_plan_windows();
         assert!(windows(&[]) && windows(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]));
         assert!(!windows(&[("ANTHROPIC_API_KEY", "k")]));

@@ -226,7 +226,9 @@ fn list_names_every_projects_memory_on_this_machine() {
     let out = env.cmd(&["list"]).run().ok().stdout;
     assert!(out.starts_with("other  no repository recorded\n  not written yet · no save on this machine\n"), "{out}");
     assert!(
-        out.contains("proj  path:") && out.contains("lines · last save ") && out.contains("(+1) · paid by "),
+        out.contains("proj  path:")
+            && out.contains("lines · last save ")
+            && out.contains("(+1) · draws on the Claude plan's usage limits\n"),
         "{out}"
     );
     let json: serde_json::Value = serde_json::from_str(&env.cmd(&["list", "--json"]).run().ok().stdout).unwrap();

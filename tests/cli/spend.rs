@@ -50,26 +50,37 @@ fn start(env: &Env, session: &str) -> Output {
 
 #[test]
 fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not() {
-    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str);
+    // The variables; the route recorded; what status and doctor say, and
+    // the brief that closes the session's line in `sessions`.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, &'a str, &'a str);
+    let plan = "draws on the Claude plan's usage limits";
     let cases: &[Case] = &[
-        (&[], "subscription", "bearer", "the 5-hour and weekly windows"),
-        (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], "subscription", "bearer", "the 5-hour and weekly windows"),
+        (&[], "subscription", "bearer", "the 5-hour and weekly windows", plan),
+        (&[("CLAUDE_CODE_OAUTH_TOKEN", "t")], "subscription", "bearer", "the 5-hour and weekly windows", plan),
         (
             &[("ANTHROPIC_API_KEY", "k"), ("CLAUDE_CODE_OAUTH_TOKEN", "t")],
             "api_key",
             "x_api_key",
             "billed to ANTHROPIC_API_KEY",
+            "billed to ANTHROPIC_API_KEY",
         ),
-        (&[("ANTHROPIC_AUTH_TOKEN", "a")], "auth_token", "bearer", "ANTHROPIC_AUTH_TOKEN"),
+        (
+            &[("ANTHROPIC_AUTH_TOKEN", "a")],
+            "auth_token",
+            "bearer",
+            "ANTHROPIC_AUTH_TOKEN",
+            "billed to ANTHROPIC_AUTH_TOKEN's account",
+        ),
         (
             &[("ANTHROPIC_BASE_URL", "https://llm.corp.example/v1"), ("ANTHROPIC_API_KEY", "k")],
             "gateway",
             "x_api_key",
             "llm.corp.example",
+            "billed by the gateway at llm.corp.example",
         ),
-        (&[("CLAUDE_CODE_USE_BEDROCK", "1")], "cloud", "provider", "Amazon Bedrock"),
+        (&[("CLAUDE_CODE_USE_BEDROCK", "1")], "cloud", "provider", "Amazon Bedrock", "billed by Amazon Bedrock"),
     ];
-    for (vars, payer, header, says) in cases {
+    for (vars, payer, header, says, brief) in cases {
         let env = Env::new();
         let mut run = env.hook("session-start").fixture("SessionStart-startup.json");
         for (k, v) in *vars {
@@ -83,6 +94,8 @@ fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not(
         assert!(status.contains("who pays") && status.contains(says), "{vars:?}: {status}");
         let doctor = env.cmd(&["doctor"]).in_dir(&env.proj).run().stdout;
         assert!(doctor.contains(says), "{vars:?}: {doctor}");
+        let sessions = env.cmd(&["sessions"]).run().ok().stdout;
+        assert!(sessions.ends_with(&format!(" · {brief}\n")), "{vars:?}: {sessions}");
     }
     // An apiKeyHelper in the settings the fork carries over.
     let env = Env::new();
