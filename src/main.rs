@@ -72,8 +72,13 @@ fn run(args: Vec<std::ffi::OsString>) -> u8 {
                 }
                 _ => e,
             };
-            let _ = e.print();
-            return if e.use_stderr() { cmd::exit::USAGE } else { cmd::exit::DONE };
+            if !e.use_stderr() {
+                let _ = e.print();
+                return cmd::exit::DONE;
+            }
+            // The error repeats what was typed, escapes and all: shown, not acted on.
+            eprint!("{}", crate::memory::text::visible(&e.render().to_string()));
+            return cmd::exit::USAGE;
         }
     };
     match cli.command.run() {

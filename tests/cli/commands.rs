@@ -60,6 +60,13 @@ fn usage_errors_exit_2_with_a_hint_but_a_hook_never_does() {
         suggestion.stderr.contains("similar subcommands exist") && suggestion.stderr.contains("'status'"),
         "{suggestion:#?}"
     );
+    // A usage error repeats what was typed: an argument pasted with a
+    // terminal's escapes in it is shown, not acted on.
+    for args in [&["\x1b]0;owned\x07"][..], &["status", "--\x1b[2J"], &["list", "--\u{202e}"]] {
+        let out = env.cmd(args).status(2).stdout("").run();
+        assert!(!out.stderr.contains(['\x1b', '\x07', '\u{202e}']), "{args:?}: {out:#?}");
+        assert!(out.stderr.contains("\\u{1b}") || out.stderr.contains("\\u{202e}"), "{args:?}: {out:#?}");
+    }
     // Under `hook`, an unknown event (a newer hooks.json), a bad flag or bad
     // input is logged and exits 0: exit 2 would block the prompt or stop.
     for args in [&["hook", "post-compact"][..], &["hook", "stop", "--bogus"], &["hook"]] {
