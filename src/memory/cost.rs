@@ -142,9 +142,6 @@ impl SaveShape {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Estimate {
     pub usd: f64,
-    pub cache_read_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub output_tokens: u64,
     pub warm: bool,
 }
 
@@ -160,7 +157,7 @@ pub fn estimate(shape: &SaveShape, price: &Price) -> Estimate {
     let warm = shape.warm();
     let (read, write) = if warm { (shape.prefix_tokens, tail) } else { (0, shape.prefix_tokens + tail) };
     let usd = priced((0, read, write, TYPICAL_REPLY_TOKENS), shape.one_hour, price);
-    Estimate { usd, cache_read_tokens: read, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm }
+    Estimate { usd, warm }
 }
 
 /// What Claude Code adds to a fresh run's request besides our message:
@@ -172,7 +169,7 @@ pub const FRESH_OVERHEAD_TOKENS: u64 = 600;
 pub fn estimate_fresh(message_bytes: usize, price: &Price) -> Estimate {
     let write = FRESH_OVERHEAD_TOKENS + message_tokens(message_bytes);
     let usd = priced((0, 0, write, TYPICAL_REPLY_TOKENS), false, price);
-    Estimate { usd, cache_read_tokens: 0, cache_write_tokens: write, output_tokens: TYPICAL_REPLY_TOKENS, warm: false }
+    Estimate { usd, warm: false }
 }
 
 /// What tokens (fresh, cache read, cache written, output) cost at `price`:
@@ -270,12 +267,10 @@ mod tests {
         };
         let warm = estimate(&shape, &price);
         assert!(warm.warm);
-        assert_eq!((warm.cache_read_tokens, warm.cache_write_tokens), (100_000, 4_001));
         // $0.05 of reads, $0.025 of writes, $0.01 of output.
         assert!((warm.usd - 0.085).abs() < 0.001, "{warm:?}");
         let cold = estimate(&SaveShape { idle_seconds: Some(3600), prefix_tokens: 150_000, ..shape }, &price);
         assert!(!cold.warm);
-        assert_eq!(cold.cache_read_tokens, 0);
         // The "about $0.94" for 150k tokens re-written.
         assert!((cold.usd - 0.97).abs() < 0.01, "{cold:?}");
         let unknown = estimate(&SaveShape { idle_seconds: None, ..shape }, &price);
@@ -290,7 +285,6 @@ mod tests {
     fn a_fresh_save_costs_its_message_not_the_conversation() {
         let price = table().price("claude-opus-4-5").price;
         let fresh = estimate_fresh(30_000, &price);
-        assert_eq!((fresh.cache_read_tokens, fresh.cache_write_tokens), (0, 10_601));
         // 10,601 tokens written at $6.25/M and 400 out at $25/M.
         assert!((fresh.usd - 0.0763).abs() < 0.0001, "{fresh:?}");
         let cold = estimate(

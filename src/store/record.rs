@@ -14,6 +14,11 @@ const MAX_BYTES: u64 = 1024 * 1024;
 /// newer memory-save's: never overwritten, whatever its fields hold.
 pub const VERSION: u32 = 1;
 
+/// For `skip_serializing_if`: a count that is 0 is left out.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Refuses a record (its first JSON value) that a newer memory-save wrote.
 pub fn check_version(path: &Path, bytes: &[u8]) -> Result<()> {
     #[derive(serde::Deserialize)]

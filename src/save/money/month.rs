@@ -13,7 +13,7 @@ pub struct Totals {
     /// Forks that answered.
     pub saves: u64,
     /// Forks that failed (their cost, if any, is in `cost_usd` all the same).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::store::record::is_zero")]
     pub failed: u64,
     pub input_tokens: u64,
     pub cache_read_input_tokens: u64,
@@ -62,10 +62,6 @@ impl Totals {
             crate::memory::cost::usd(self.cost_usd)
         )
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -147,12 +147,8 @@ pub struct Turn {
     pub held_back: bool,
     /// Main-loop tool calls since the last request, counted only in an
     /// unattended session, and only up to what makes it worth a save.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::store::record::is_zero")]
     pub tools: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// The session's save job; a running worker holds the session's worker lock.
