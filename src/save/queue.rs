@@ -59,10 +59,7 @@ pub fn run_worker(roots: &Roots, id: &SessionId) -> Result<()> {
     let idle = crate::config::of(roots).limits().idle_flush.as_secs() as i64;
     loop {
         let job = match next_step(&sessions, id, idle, &mut worker_lock)? {
-            (Next::Save { .. }, Some(job)) => {
-                sessions.mark_claim(id, true);
-                job
-            }
+            (Next::Save { .. }, Some(job)) => job,
             (Next::GaveUp { .. }, _) => {
                 sessions.mark_claim(id, false);
                 continue;
@@ -114,6 +111,10 @@ fn next_step(
             }
             Next::Wait(_) => {}
             Next::Save { last_chance } => {
+                // Marked before the claim is written: a worker killed
+                // between the two leaves a mark, which a start clears,
+                // never a claim no start can find.
+                sessions.mark_claim(id, true);
                 let job = job_of(sessions, id, s, now, *last_chance);
                 return (next.clone(), Some(Box::new(job)));
             }
@@ -172,8 +173,9 @@ fn record(sessions: &SessionStore, id: &SessionId, s: &mut SessionState, job: &S
     }
 }
 
-/// At the project's SessionStart: a worker for every ended session that left
-/// a claim (its worker killed after SessionEnd) while its transcript exists.
+/// At the project's SessionStart: a worker for every session that left a
+/// claim (its worker killed, after SessionEnd or with no hook to come) that
+/// a start can take over.
 pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &SessionId) {
     for (id, state) in sessions.claimed() {
         if state.protocol.job.claimed_since().is_none() {
@@ -182,12 +184,18 @@ pub fn take_over_ended(sessions: &SessionStore, project: &str, current: &Session
         }
         let orphaned = id != *current
             && state.input.project.as_deref() == Some(project)
-            && std::path::Path::new(&state.input.transcript_path).is_file()
+            && a_start_takes_over(&state)
             && !sessions.worker_running(&id);
         if orphaned {
             start_worker(&id);
         }
     }
+}
+
+/// Whether its project's next start takes a marked claim over: the
+/// session's transcript, which the save reads, is still there.
+pub fn a_start_takes_over(state: &crate::store::state::SessionState) -> bool {
+    state.input.project.is_some() && std::path::Path::new(&state.input.transcript_path).is_file()
 }
 
 /// At the project's SessionStart: an ended session whose last save failed

@@ -120,6 +120,11 @@ impl SessionStore {
         }
     }
 
+    /// Whether the session's claim is marked for the next start to find.
+    pub fn claim_marked(&self, id: &SessionId) -> bool {
+        self.path(id, "claim").symlink_metadata().is_ok()
+    }
+
     /// The session's state as a hook would take it (a garbled file is a
     /// fresh session), or why no hook could: not a regular file, or a
     /// newer release's.

@@ -211,6 +211,44 @@ fn a_save_left_by_a_dead_worker_is_not_shown_as_running_and_runs_again() {
     assert_eq!(section_lines(&env.memory().unwrap(), ARCH), ["- Base fact.", "- The owed save ran."]);
 }
 
+/// An ended session's worker killed mid-save: its next hook never comes, so
+/// its save is owed to the project's next start, which takes it over only
+/// while the session's transcript is there. `status` counts it queued
+/// exactly then.
+#[test]
+fn an_ended_sessions_dead_save_is_queued_only_while_a_start_can_take_it_over() {
+    for keep_transcript in [true, false] {
+        let env = Env::new();
+        env.write_memory(&template_with("proj", &["- Base fact."]));
+        env.copy_transcript_fixture();
+        env.script_sleep_for(1, "5");
+        env.turn(SID);
+        let fork = env.call(1);
+        env.hook("session-end").fixture("SessionEnd-other.json").session(SID).run().ok();
+        kill(fork.ppid);
+        wait_until("the killed worker to be gone", || !process_alive(fork.ppid));
+        if let Some(pid) = fork.sleep_pid {
+            kill(pid);
+        }
+        if !keep_transcript {
+            fs::remove_file(env.transcript_path()).unwrap();
+        }
+        let status = env.cmd(&["status", "--json"]).in_dir(&env.proj).run().ok().json();
+        let queued = u64::from(keep_transcript);
+        assert_eq!((status["saving"].clone(), status["queued"].clone()), (json!(0), json!(queued)), "{status:#}");
+        assert_eq!(env.state(SID).pending(), keep_transcript);
+        if keep_transcript {
+            env.script_reply(2, &adds("- Taken over at the next start."));
+            env.hook("session-start").fixture("SessionStart-startup.json").session(SID_OTHER).run().ok();
+            env.wait_saves(SID, 1);
+            assert_eq!(
+                section_lines(&env.memory().unwrap(), ARCH),
+                ["- Base fact.", "- Taken over at the next start."]
+            );
+        }
+    }
+}
+
 // ---- the fork fails ----
 
 /// The memory tree without the change history (`.history/`), which records
