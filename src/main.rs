@@ -77,7 +77,7 @@ fn run(args: Vec<std::ffi::OsString>) -> u8 {
                 return cmd::exit::DONE;
             }
             // The error repeats what was typed, escapes and all: shown, not acted on.
-            eprint!("{}", crate::memory::text::visible(&e.render().to_string()));
+            cmd::eprint(&e.render().to_string());
             return cmd::exit::USAGE;
         }
     };
@@ -85,7 +85,7 @@ fn run(args: Vec<std::ffi::OsString>) -> u8 {
         Ok(()) => cmd::exit::DONE,
         Err(e) if is_broken_pipe(&e) => cmd::exit::DONE,
         Err(e) => {
-            eprintln!("memory-save: {}", crate::memory::text::visible(&format!("{e:#}")));
+            cmd::eprint(&format!("memory-save: {e:#}\n"));
             let problems = e.downcast_ref::<cmd::exit::ProblemsFound>().is_some();
             if problems { cmd::exit::PROBLEMS_FOUND } else { cmd::exit::FAILED }
         }

@@ -49,7 +49,7 @@ impl super::Run for EditArgs {
         if masked != text {
             crate::store::fsutil::write_atomic(&copy, masked.as_bytes(), true)?;
         }
-        eprintln!("memory-save: your text is kept in {} (secrets in it masked)", copy.display());
+        super::eprint(&format!("memory-save: your text is kept in {} (secrets in it masked)\n", copy.display()));
         result
     }
 }
@@ -122,7 +122,7 @@ fn answer(question: &str) -> Result<Option<String>> {
     if !stdin.is_terminal() {
         return Ok(None);
     }
-    eprint!("memory-save: {} ", crate::memory::text::visible(question));
+    super::eprint(&format!("memory-save: {question} "));
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     Ok(Some(answer.trim().to_ascii_lowercase()))

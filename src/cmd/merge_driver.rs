@@ -82,7 +82,7 @@ impl super::Run for MergeDriverArgs {
         };
         // Nothing is dropped silently: each line left out is named.
         for refused in &merged.refused {
-            eprintln!("memory-save: {name}: a merged line was left out: {}", crate::memory::text::visible(refused));
+            super::eprint(&format!("memory-save: {name}: a merged line was left out: {refused}\n"));
         }
         if merged.text.contains("\n<<<<<<< ") {
             bail!("the merge of {name} holds conflict markers; resolve it by hand");

@@ -83,6 +83,12 @@ pub fn row(out: &mut String, label: &str, text: impl std::fmt::Display) {
     out.push_str(&format!("  {label:<10}{text}\n"));
 }
 
+/// `print` for stderr: a reader that went away changes no exit code, where
+/// `eprint!` would abort.
+pub fn eprint(text: &str) {
+    let _ = std::io::stderr().write_all(crate::memory::text::visible(text).as_bytes());
+}
+
 /// `print` with a newline.
 pub fn println(text: &str) -> Result<()> {
     print(&format!("{text}\n"))

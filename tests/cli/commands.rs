@@ -75,6 +75,15 @@ fn usage_errors_exit_2_with_a_hint_but_a_hook_never_does() {
     assert_eq!(env.log().lines().count(), 3, "one log line each:\n{}", env.log());
 }
 
+/// A reader of stderr that went away (`memory-save … 2>&1 | head -0`)
+/// changes no exit code: an error still exits 2 or 1, never aborts.
+#[test]
+fn an_error_to_a_closed_stderr_keeps_its_exit_code() {
+    let env = Env::new();
+    env.cmd(&["frobnicate"]).close_stderr().status(2).run();
+    env.cmd(&["guards", "--deny", "nope"]).in_dir(&env.proj).close_stderr().status(1).run();
+}
+
 #[test]
 fn completions_for_bash_zsh_and_fish() {
     let env = Env::new();

@@ -640,6 +640,7 @@ pub struct Run<'a> {
     /// Keep stdin open after writing it, as a writer that never closes.
     hold_stdin: bool,
     close_stdout: bool,
+    close_stderr: bool,
     /// What the run must give, declared before it and compared exactly
     /// once it ends (just's `Test`): the exit code, stdout, stderr.
     expect_status: Option<i32>,
@@ -659,6 +660,7 @@ impl<'a> Run<'a> {
             dir: None,
             hold_stdin: false,
             close_stdout: false,
+            close_stderr: false,
             expect_status: None,
             expect_stdout: None,
             expect_stderr: None,
@@ -687,6 +689,11 @@ impl<'a> Run<'a> {
     /// the run's every write to stdout fails (EPIPE).
     pub fn close_stdout(mut self) -> Run<'a> {
         self.close_stdout = true;
+        self
+    }
+
+    pub fn close_stderr(mut self) -> Run<'a> {
+        self.close_stderr = true;
         self
     }
 
@@ -781,6 +788,9 @@ impl<'a> Run<'a> {
         let mut child = cmd.spawn().expect("run memory-save");
         if self.close_stdout {
             drop(child.stdout.take());
+        }
+        if self.close_stderr {
+            drop(child.stderr.take());
         }
         // A hook may exit without reading its input (the fork marker): a
         // closed pipe is its answer, not a failure.
