@@ -72,7 +72,8 @@ impl super::Run for ListArgs {
             let pays =
                 l.pays.as_deref().map(|p| format!(" · {}", crate::memory::route::in_brief(p))).unwrap_or_default();
             let identity = l.identity.as_deref().unwrap_or("no repository recorded");
-            out.push_str(&format!("{}  {identity}\n  {lines} · {last}{pays}\n", l.folder));
+            let (folder, identity) = (super::one_line(&l.folder), super::one_line(identity));
+            out.push_str(&format!("{folder}  {identity}\n  {lines} · {last}{}\n", super::one_line(&pays)));
         }
         super::print(&out)
     }

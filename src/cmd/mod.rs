@@ -79,8 +79,13 @@ fn round_dollars(value: &mut serde_json::Value) {
 /// after the label, one line whatever it holds (a repository's origin or a
 /// synced file can hold a line break that would forge a row of its own).
 pub fn row(out: &mut String, label: &str, text: impl std::fmt::Display) {
-    let text = text.to_string().replace('\r', "\\r").replace('\n', "\\n");
-    out.push_str(&format!("  {label:<10}{text}\n"));
+    out.push_str(&format!("  {label:<10}{}\n", one_line(&text.to_string())));
+}
+
+/// A value printed within a line: its line breaks shown, so it cannot
+/// forge a line of its own.
+pub fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
 }
 
 /// `print` for stderr: a reader that went away changes no exit code, where

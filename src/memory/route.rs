@@ -137,15 +137,17 @@ exported in your shell (for your scripts, say) pays for every save"
 /// A few words on what a save on a ledger key (`Route::key`) draws on,
 /// for one line of `list` or `sessions`; `sentence` says it in full.
 pub fn in_brief(key: &str) -> String {
+    // Only the shapes `key` writes: a key in a record is not trusted to say
+    // a plan pays.
     let (payer, detail) = key.split_once(':').unwrap_or((key, ""));
-    match serde_json::from_value::<Payer>(serde_json::Value::from(payer)) {
-        Ok(Payer::Subscription) => "draws on the Claude plan's usage limits".into(),
-        Ok(Payer::ApiKey) => "billed to ANTHROPIC_API_KEY".into(),
-        Ok(Payer::ApiKeyHelper) => "billed to the apiKeyHelper's key".into(),
-        Ok(Payer::AuthToken) => "billed to ANTHROPIC_AUTH_TOKEN's account".into(),
-        Ok(Payer::Gateway) => format!("billed by the gateway at {detail}"),
-        Ok(Payer::Cloud) => format!("billed by {detail}"),
-        Err(_) => format!("billed as {key}"),
+    match (serde_json::from_value::<Payer>(serde_json::Value::from(payer)), detail.is_empty()) {
+        (Ok(Payer::Subscription), true) => "draws on the Claude plan's usage limits".into(),
+        (Ok(Payer::ApiKey), true) => "billed to ANTHROPIC_API_KEY".into(),
+        (Ok(Payer::ApiKeyHelper), true) => "billed to the apiKeyHelper's key".into(),
+        (Ok(Payer::AuthToken), true) => "billed to ANTHROPIC_AUTH_TOKEN's account".into(),
+        (Ok(Payer::Gateway), false) => format!("billed by the gateway at {detail}"),
+        (Ok(Payer::Cloud), false) => format!("billed by {detail}"),
+        _ => format!("billed as {key:?}"),
     }
 }
 
@@ -229,7 +231,9 @@ mod tests {
         assert!(route(&[], false).sentence().starts_with("saves draw on your Claude plan's usage limits"));
         assert_eq!(in_brief(&route(&[], false).key()), "draws on the Claude plan's usage limits");
         assert_eq!(in_brief("cloud:Amazon Bedrock"), "billed by Amazon Bedrock");
-        assert_eq!(in_brief("written later"), "billed as written later");
+        assert_eq!(in_brief("written later"), "billed as \"written later\"");
+        assert_eq!(in_brief("subscription:x"), "billed as \"subscription:x\"");
+        assert_eq!(in_brief("gateway:"), "billed as \"gateway:\"");
         let windows = |vars: &[(&'static str, &'static str)]| route(vars, false).draws_on_plan_windows();
         assert!(windows(&[]) && windows(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]));
         assert!(!windows(&[("ANTHROPIC_API_KEY", "k")]));

@@ -216,6 +216,24 @@ fn edit_keeps_a_piped_download_only_when_you_say_yes() {
     assert_eq!(env.memory().unwrap(), piped, "{shown}");
 }
 
+/// A gateway's address can come from settings a repository brings; `list`
+/// and `sessions` print its host as what a save drew on, and it must not
+/// forge a line of its own there.
+#[test]
+fn a_gateway_address_with_line_breaks_forges_no_line_in_list_or_sessions() {
+    let url = "https://llm\n  p9  no repository recorded\n  fake \x1b[2J/v1";
+    let env = Env::new().with_var("ANTHROPIC_BASE_URL", url).with_var("ANTHROPIC_API_KEY", "k");
+    env.hook("session-start").fixture("SessionStart-startup.json").run().ok();
+    env.script_default(&adds("- A fact."));
+    env.saved_turn(SID, 1);
+    let list = env.cmd(&["list"]).run().ok().stdout;
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(list.contains("billed by the gateway at llm\\n  p9"), "{list}");
+    let sessions = env.cmd(&["sessions"]).run().ok().stdout;
+    assert_eq!(sessions.lines().count(), 2, "{sessions}");
+    assert!(!format!("{list}{sessions}").contains('\x1b'));
+}
+
 #[test]
 fn list_names_every_projects_memory_on_this_machine() {
     let env = Env::new();
