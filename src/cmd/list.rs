@@ -29,18 +29,7 @@ impl super::Run for ListArgs {
     fn run(&self) -> Result<()> {
         let roots = crate::config::roots()?;
         let saves = crate::store::saves::all(&roots);
-        // No memory root yet lists nothing, as an entry that cannot be read does.
-        let mut folders: Vec<String> = std::fs::read_dir(&roots.memory)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .take(10_000)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| !name.starts_with('.'))
-            .collect();
-        folders.sort();
-        let listed: Vec<Listed> = folders
+        let listed: Vec<Listed> = crate::store::owner::folder_names(&roots)
             .into_iter()
             .map(|folder| {
                 let memory = crate::store::folder::Folder::new(&roots, &folder).read_memory().ok().flatten();

@@ -3,7 +3,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -167,6 +167,14 @@ pub fn create_new_private(path: &Path) -> std::io::Result<File> {
     }
 }
 
+/// Removes a file; one already gone is removed as well.
+pub fn remove_if_there(path: &Path) -> Result<()> {
+    match fs_err::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Creates a mark of ours, or sets its time to now.
 pub fn touch(path: &Path) -> Result<()> {
     let file = open_own(path, OpenOptions::new().write(true).create(true).truncate(false))?;
@@ -292,12 +300,18 @@ pub(super) fn open_own(path: &Path, options: &mut OpenOptions) -> Result<File> {
     Ok(file)
 }
 
+/// Where `append_line` keeps the lines before the last rotation.
+pub fn rotated(path: &Path) -> PathBuf {
+    let mut old = path.as_os_str().to_os_string();
+    old.push(".1");
+    old.into()
+}
+
 /// Appends one line, rotating to `<name>.1` past `max_bytes`. Best effort: a
 /// log that cannot be written must not fail what it logs.
 pub fn append_line(path: &Path, line: &str, max_bytes: u64) {
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.len() > max_bytes) {
-        let mut old = path.as_os_str().to_os_string();
-        old.push(".1");
+        let old = rotated(path);
         // Linked, then replaced by an empty file: the name never goes
         // missing, so a file that is its own lock (`saves.jsonl`) keeps it
         // (`write_atomic`). A crash in between leaves one file under both

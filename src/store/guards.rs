@@ -142,10 +142,7 @@ pub fn trust_key(guard: &Stored) -> String {
 fn write(folder: &Folder, guards: &[Stored]) -> Result<()> {
     let path = folder.dir.join(GUARDS_FILE);
     if guards.is_empty() {
-        return match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
-            _ => Ok(()),
-        };
+        return crate::store::fsutil::remove_if_there(&path);
     }
     let file = GuardsFile { version: VERSION, guards: guards.to_vec() };
     crate::store::record::write_durable(&path, &file)

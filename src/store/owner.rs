@@ -220,17 +220,23 @@ fn change_adopted(roots: &Roots, change: impl FnOnce(&mut Aliases)) -> Result<()
 
 /// Every folder under the memory root with a record, by name (bounded).
 pub fn all(roots: &Roots) -> Vec<(String, Record)> {
-    let Ok(entries) = std::fs::read_dir(&roots.memory) else { return Vec::new() };
-    let mut found: Vec<(String, Record)> = entries
+    folder_names(roots).into_iter().filter_map(|name| read(roots, &name).map(|r| (name, r))).collect()
+}
+
+/// The memory root's folders by name, up to 10,000; none when it cannot be
+/// read, as when an entry cannot.
+pub fn folder_names(roots: &Roots) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(&roots.memory)
+        .into_iter()
+        .flatten()
         .flatten()
         .take(10_000)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|name| !name.starts_with('.'))
-        .filter_map(|name| read(roots, &name).map(|r| (name, r)))
         .collect();
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found
+    names.sort();
+    names
 }
 
 #[cfg(test)]

@@ -50,6 +50,12 @@ impl SaveRecord {
     pub fn counted_at(&self, now: i64) -> i64 {
         self.at.min(now)
     }
+
+    /// Whether a budget for `route` (all routes when `None`) counts it; a
+    /// record without a route counts for every one.
+    pub fn billed_to(&self, route: Option<&str>) -> bool {
+        route.is_none_or(|route| self.route.as_deref().is_none_or(|r| r == route))
+    }
 }
 
 /// Appends one save's record; `ledger::settle` is the one caller, under
@@ -68,9 +74,7 @@ pub fn append(roots: &Roots, record: &SaveRecord) {
 /// Every record of the file and the one rotated before it, oldest first.
 pub fn all(roots: &Roots) -> Vec<SaveRecord> {
     let current = roots.saves_log();
-    let mut rotated = current.as_os_str().to_os_string();
-    rotated.push(".1");
-    [std::path::PathBuf::from(rotated), current]
+    [crate::store::fsutil::rotated(&current), current]
         .iter()
         .filter_map(|path| crate::store::fsutil::read_tail(path, 2 * MAX_BYTES))
         .flat_map(|bytes| {
@@ -89,7 +93,7 @@ pub fn spent_since(roots: &Roots, since: i64, route: Option<&str>) -> f64 {
     all(roots)
         .iter()
         .filter(|r| r.counted_at(now) >= since)
-        .filter(|r| route.is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
+        .filter(|r| r.billed_to(route))
         .map(SaveRecord::counted)
         .sum()
 }

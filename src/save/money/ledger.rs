@@ -241,10 +241,7 @@ impl<'a> Ledger<'a> {
     /// A record holding nothing is no file.
     fn write(&self) -> anyhow::Result<()> {
         if self.limits == LedgerRecord::default() {
-            return fs_err::remove_file(path(self.roots)).or_else(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => Ok(()),
-                _ => Err(e.into()),
-            });
+            return crate::store::fsutil::remove_if_there(&path(self.roots));
         }
         crate::store::record::write(&path(self.roots), &self.limits)
     }

@@ -113,7 +113,7 @@ pub fn gather(roots: &Roots, config: &Config, now: i64) -> Month {
     let records: Vec<SaveRecord> = crate::store::saves::all(roots)
         .into_iter()
         .filter(|r| (start..end).contains(&r.counted_at(now)))
-        .filter(|r| route.as_deref().is_none_or(|route| r.route.as_deref().is_none_or(|r| r == route)))
+        .filter(|r| r.billed_to(route.as_deref()))
         .collect();
     let fmt = |(y, m, d): (i32, u8, u8)| format!("{y:04}-{m:02}-{d:02}");
     let totals = Totals::of(&records);
