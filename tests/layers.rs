@@ -159,7 +159,8 @@ fn the_scan_sees_an_import_and_a_cycle() {
 }
 
 /// No file under src/ is over 400 lines before its first `#[cfg(test)]`:
-/// a file that grows past that holds more than one job.
+/// a file that grows past that holds more than one job. A module's tests
+/// in a file of their own (`tests.rs`) are all tests.
 #[test]
 fn no_source_file_is_over_400_lines_before_its_tests() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -168,6 +169,7 @@ fn no_source_file_is_over_400_lines_before_its_tests() {
     assert!(files.len() > 50, "the scan found too few files: {}", files.len());
     let long: Vec<String> = files
         .iter()
+        .filter(|file| !file.ends_with("tests.rs"))
         .filter_map(|file| {
             let text = std::fs::read_to_string(file).unwrap();
             let code = text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")).count();
