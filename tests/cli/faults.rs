@@ -51,11 +51,6 @@ fn statusline(env: &Env) -> String {
     env.cmd(&["statusline"]).fixture("statusLine.json").session(SID).run().ok().stdout
 }
 
-fn kill(pid: i32) {
-    // SAFETY: signals the worker this test's turn started, by its id.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-}
-
 #[test]
 fn a_worker_killed_at_random_points_leaves_old_or_new_files() {
     let kills = env_number("MEMORY_SAVE_CRASH_KILLS", 25);

@@ -139,6 +139,12 @@ pub fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
 }
 
+/// SIGKILLs `pid`, a process this test's run started.
+pub fn kill(pid: i32) {
+    // SAFETY: signals a process this test's own run started, by its id.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
 /// Whether `pid` runs: false when it is gone or a zombie no-one reaped yet.
 /// Without /proc (macOS), `kill(pid, 0)` (which counts a zombie as alive).
 pub fn process_alive(pid: i32) -> bool {

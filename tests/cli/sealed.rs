@@ -13,11 +13,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn kill(pid: i32) {
-    // SAFETY: signals a process this test's turn started, by its id.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-}
-
 /// What the state folder holds of a fork's scratch files.
 fn scratch_files(env: &Env) -> Vec<String> {
     env.state_files().into_iter().filter(|f| f.starts_with("fork-")).collect()
