@@ -106,14 +106,14 @@ pub fn cwd() -> Result<std::path::PathBuf> {
 /// A worker killed mid-save never cleared its claim: with no worker holding
 /// the session's lock, nothing is saving. The save is owed while the
 /// session's next hook or its project's next start will take it over
-/// (`Job::without_worker`); an ended session's that no start can take is
+/// (`Protocol::without_worker`); an ended session's that no start can take is
 /// owed to nobody.
 pub fn clear_dead_claim(sessions: &SessionStore, id: &SessionId, state: &mut SessionState) {
     let job = state.protocol.job;
     if job.claimed_since().is_some() && !sessions.worker_running(id) {
         let taken = crate::save::queue::a_start_takes_over(state) && sessions.claim_marked(id);
         let owed = !state.protocol.turn.ended || taken;
-        state.protocol.job = if owed { job.without_worker() } else { crate::store::state::Job::Idle };
+        state.protocol.job = if owed { state.protocol.without_worker() } else { crate::store::state::Job::Idle };
     }
 }
 
