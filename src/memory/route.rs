@@ -145,7 +145,7 @@ pub fn in_brief(key: &str) -> String {
         (Ok(Payer::ApiKey), true) => "billed to ANTHROPIC_API_KEY".into(),
         (Ok(Payer::ApiKeyHelper), true) => "billed to the apiKeyHelper's key".into(),
         (Ok(Payer::AuthToken), true) => "billed to ANTHROPIC_AUTH_TOKEN's account".into(),
-        (Ok(Payer::Gateway), false) => format!("billed by the gateway at {detail}"),
+        (Ok(Payer::Gateway), false) => format!("through the gateway at {detail}, billed as it is set up"),
         (Ok(Payer::Cloud), false) => format!("billed by {detail}"),
         _ => format!("billed as {key:?}"),
     }

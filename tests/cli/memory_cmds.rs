@@ -228,7 +228,7 @@ fn a_gateway_address_with_line_breaks_forges_no_line_in_list_or_sessions() {
     env.saved_turn(SID, 1);
     let list = env.cmd(&["list"]).run().ok().stdout;
     assert_eq!(list.lines().count(), 2, "{list}");
-    assert!(list.contains("billed by the gateway at llm\\n  p9"), "{list}");
+    assert!(list.contains("through the gateway at llm\\n  p9"), "{list}");
     let sessions = env.cmd(&["sessions"]).run().ok().stdout;
     assert_eq!(sessions.lines().count(), 2, "{sessions}");
     assert!(!format!("{list}{sessions}").contains('\x1b'));

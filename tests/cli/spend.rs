@@ -76,7 +76,7 @@ fn who_pays_is_recorded_at_session_start_and_shown_where_the_environment_is_not(
             "gateway",
             "x_api_key",
             "llm.corp.example",
-            "billed by the gateway at llm.corp.example",
+            "through the gateway at llm.corp.example, billed as it is set up",
         ),
         (&[("CLAUDE_CODE_USE_BEDROCK", "1")], "cloud", "provider", "Amazon Bedrock", "billed by Amazon Bedrock"),
     ];
